@@ -1,0 +1,232 @@
+"""Correlation between metrics on system rankings (systems ranked by their mean score over topics).
+
+For every pair of metrics: Kendall's tau-b, tau_AP in both directions, its symmetrised form (= tau_AP-b), the
+tie-aware tau_AP-a in both directions, Spearman and Pearson, each with a percentile bootstrap confidence interval
+over topics drawn from :func:`meta_eval.resampling.bootstrap_indices` (the seeded replicate design shared with the
+discriminative-power analysis, so the same seed resamples the same topic sets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy.stats import rankdata
+from tqdm.auto import tqdm
+
+from meta_eval.correlation._inputs import score_stack, system_means
+from meta_eval.correlation.rank import (
+    _kendall_from_signs,
+    _pearson,
+    _tau_ap_a_from_signs,
+    _tau_ap_from_signs,
+    pairwise_signs,
+)
+from meta_eval.errors import InputError
+from meta_eval.resampling import bootstrap_indices
+
+__all__ = ["COEFFICIENTS", "SystemCorrelation", "correlate_systems"]
+
+#: Coefficients computed for each metric pair (x, y). In the directional ones x is the reference ("truth"):
+#: ``tau_ap(y|x)`` = tau_AP of y's ranking against x's, ``tau_ap(x|y)`` the other direction.
+COEFFICIENTS: tuple[str, ...] = (
+    "kendall_tau_b",
+    "tau_ap(y|x)",
+    "tau_ap(x|y)",
+    "tau_ap_sym",
+    "tau_ap_a(y|x)",
+    "tau_ap_a(x|y)",
+    "spearman",
+    "pearson",
+)
+_DIRECTIONAL = {"tau_ap": ("tau_ap(y|x)", "tau_ap(x|y)"), "tau_ap_a": ("tau_ap_a(y|x)", "tau_ap_a(x|y)")}
+
+
+@dataclass(frozen=True)
+class SystemCorrelation:
+    """Result of :func:`correlate_systems`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per metric pair and coefficient: ``metric_x``, ``metric_y``, ``coefficient``, ``value`` (on all
+        topics), ``ci_low``, ``ci_high`` (percentile bootstrap interval), ``se`` (bootstrap standard deviation),
+        ``n_undefined`` (replicates where the coefficient was undefined, e.g. a constant ranking).
+    means : pandas.DataFrame
+        System means over topics (systems x metrics; ranked after rounding to ``decimals``).
+    replicates : numpy.ndarray
+        Bootstrap values, shape (len(table), B), row-aligned with ``table``.
+    confidence, n_resamples, seed :
+        The bootstrap settings.
+    """
+
+    table: pd.DataFrame
+    means: pd.DataFrame
+    replicates: np.ndarray = field(repr=False)
+    confidence: float
+    n_resamples: int
+    seed: int | None
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.means.columns)
+
+    def matrix(self, coefficient: str = "kendall_tau_b", stat: str = "value") -> pd.DataFrame:
+        """Metric x metric matrix of one coefficient (for heatmaps).
+
+        For the directional coefficients pass ``"tau_ap"`` or ``"tau_ap_a"``: entry [r, c] is then
+        tau_AP(c | r), i.e. the **row is the reference** and the column the ranking under evaluation. The diagonal
+        is 1 (NaN for a metric whose system means are all equal).
+
+        Parameters
+        ----------
+        coefficient : str
+            One of :data:`COEFFICIENTS`, or ``"tau_ap"`` / ``"tau_ap_a"``.
+        stat : str
+            ``"value"``, ``"ci_low"``, ``"ci_high"`` or ``"se"``.
+        """
+        names = self.metrics
+        if stat not in ("value", "ci_low", "ci_high", "se"):
+            raise InputError(f"stat must be one of value, ci_low, ci_high, se; got {stat!r}")
+        valid = set(COEFFICIENTS) | set(_DIRECTIONAL)
+        if coefficient not in valid:
+            raise InputError(f"unknown coefficient {coefficient!r}; expected one of {sorted(valid)}")
+        constant = self.means.nunique().to_numpy() < 2
+        mat = pd.DataFrame(np.where(np.diag(constant), np.nan, np.eye(len(names))), index=names, columns=names)
+        if stat != "value":
+            mat[:] = np.where(np.eye(len(names)) > 0, np.nan, 0.0)
+        forward, backward = _DIRECTIONAL.get(coefficient, (coefficient, coefficient))
+        t = self.table
+        for row in t[t.coefficient == forward].itertuples():
+            mat.loc[row.metric_x, row.metric_y] = getattr(row, stat)  # tau(y|x): row x is the reference
+        for row in t[t.coefficient == backward].itertuples():
+            mat.loc[row.metric_y, row.metric_x] = getattr(row, stat)
+        mat.index.name = "reference" if coefficient in _DIRECTIONAL else None
+        mat.attrs["coefficient"] = coefficient
+        return mat
+
+
+def _pair_coefficients(gx, gy, rx, ry, mx, my) -> dict[str, np.ndarray]:
+    """All coefficients for one metric pair from precomputed sign matrices, ranks and means (leading axes kept)."""
+    ap_yx = _tau_ap_from_signs(gx, gy)
+    ap_xy = _tau_ap_from_signs(gy, gx)
+    return {
+        "kendall_tau_b": _kendall_from_signs(gx, gy),
+        "tau_ap(y|x)": ap_yx,
+        "tau_ap(x|y)": ap_xy,
+        "tau_ap_sym": (ap_yx + ap_xy) / 2.0,
+        "tau_ap_a(y|x)": _tau_ap_a_from_signs(gx, gy),
+        "tau_ap_a(x|y)": _tau_ap_a_from_signs(gy, gx),
+        "spearman": _pearson(rx, ry),
+        "pearson": _pearson(mx, my),
+    }
+
+
+def _all_pairs(means: np.ndarray) -> list[dict[str, np.ndarray]]:
+    """Coefficients for every metric pair; ``means`` has shape (K, ..., S)."""
+    signs = [pairwise_signs(m) for m in means]
+    ranks = rankdata(means, axis=-1)
+    return [
+        _pair_coefficients(signs[i], signs[j], ranks[i], ranks[j], means[i], means[j])
+        for i, j in combinations(range(len(means)), 2)
+    ]
+
+
+def correlate_systems(
+    scores: Mapping[str, ArrayLike],
+    systems: Sequence[str] | None = None,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    decimals: int | None = 12,
+    progress: bool = False,
+) -> SystemCorrelation:
+    r"""Correlate metrics by the system rankings they induce (systems ranked by mean score over topics).
+
+    For each pair of metrics (x, y), in the order given (x before y), computes :data:`COEFFICIENTS`:
+    Kendall's tau-b (:func:`~meta_eval.correlation.rank.kendall_tau_b`), tau_AP(y | x) and tau_AP(x | y)
+    (Yilmaz, Aslam & Robertson 2008; the metric after the bar is the reference), their mean ``tau_ap_sym``
+    (= tau_AP-b of Urbano & Marrero 2017), the tie-aware tau_AP-a in both directions, Spearman and Pearson.
+
+    Confidence intervals: B bootstrap replicates of the topic set, ``idx = bootstrap_indices(T, B, seed)``
+    (column b = the T topics of replicate b); in each replicate the system means are recomputed (all replicates
+    in one matrix product) and every coefficient recomputed; the interval is the percentile interval
+    [q_{(1-c)/2}, q_{(1+c)/2}] of the replicate values (Efron & Tibshirani 1993, ch. 13). Replicates where a
+    coefficient is undefined are left out and counted in ``n_undefined``.
+
+    Parameters
+    ----------
+    scores : mapping str -> array_like (S, T)
+        Per-topic scores of S systems on T topics for each metric (e.g. ``me.score(col, [...])``).
+    systems : sequence of str, optional
+        System names (rows); defaults to "s0", "s1", ...
+    n_resamples : int
+        Number B of bootstrap replicates; 0 skips the intervals (NaN).
+    confidence : float
+        Confidence level of the percentile intervals, in (0, 1).
+    seed : int or None
+        Seed of the replicate design.
+    decimals : int or None
+        System means are rounded to this many decimals before ranking, so that floating-point noise does not
+        break exact ties (e.g. identical runs); None ranks the raw means.
+    progress : bool
+        Show a progress bar over replicate chunks.
+
+    Returns
+    -------
+    SystemCorrelation
+    """
+    names, stack, systems = score_stack(scores, systems, min_systems=3)
+    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}")
+    if not 0 < confidence < 1:
+        raise InputError(f"confidence must be in (0, 1), got {confidence!r}")
+    n_metrics, n_systems, n_topics = stack.shape
+    pairs = list(combinations(names, 2))
+
+    point = _all_pairs(system_means(stack, decimals))
+    reps = np.full((len(pairs), len(COEFFICIENTS), n_resamples), np.nan)
+    if n_resamples:
+        idx = bootstrap_indices(n_topics, n_resamples, seed)
+        # counts[t, b] = how often topic t is drawn in replicate b, so that means = scores @ counts / T
+        counts = np.zeros((n_topics, n_resamples))
+        np.add.at(counts, (idx, np.arange(n_resamples)[None, :]), 1.0)
+        chunk = max(1, int(2e7 // (n_metrics * n_systems * n_systems)))  # ~20 MB of int8 sign matrices
+        bar = tqdm(total=n_resamples, desc="bootstrap correlations", unit="rep", disable=not progress)
+        for start in range(0, n_resamples, chunk):
+            stop = min(start + chunk, n_resamples)
+            means = stack @ counts[:, start:stop] / n_topics  # (K, S, c)
+            if decimals is not None:
+                means = np.round(means, decimals)
+            for p, coefs in enumerate(_all_pairs(np.swapaxes(means, 1, 2))):
+                for c, name in enumerate(COEFFICIENTS):
+                    reps[p, c, start:stop] = coefs[name]
+            bar.update(stop - start)
+        bar.close()
+
+    alpha = (1.0 - confidence) / 2.0
+    rows = []
+    for p, (x, y) in enumerate(pairs):
+        for c, name in enumerate(COEFFICIENTS):
+            r = reps[p, c]
+            ok = r[np.isfinite(r)]
+            lo, hi = np.quantile(ok, [alpha, 1.0 - alpha]) if ok.size else (np.nan, np.nan)
+            se = ok.std(ddof=1) if ok.size > 1 else np.nan
+            rows.append((x, y, name, float(point[p][name]), lo, hi, se, int(r.size - ok.size)))
+    table = pd.DataFrame(
+        rows, columns=["metric_x", "metric_y", "coefficient", "value", "ci_low", "ci_high", "se", "n_undefined"]
+    )
+    means_df = pd.DataFrame(stack.mean(axis=-1).T, index=pd.Index(systems, name="system"), columns=names)
+    return SystemCorrelation(
+        table=table,
+        means=means_df,
+        replicates=reps.reshape(len(pairs) * len(COEFFICIENTS), n_resamples),
+        confidence=confidence,
+        n_resamples=int(n_resamples),
+        seed=seed,
+    )

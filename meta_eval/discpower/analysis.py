@@ -1,0 +1,167 @@
+"""Discriminative power of several metrics under several tests in one call, with one shared replicate matrix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from meta_eval.discpower._common import PairwiseTest, check_alpha, check_resamples, check_scores
+from meta_eval.discpower.bootstrap import paired_bootstrap, unpaired_bootstrap
+from meta_eval.discpower.classical import CORRECTIONS, TESTS, classical_test
+from meta_eval.discpower.subsets import select_systems, select_topics
+from meta_eval.discpower.tukey import tukey_hsd
+from meta_eval.errors import InputError
+from meta_eval.resampling import bootstrap_indices
+
+METHODS = (
+    "bootstrap",
+    "unpaired-bootstrap",
+    "tukey",
+    *TESTS,
+    *(f"{t}-{c}" for t in TESTS for c in CORRECTIONS),
+)
+#: Default number of replicates per randomised method (Sakai 2006; MATTERS).
+DEFAULT_RESAMPLES = {"bootstrap": 1000, "unpaired-bootstrap": 1000, "tukey": 5000}
+
+
+@dataclass(frozen=True)
+class DiscPower:
+    """Discriminative power of metrics under tests (result of :func:`discriminative_power`).
+
+    Attributes
+    ----------
+    tests : dict
+        ``(metric, method) -> PairwiseTest``, in the order metrics x methods.
+    alpha : float
+    """
+
+    tests: dict[tuple[str, str], PairwiseTest]
+    alpha: float
+
+    def summary(self) -> pd.DataFrame:
+        """One row per (metric, method): ``metric, method, pairs, significant, proportion, diff_required``."""
+        rows = [
+            {
+                "metric": metric,
+                "method": method,
+                "pairs": t.n_pairs,
+                "significant": t.n_significant(),
+                "proportion": t.proportion(),
+                "diff_required": t.diff_required,
+            }
+            for (metric, method), t in self.tests.items()
+        ]
+        return pd.DataFrame(rows, columns=["metric", "method", "pairs", "significant", "proportion", "diff_required"])
+
+    def asl_table(self) -> pd.DataFrame:
+        """One row per (metric, method, pair): ``metric, method, system_a, system_b, asl``."""
+        frames = []
+        for (metric, method), t in self.tests.items():
+            f = t.to_frame()[["system_a", "system_b", "asl"]]
+            f.insert(0, "method", method)
+            f.insert(0, "metric", metric)
+            frames.append(f)
+        return pd.concat(frames, ignore_index=True)
+
+    def curves(self) -> pd.DataFrame:
+        """ASL curves in long form: ``metric, method, rank`` (1..P, pairs sorted by ASL), ``asl``."""
+        frames = [
+            pd.DataFrame({"metric": metric, "method": method, "rank": np.arange(1, t.n_pairs + 1), "asl": t.asl_curve()})
+            for (metric, method), t in self.tests.items()
+        ]
+        return pd.concat(frames, ignore_index=True)
+
+
+def discriminative_power(
+    scores: np.ndarray | Mapping[str, np.ndarray],
+    systems: Sequence[str] | None = None,
+    *,
+    methods: str | Sequence[str] = ("bootstrap",),
+    alpha: float = 0.05,
+    n_resamples: int | None = None,
+    seed: int | None = 0,
+    subset: Sequence[str] | None = None,
+    topics=None,
+    progress: bool = False,
+) -> DiscPower:
+    """Test every pair of systems under each metric and method, and count the pairs told apart.
+
+    Parameters
+    ----------
+    scores : ndarray (S, T) or mapping metric name -> ndarray (S, T)
+        Per-topic scores; a bare array is named ``metric``. All matrices must share systems and topics.
+    systems : sequence of str, optional
+        The S system names (default ``s0..``).
+    methods : str or sequence of str
+        Any of ``bootstrap`` (paired, Sakai 2006), ``unpaired-bootstrap``, ``tukey`` (randomised Tukey HSD),
+        ``ttest``, ``wilcoxon``, ``sign`` and their ``-holm`` / ``-bh`` corrected forms.
+    alpha : float
+        Significance level (default 0.05): pairs with ASL < alpha count as discriminated.
+    n_resamples : int, optional
+        B for the randomised methods (default 1000 for the bootstraps, 5000 for Tukey HSD).
+    seed : int or None
+        One seed for everything: every metric uses the same bootstrap replicate matrix and the same Tukey
+        permutations, so the comparisons across metrics are paired.
+    subset : sequence of str, optional
+        Run on these systems only (e.g. :func:`~meta_eval.discpower.best_systems`).
+    topics : array of int or bool mask, optional
+        Run on these topics only (positions into the T columns).
+    progress : bool
+        tqdm progress bars.
+
+    Returns
+    -------
+    DiscPower
+        ``.summary()``, ``.asl_table()``, ``.curves()`` and ``.tests[(metric, method)]``.
+    """
+    alpha = check_alpha(alpha)
+    by_metric = dict(scores) if isinstance(scores, Mapping) else {"metric": scores}
+    if not by_metric:
+        raise InputError("no metric scores given")
+    method_list = [methods] if isinstance(methods, str) else list(methods)
+    unknown = [m for m in method_list if m not in METHODS]
+    if unknown or not method_list:
+        raise InputError(f"unknown method(s) {unknown}; expected some of {METHODS}")
+    if n_resamples is not None:
+        check_resamples(n_resamples)
+    prepared = {}
+    shape = None
+    for name, mat in by_metric.items():
+        x, names = check_scores(mat, systems)
+        if shape is not None and x.shape != shape:
+            raise InputError(f"metric {name!r} has scores of shape {x.shape}; the others have {shape}")
+        shape = x.shape
+        if subset is not None:
+            x, names = select_systems(x, names, subset)
+        if topics is not None:
+            x = select_topics(x, topics)
+        prepared[name] = check_scores(x, names)
+    n_top = next(iter(prepared.values()))[0].shape[1]
+    replicates = {}
+
+    def indices_for(method: str) -> np.ndarray:
+        b = n_resamples or DEFAULT_RESAMPLES[method]
+        cols = 2 * b if method == "unpaired-bootstrap" else b
+        if cols not in replicates:
+            replicates[cols] = bootstrap_indices(n_top, cols, seed)
+        return replicates[cols]
+
+    tests: dict[tuple[str, str], PairwiseTest] = {}
+    for name, (x, names) in prepared.items():
+        for method in method_list:
+            common = dict(alpha=alpha)
+            if method == "bootstrap":
+                t = paired_bootstrap(x, names, indices=indices_for(method), progress=progress, **common)
+            elif method == "unpaired-bootstrap":
+                t = unpaired_bootstrap(x, names, indices=indices_for(method), progress=progress, **common)
+            elif method == "tukey":
+                b = n_resamples or DEFAULT_RESAMPLES["tukey"]
+                t = tukey_hsd(x, names, n_resamples=b, seed=seed, progress=progress, **common)
+            else:
+                test, _, corr = method.partition("-")
+                t = classical_test(x, names, test=test, correction=corr or None, **common)
+            tests[(name, method)] = t
+    return DiscPower(tests=tests, alpha=alpha)

@@ -1,0 +1,135 @@
+"""Scoring a collection: per-topic arrays, topic means, tidy results and trec_eval's printed layout."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from meta_eval.collection import Collection
+from meta_eval.measures import Measure, get_measure
+from meta_eval.measures.trec_names import expand_trec_spec
+from meta_eval.rankings import Rankings
+
+MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
+
+
+def resolve(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
+    """Measure objects from names, trec_eval ``-m`` specs (``P.5,10``) or Measures."""
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    out: list[Measure] = []
+    for spec in measures:
+        if isinstance(spec, Measure):
+            out.append(spec)
+        else:
+            out.extend(get_measure(name) for name in expand_trec_spec(spec.strip()))
+    return out
+
+
+def per_topic(collection: Collection, measure: str | Measure) -> np.ndarray:
+    """(S, T) per-topic values; topics a run did not retrieve for are 0 (``missing="zero"``) or NaN (``"skip"``)."""
+    m = get_measure(measure) if isinstance(measure, str) else measure
+    values = m(collection.rankings)
+    values = np.broadcast_to(values, collection.rankings.shape).astype(np.float64)
+    if collection.missing == "skip":
+        values = np.where(collection.present, values, np.nan)
+    return values
+
+
+def score(collection: Collection, measures):
+    """Per-topic scores: an (S, T) array for one measure name, or a dict name -> (S, T) for several.
+
+    Examples
+    --------
+    >>> import meta_eval as me
+    >>> ap = me.score(me.demo_collection(), "AP")
+    >>> ap.shape[0] == len(me.demo_collection().systems)
+    True
+    """
+    if isinstance(measures, (str, Measure)) and len(resolve(measures)) == 1:
+        return per_topic(collection, resolve(measures)[0])
+    return {m.output_name: per_topic(collection, m) for m in resolve(measures)}
+
+
+def aggregate(values: np.ndarray, measure: Measure) -> np.ndarray:
+    """Mean over topics (axis -1) the way the measure declares: arithmetic, geometric (trec_eval gm_*) or sum."""
+    how = measure.family.aggregate
+    if how == "sum":
+        return np.nansum(values, axis=-1)
+    if how == "gmean":
+        return np.exp(np.nanmean(np.log(np.maximum(values, MIN_GEO_MEAN)), axis=-1))
+    with np.errstate(all="ignore"):
+        return np.nanmean(values, axis=-1)
+
+
+def evaluate(
+    collection: Collection,
+    measures,
+    *,
+    per_topic_rows: bool = True,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Tidy results: one row per (run, topic, measure) with ``topic == "all"`` for the mean over topics.
+
+    Columns: ``run, topic, measure, value``.
+    """
+    frames = []
+    resolved = resolve(measures)
+    iterator: Sequence[Measure] = resolved
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(resolved, desc="measures", unit="measure")
+    systems = np.asarray(collection.systems, dtype=object)
+    topics = np.asarray(collection.topics, dtype=object)
+    for m in iterator:
+        values = per_topic(collection, m)
+        if per_topic_rows:
+            s_idx, t_idx = np.nonzero(~np.isnan(values))
+            frames.append(pd.DataFrame({
+                "run": systems[s_idx], "topic": topics[t_idx], "measure": m.output_name, "value": values[s_idx, t_idx],
+            }))
+        frames.append(pd.DataFrame({
+            "run": systems, "topic": "all", "measure": m.output_name, "value": aggregate(values, m),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def score_lists(measure: str | Measure, grade_lists, counts=None, rel_level: int = 1) -> np.ndarray:
+    """Score plain grade lists (hand-made examples): ``score_lists("AP", [[1, 0, 1]], counts=[[5, 2]])``."""
+    m = get_measure(measure) if isinstance(measure, str) else measure
+    return m(Rankings.from_lists(grade_lists, counts, rel_level=rel_level))
+
+
+def format_trec(results: pd.DataFrame, measures: Sequence[Measure], per_topic_rows: bool = True) -> str:
+    """Print results in trec_eval's layout (``measure<TAB>topic<TAB>value``, 4 decimals, ``all`` last).
+
+    One block per run, measures in the given order, as ``trec_eval -q`` prints them; counts without decimals.
+    """
+    lines = []
+    integer = {m.output_name: m.family.integer for m in measures}
+    order = {m.output_name: i for i, m in enumerate(measures)}
+    for run, block in results.groupby("run", sort=False):
+        rows = block if per_topic_rows else block[block.topic == "all"]
+        topic_rows = rows[rows.topic != "all"].copy()
+        topic_rows["_m"] = topic_rows.measure.map(order)
+        topic_rows["_t"] = topic_rows.topic.map(lambda t: str(t).encode())
+        for row in topic_rows.sort_values(["_t", "_m"], kind="stable").itertuples():
+            lines.append(_trec_line(row.measure, row.topic, row.value, integer[row.measure]))
+        summary = rows[rows.topic == "all"]
+        for row in summary.sort_values("measure", key=lambda s: s.map(order), kind="stable").itertuples():
+            lines.append(_trec_line(row.measure, "all", row.value, integer[row.measure]))
+        lines.append(_trec_line("runid", "all", run, False))
+    return "\n".join(lines) + "\n"
+
+
+def _trec_line(measure: str, topic: str, value, integer: bool) -> str:
+    if isinstance(value, str):
+        text = value
+    elif integer:
+        text = f"{int(round(value))}"
+    else:
+        text = f"{value:.4f}"
+    return f"{measure:<22s}\t{topic}\t{text}"

@@ -1,0 +1,10 @@
+"""The metric library: every measure is a vectorised function of :class:`~meta_eval.rankings.Rankings`.
+
+Importing this package registers the built-in measures; ``get_measure`` parses canonical names and trec_eval
+spellings; ``register`` adds a user measure with the same interface.
+"""
+
+from meta_eval.measures import binary, graded, kishida  # noqa: F401  (registration side effects)
+from meta_eval.measures.registry import Family, Measure, Param, families, get_measure, make_measure, register
+
+__all__ = ["Family", "Measure", "Param", "families", "get_measure", "make_measure", "register"]

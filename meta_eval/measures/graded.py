@@ -1,0 +1,278 @@
+"""Graded measures: GAP, nDCG/DCG/CG, Q-measure, ERR/nERR, RBP, NCP.
+
+Notation as in :mod:`meta_eval.measures.binary`; i_r is the grade at rank r (unjudged and padding count as 0),
+g(·) a gain function, R_j the number of judged documents of grade j, c the highest grade of the qrels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meta_eval.errors import InputError
+from meta_eval.measures.binary import K, _div, _upto, average_precision, precision_at_relevant
+from meta_eval.measures.registry import Param, choice, gain_table, parse_floats, parse_gain, register
+from meta_eval.rankings import Rankings
+
+GAIN = Param("gain", "linear", parse_gain, "linear (g), exp (2^g - 1) or a map like 1:3,2:9")
+
+
+# --------------------------------------------------------------------------------------------- GAP
+
+
+def threshold_probabilities(g: tuple[float, ...] | None, max_grade: int) -> np.ndarray:
+    """The GAP user model's g_1..g_c: probability that the user's relevance threshold is grade j.
+
+    ``None`` means uniform over grades 1..c. A vector shorter than c is an error; one longer than c may only put
+    zero mass on the missing grades. The values must be non-negative and sum to 1.
+    """
+    if max_grade < 1:
+        return np.zeros(0)
+    if g is None:
+        return np.full(max_grade, 1.0 / max_grade)
+    g_arr = np.asarray(g, dtype=np.float64)
+    if np.any(g_arr < 0) or not np.isclose(g_arr.sum(), 1.0, atol=1e-9):
+        raise InputError(f"GAP threshold probabilities must be >= 0 and sum to 1, got g={tuple(g)}")
+    if len(g_arr) < max_grade or np.any(g_arr[max_grade:] != 0):
+        raise InputError(f"GAP needs one threshold probability per grade 1..{max_grade}, got g={tuple(g)}")
+    return g_arr[:max_grade]
+
+
+@register("GAP", params=(Param("g", None, parse_floats, "threshold probabilities g_1..g_c (sum 1)"),), cutoff=K)
+def graded_average_precision(r: Rankings, g: tuple[float, ...] | None = None, k: int | None = None) -> np.ndarray:
+    """Graded average precision (Robertson, Kanoulas & Yilmaz, SIGIR 2010, §2.2):
+
+    GAP = Σ_n (1/n) Σ_{m<=n} δ_{m,n} / Σ_{i=1..c} R_i Σ_{j=1..i} g_j,   δ_{m,n} = Σ_{j=1..min(i_m,i_n)} g_j
+    (0 unless i_m, i_n > 0).
+
+    Computed through the identity Σ_{j<=min(a,b)} g_j = Σ_j g_j [a >= j][b >= j], which makes the numerator
+    Σ_j g_j Σ_n I_j(n) C_j(n)/n: a g-weighted sum of the AP numerators at every threshold j. With g putting all mass
+    on grade t, GAP = AP at threshold t. ``GAP@k`` sums over ranks <= k with the same denominator.
+    """
+    gvec = threshold_probabilities(g, r.max_grade)
+    upto = _upto(r, k)
+    num = np.zeros(r.shape)
+    den = np.zeros(r.shape)
+    for j, weight in enumerate(gvec, start=1):
+        if weight == 0:
+            continue
+        rel = r.relevant(j)
+        num = num + weight * (np.where(rel & upto, r.cum_relevant(j) / r.ranks, 0.0)).sum(-1)
+        den = den + weight * r.num_rel(j)
+    return _div(num, den)
+
+
+# --------------------------------------------------------------------------------------------- DCG family
+
+
+def discounts(ranks: np.ndarray, discount: str, base: float) -> np.ndarray:
+    """Discount factor 1/d(r).
+
+    ``log2``: d(r) = log2(r + 1) (Burges et al. 2005; trec_eval ``ndcg``).
+    ``jk``: Järvelin & Kekäläinen (TOIS 2002; Kishida Eq. 30): d(r) = 1 for r < b, log_b(r) for r >= b.
+    ``none``: d(r) = 1 (cumulated gain).
+    """
+    if discount == "log2":
+        return 1.0 / np.log2(ranks + 1.0)
+    if discount == "jk":
+        if base <= 1:
+            raise InputError(f"log base b must be > 1, got {base}")
+        return 1.0 / np.where(ranks < base, 1.0, np.log(np.maximum(ranks, 1.0)) / np.log(base))
+    if discount == "none":
+        return np.ones_like(ranks)
+    raise InputError(f"unknown discount {discount!r}; use log2, jk or none")
+
+
+DISCOUNT = Param("discount", "log2", choice("log2", "jk", "none"), "log2: 1/log2(r+1); jk: J&K log base b")
+BASE = Param("base", 2.0, float, "log base b of the jk discount")
+
+
+def _dcg(r: Rankings, gains: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
+    disc = discounts(r.ranks, discount, base)
+    return (gains * disc * _upto(r, k)).sum(-1)
+
+
+def _ideal_dcg(r: Rankings, table: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
+    ideal = r.ideal_gains(table)
+    ranks = np.arange(1, ideal.shape[-1] + 1, dtype=np.float64)
+    upto = np.ones_like(ranks, dtype=bool) if k is None else ranks <= k
+    out = (ideal * discounts(ranks, discount, base) * upto).sum(-1)
+    return np.broadcast_to(out, r.shape)
+
+
+@register("DCG", params=(GAIN, DISCOUNT, BASE), cutoff=K)
+def dcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.ndarray:
+    """Discounted cumulated gain DCG@k = Σ_{r<=k} g(i_r) / d(r) (Järvelin & Kekäläinen 2002)."""
+    return _dcg(r, r.gains(gain_table(gain, r.max_grade)), k, discount, base)
+
+
+@register("CG", params=(GAIN,), cutoff=K)
+def cumulated_gain(r: Rankings, gain="linear", k=None) -> np.ndarray:
+    """Cumulated gain CG@k = Σ_{r<=k} g(i_r) (Kishida Eq. 29)."""
+    return (r.gains(gain_table(gain, r.max_grade)) * _upto(r, k)).sum(-1)
+
+
+@register("nDCG", params=(GAIN, DISCOUNT, BASE), cutoff=K, aliases=("ndcg",))
+def ndcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.ndarray:
+    """Normalised DCG: DCG@k / ideal DCG@k (Järvelin & Kekäläinen 2002).
+
+    Defaults are trec_eval's ``ndcg``: linear gain (the grade), discount 1/log2(r+1), ideal list = all judged
+    documents of the topic with positive gain sorted by gain (independent of the run length and of ``-M``).
+    ``nDCG@k`` truncates both the run and the ideal list at k (trec_eval ``ndcg_cut_k``). ``gain=exp`` gives the
+    Burges et al. (2005) 2^g − 1 gain; ``discount=jk`` the original log-base-b discount. Custom gain maps use the
+    correct ideal order (trec_eval sorts fractional gains with an integer comparator, a known bug we do not copy).
+    """
+    table = gain_table(gain, r.max_grade)
+    return _div(_dcg(r, r.gains(table), k, discount, base), _ideal_dcg(r, table, k, discount, base))
+
+
+@register("ANDCG", params=(GAIN, Param("discount", "jk", choice("log2", "jk", "none"), "discount"), BASE),
+          aliases=("vD", "v_D"))
+def average_ndcg(r: Rankings, gain="linear", discount="jk", base=2.0) -> np.ndarray:
+    """Average of nDCG over positions 1..n (Kishida 2005 Eq. 32): v_D = (1/n) Σ_{i=1..n} d(i) / d_I(i),
+    with J&K discount (base 2) and linear gains by default; n is the length of each list."""
+    table = gain_table(gain, r.max_grade)
+    disc = discounts(r.ranks, discount, base)
+    run_cum = np.cumsum(r.gains(table) * disc, axis=-1)
+    ideal = r.ideal_gains(table)
+    width = r.depth
+    if ideal.shape[-1] < width:
+        ideal = np.concatenate([ideal, np.zeros(ideal.shape[:-1] + (width - ideal.shape[-1],))], axis=-1)
+    ideal_cum = np.cumsum(ideal[..., :width] * disc, axis=-1)
+    ratio = _div(run_cum, ideal_cum) * r.valid()
+    return _div(ratio.sum(-1), r.n_ret)
+
+
+# --------------------------------------------------------------------------------------------- Q-measure
+
+
+@register("Q", params=(Param("beta", 1.0, float, "weight of gain vs. rank"), GAIN), cutoff=K, aliases=("vQ", "v_Q"))
+def q_measure(r: Rankings, beta: float = 1.0, gain="linear", k: int | None = None) -> np.ndarray:
+    """Q-measure (Sakai 2004; NTCIREVAL; Kishida Eq. 35 with β = 1 and gain = grade):
+
+    Q = (1/R) Σ_r I(r) (C(r) + β·cg(r)) / (r + β·cg*(r)),
+
+    cg the run's cumulated gain, cg* the ideal list's (held at its total beyond the ideal length).
+    ``Q@k`` sums over r <= k and divides by min(k, R) (NTCIREVAL). β = 0 gives AP.
+    """
+    table = gain_table(gain, r.max_grade)
+    cg = np.cumsum(r.gains(table), axis=-1)
+    ideal = np.cumsum(r.ideal_gains(table), axis=-1)
+    idx = np.minimum(np.arange(r.depth), ideal.shape[-1] - 1)
+    cg_star = ideal[..., idx]
+    blended = (r.cum_relevant() + beta * cg) / (r.ranks + beta * cg_star)
+    total = (np.where(r.relevant() & _upto(r, k), blended, 0.0)).sum(-1)
+    R = r.num_rel()
+    return _div(total, R if k is None else np.minimum(R, k))
+
+
+# --------------------------------------------------------------------------------------------- ERR, RBP
+
+
+def _err_stop_probability(r: Rankings, gain, stop: str, max_grade: int | None) -> np.ndarray:
+    if stop == "exp":
+        top = r.max_grade if max_grade is None else max_grade
+        return r.gains(gain_table("exp", max(r.max_grade, top))) / 2.0**top
+    table = gain_table(gain, r.max_grade)
+    top = table.max() if max_grade is None else gain_table(gain, max_grade)[max_grade]
+    return r.gains(table) / (top + 1.0)
+
+
+ERR_PARAMS = (
+    Param("stop", "exp", choice("exp", "linear"),
+          "exp: (2^g-1)/2^gmax (Chapelle et al.); linear: gain/(gmax+1) (NTCIREVAL)"),
+    Param("max_grade", None, int, "gmax; default: the highest grade of the qrels"),
+    GAIN,
+)
+
+
+@register("ERR", params=ERR_PARAMS, cutoff=K)
+def err(r: Rankings, stop="exp", max_grade=None, gain="linear", k=None) -> np.ndarray:
+    """Expected reciprocal rank (Chapelle et al., CIKM 2009): ERR = Σ_r (1/r) R_r Π_{k<r} (1 − R_k).
+
+    Stop probability R_r: ``stop=exp`` (2^{i_r} − 1) / 2^{gmax} (gdeval fixes gmax = 4: pass ``max_grade=4``);
+    ``stop=linear`` g(i_r) / (g_max + 1), NTCIREVAL's form. gmax defaults to the highest grade of the qrels.
+    """
+    p = _err_stop_probability(r, gain, stop, max_grade) * _upto(r, k)
+    return _err_sum(p, r.ranks)
+
+
+def _err_sum(p: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    survive = np.cumprod(1.0 - p, axis=-1)
+    before = np.concatenate([np.ones(p.shape[:-1] + (1,)), survive[..., :-1]], axis=-1)
+    return (p * before / ranks).sum(-1)
+
+
+@register("nERR", params=ERR_PARAMS, cutoff=K)
+def nerr(r: Rankings, stop="exp", max_grade=None, gain="linear", k=None) -> np.ndarray:
+    """Normalised ERR: ERR@k / ERR@k of the ideal list (NTCIREVAL nERR@l)."""
+    value = err(r, stop=stop, max_grade=max_grade, gain=gain, k=k)
+    ideal_grades = r.ideal_grades()
+    ideal = Rankings(ideal_grades, np.broadcast_to((ideal_grades > 0).sum(-1), ideal_grades.shape[:-1]),
+                     r.counts, r.rel_level)
+    best = err(ideal, stop=stop, max_grade=max_grade, gain=gain, k=k)
+    return _div(value, np.broadcast_to(best, r.shape))
+
+
+RBP_PARAMS = (
+    Param("p", 0.8, float, "persistence"),
+    Param("graded", False, lambda s: s.lower() in ("1", "true", "yes"), "graded: gain/max gain; else binary"),
+    GAIN,
+)
+
+
+def _rbp_relevance(r: Rankings, graded: bool, gain) -> np.ndarray:
+    if not graded:
+        return r.relevant().astype(np.float64)
+    table = gain_table(gain, r.max_grade)
+    return r.gains(table) / max(table.max(), 1e-300)
+
+
+@register("RBP", params=RBP_PARAMS, cutoff=K)
+def rbp(r: Rankings, p=0.8, graded=False, gain="linear", k=None) -> np.ndarray:
+    """Rank-biased precision (Moffat & Zobel, TOIS 2008): RBP = (1 − p) Σ_r rel_r p^{r−1}.
+
+    Binary by default (rel_r = I(r)); ``graded=true`` uses rel_r = g(i_r) / g_max (NTCIREVAL).
+    """
+    weights = (1.0 - p) * p ** (r.ranks - 1.0)
+    return (_rbp_relevance(r, graded, gain) * weights * _upto(r, k)).sum(-1)
+
+
+@register("RBP_resid", params=RBP_PARAMS, cutoff=K)
+def rbp_residual(r: Rankings, p=0.8, graded=False, gain="linear", k=None) -> np.ndarray:
+    """RBP residual (Moffat & Zobel 2008): the weight of unjudged ranks within the list plus p^n for the ranks
+    beyond its end — how much RBP could still grow if every unknown document were relevant."""
+    n = r.n_ret if k is None else np.minimum(r.n_ret, k)
+    weights = (1.0 - p) * p ** (r.ranks - 1.0)
+    unknown = (r.grades < 0) & r.valid() & _upto(r, k)
+    return (weights * unknown).sum(-1) + p ** n.astype(np.float64)
+
+
+# --------------------------------------------------------------------------------------------- NCP
+
+
+@register(
+    "NCP",
+    params=(
+        Param("stop", "uniform", choice("uniform", "first", "geometric"), "stopping distribution over relevant docs"),
+        Param("q", 0.5, float, "ratio of the geometric stopping distribution"),
+    ),
+)
+def ncp(r: Rankings, stop="uniform", q=0.5) -> np.ndarray:
+    """Normalised cumulative precision (Robertson, SIGIR 2008): NCP = Σ_n p_s(n) · P@n.
+
+    The user stops at a relevant document drawn from a stopping distribution p_s over the R relevant documents
+    (the k-th relevant in rank order; unretrieved relevant documents contribute precision 0):
+    ``uniform`` p_s = 1/R gives AP; ``first`` (all mass on the first relevant) gives RR;
+    ``geometric`` p_s(k) ∝ q^{k−1}, k = 1..R, normalised over the R relevant documents.
+    """
+    if stop == "uniform":
+        return average_precision(r)
+    prec = precision_at_relevant(r)
+    kth = np.where(r.relevant(), r.cum_relevant(), 0)  # which relevant document this is (1-based), 0 if none
+    if stop == "first":
+        weight = (kth == 1).astype(np.float64)
+        return (prec * weight).sum(-1)
+    R = r.num_rel().astype(np.float64)
+    norm = _div(1.0 - q, 1.0 - q**R) if q != 1 else _div(1.0, R)
+    weight = np.where(kth > 0, q ** np.maximum(kth - 1, 0), 0.0) * norm[..., None]
+    return (prec * weight).sum(-1)

@@ -1,0 +1,1 @@
+"""Informativeness by the maximum-entropy method (MEM)."""
