@@ -125,6 +125,7 @@ def load_collection(
     unjudged: Literal["nonrel", "remove"] = "nonrel",
     ties: TiePolicy = "trec_eval",
     score_precision: Literal["float64", "float32"] = "float64",
+    progress: bool = False,
 ) -> Collection:
     """Read qrels and runs into a :class:`Collection`.
 
@@ -148,6 +149,8 @@ def load_collection(
         Ordering policy (module docstring).
     score_precision : {"float64", "float32"}
         Round scores to 32-bit floats first to reproduce trec_eval 9.x / pytrec_eval ties.
+    progress : bool
+        Show a progress bar while reading run files.
 
     Raises
     ------
@@ -157,7 +160,7 @@ def load_collection(
     """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
     qrels_table = io.read_qrels(qrels)
-    run_tables = io.read_runs(runs, with_rank=(ties == "rank"))
+    run_tables = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress)
     if not run_tables:
         raise InputError("no runs given")
     return build_collection(
@@ -209,7 +212,7 @@ def build_collection(
     _check_run_topics(runs, rows, topics)
     _check_run_duplicates(runs, rows, vocab)
 
-    grade = _lookup_grades(rows, vocab.n_docs, q_key, q_grade)
+    grade = _lookup_grades(rows, len(topics), vocab.n_docs, q_key, q_grade)
     score = rows.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else rows.score
     group = rows.system * len(topics) + rows.topic
     order = _order(group, score, vocab.doc_order[rows.doc], rows.position, rows.rank, ties)
@@ -258,11 +261,12 @@ class _Vocabulary:
 
     def __init__(self, qrels: io.QrelsTable, runs: list[io.RunTable]):
         self.qrels, self.runs = qrels, runs
+        n_q = len(qrels.grade)
         doc_codes, self.docs = _encode([qrels.docid] + [r.docid for r in runs])
         topic_codes, self.topic_names = _encode([qrels.topic] + [r.topic for r in runs])
         self.n_docs = len(self.docs)
-        self.q_doc, self.run_docs = doc_codes[0], doc_codes[1:]
-        self.q_topic, self.run_topics = topic_codes[0], topic_codes[1:]
+        self.q_doc, self.run_doc = doc_codes[:n_q], doc_codes[n_q:]
+        self.q_topic, self.run_topic = topic_codes[:n_q], topic_codes[n_q:]
         # Byte order of docids (UTF-8 byte order == code-point order, which Python's sort uses).
         order = np.argsort(np.array(self.docs, dtype=object), kind="stable")
         self.doc_order = np.empty(self.n_docs, dtype=np.int64)
@@ -292,24 +296,24 @@ class _Vocabulary:
 
     def run_rows(self, topic_index: np.ndarray) -> _Rows:
         sizes = [len(r.score) for r in self.runs]
-        system = np.repeat(np.arange(len(self.runs)), sizes)
-        topic = topic_index[np.concatenate(self.run_topics)]
-        doc = np.concatenate(self.run_docs)
-        position = np.concatenate([np.arange(n) for n in sizes])
+        starts = np.cumsum([0] + sizes[:-1])
+        system = np.repeat(np.arange(len(self.runs), dtype=np.int64), sizes)
+        position = np.arange(sum(sizes)) - np.repeat(starts, sizes)
+        topic = topic_index[self.run_topic]
         score = np.concatenate([r.score for r in self.runs])
         rank = np.concatenate([r.rank for r in self.runs]) if self.runs[0].rank is not None else None
         keep = topic >= 0  # run topics absent from the qrels are ignored, as in trec_eval
-        return _Rows(system[keep], topic[keep], doc[keep], score[keep],
+        if keep.all():
+            return _Rows(system, topic, self.run_doc, score, rank, position)
+        return _Rows(system[keep], topic[keep], self.run_doc[keep], score[keep],
                      None if rank is None else rank[keep], position[keep])
 
 
-def _encode(arrays: list[pa.Array]) -> tuple[list[np.ndarray], list[str]]:
-    """Dictionary-encode several string arrays with one shared dictionary."""
+def _encode(arrays: list[pa.Array]) -> tuple[np.ndarray, list[str]]:
+    """Dictionary-encode several string arrays with one shared dictionary; codes of all arrays concatenated."""
     chunked = pa.chunked_array([a.cast(pa.string()) for a in arrays], type=pa.string())
     encoded = pc.dictionary_encode(chunked.combine_chunks())
-    codes = encoded.indices.to_numpy().astype(np.int64)
-    bounds = np.cumsum([0] + [len(a) for a in arrays])
-    return [codes[a:b] for a, b in zip(bounds[:-1], bounds[1:])], encoded.dictionary.to_pylist()
+    return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary.to_pylist()
 
 
 def _grade_counts(topic: np.ndarray, grade: np.ndarray, n_topics: int) -> np.ndarray:
@@ -344,14 +348,22 @@ def _check_run_duplicates(runs: list[io.RunTable], rows: _Rows, vocab: _Vocabula
         raise InputError(f"document {doc!r} appears twice for topic {topic!r} in run {run.name!r}", run.source, line)
 
 
-def _lookup_grades(rows: _Rows, n_docs: int, q_key: np.ndarray, q_grade: np.ndarray) -> np.ndarray:
-    """Grade of every retrieved document: its qrels grade, UNJUDGED if absent, JUDGED_NEG if negative."""
+_DENSE_LOOKUP_LIMIT = 64_000_000  # topics × docids cells for which a dense int8 lookup table is used
+
+
+def _lookup_grades(rows: _Rows, n_topics: int, n_docs: int, q_key: np.ndarray, q_grade: np.ndarray) -> np.ndarray:
+    """Grade of every retrieved document: its qrels grade, UNJUDGED if absent, JUDGED_NEG if negative.
+
+    A dense topics × docids table makes this one gather when it is small enough; otherwise a binary search."""
     key = rows.topic * n_docs + rows.doc
-    pos = np.searchsorted(q_key, key)
-    pos_c = np.minimum(pos, max(len(q_key) - 1, 0))
-    found = (pos < len(q_key)) & (q_key[pos_c] == key) if len(q_key) else np.zeros(len(key), bool)
-    grade = np.where(found, q_grade[pos_c] if len(q_key) else 0, UNJUDGED)
-    return np.where(found & (grade < 0), JUDGED_NEG, grade).astype(np.int64)
+    coded = np.where(q_grade < 0, JUDGED_NEG, q_grade).astype(np.int16)
+    if n_topics * n_docs <= _DENSE_LOOKUP_LIMIT:
+        table = np.full(n_topics * n_docs, UNJUDGED, dtype=np.int16)
+        table[q_key] = coded
+        return table[key]
+    pos = np.minimum(np.searchsorted(q_key, key), max(len(q_key) - 1, 0))
+    found = (q_key[pos] == key) if len(q_key) else np.zeros(len(key), bool)
+    return np.where(found, coded[pos] if len(q_key) else 0, UNJUDGED).astype(np.int16)
 
 
 def _order(group, score, doc_order, position, rank, ties: str) -> np.ndarray:

@@ -119,15 +119,17 @@ def format_trec(results: pd.DataFrame, measures: Sequence[Measure], per_topic_ro
         for row in topic_rows.sort_values(["_t", "_m"], kind="stable").itertuples():
             lines.append(_trec_line(row.measure, row.topic, row.value, integer[row.measure]))
         summary = rows[rows.topic == "all"]
+        lines.append(_trec_line("runid", "all", run, False))
+        if len(topic_rows):
+            lines.append(_trec_line("num_q", "all", topic_rows.topic.nunique(), False))
         for row in summary.sort_values("measure", key=lambda s: s.map(order), kind="stable").itertuples():
             lines.append(_trec_line(row.measure, "all", row.value, integer[row.measure]))
-        lines.append(_trec_line("runid", "all", run, False))
     return "\n".join(lines) + "\n"
 
 
 def _trec_line(measure: str, topic: str, value, integer: bool) -> str:
-    if isinstance(value, str):
-        text = value
+    if isinstance(value, (str, int, np.integer)):
+        text = str(value)
     elif integer:
         text = f"{int(round(value))}"
     else:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import glob
 import gzip
 import math
+import os
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -20,6 +22,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from meta_eval.errors import InputError
@@ -117,22 +120,30 @@ def expand_paths(specs: Iterable[PathLike]) -> list[Path]:
 
 
 def _delimiter(data: bytes) -> tuple[bytes, str]:
-    """Pick pyarrow's delimiter, normalising irregular whitespace to single spaces when needed."""
-    if b" " not in data and b"\t\t" not in data and b"\n\t" not in data and b"\t\n" not in data:
+    """Pick pyarrow's delimiter: tab for files without spaces (the common TREC layout), else single spaces after
+    normalising every whitespace run. Irregular tabs (empty fields) surface later as a column-count error or an
+    empty field, both of which send the file through the normalising path."""
+    if b" " not in data:
         return data, "\t"
-    if b"\t" not in data and b"  " not in data and b"\n " not in data and b" \n" not in data:
-        return data, " "
     lines = [_WHITESPACE.sub(b" ", line).strip() for line in data.split(b"\n")]
     return b"\n".join(lines), " "
 
 
 def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType], keep: Sequence[str]) -> pa.Table:
-    data, delimiter = _delimiter(data)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    data, delimiter = _delimiter(data)
+    table = _arrow_csv(data, delimiter, fields, types, keep)
+    if delimiter == "\t" and _has_empty_field(table):
+        data, _ = _delimiter(data.replace(b"\t", b" "))
+        table = _arrow_csv(data, " ", fields, types, keep)
+    return table
+
+
+def _arrow_csv(data: bytes, delimiter: str, fields, types, keep) -> pa.Table:
     return pacsv.read_csv(
         pa.BufferReader(data),
-        read_options=pacsv.ReadOptions(column_names=list(fields)),
+        read_options=pacsv.ReadOptions(column_names=list(fields), use_threads=False),
         parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False),
         convert_options=pacsv.ConvertOptions(
             column_types={name: types.get(name, pa.string()) for name in fields},
@@ -141,6 +152,13 @@ def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType
             quoted_strings_can_be_null=False,
         ),
     )
+
+
+def _has_empty_field(table: pa.Table) -> bool:
+    for name in ("topic", "docid"):
+        if name in table.column_names and pc.any(pc.equal(pc.utf8_length(table.column(name)), 0)).as_py():
+            return True
+    return any(table.column(name).null_count for name in table.column_names)
 
 
 def _nonblank_lines(data: bytes) -> list[tuple[int, list[str]]]:
@@ -282,9 +300,11 @@ def _run_from_frame(frame: pd.DataFrame, *, name: str | None, with_rank: bool) -
     )
 
 
-def read_runs(sources: Sequence[PathLike | pd.DataFrame] | PathLike, *, with_rank: bool = False) -> list[RunTable]:
+def read_runs(
+    sources: Sequence[PathLike | pd.DataFrame] | PathLike, *, with_rank: bool = False, progress: bool = False
+) -> list[RunTable]:
     """Read many runs: files, directories, glob patterns, or DataFrames (a DataFrame with a ``run`` column is split
-    into one run per value). Run names must be unique."""
+    into one run per value). Run names must be unique. ``progress`` shows a bar over the files."""
     if isinstance(sources, (str, Path, pd.DataFrame)):
         sources = [sources]
     runs: list[RunTable] = []
@@ -295,7 +315,15 @@ def read_runs(sources: Sequence[PathLike | pd.DataFrame] | PathLike, *, with_ran
                         for key, part in frame.groupby("run", sort=False))
         else:
             runs.append(_run_from_frame(frame, name=None, with_rank=with_rank))
-    runs.extend(read_run(path, with_rank=with_rank) for path in expand_paths(paths))
+    files = expand_paths(paths)
+    # Decompression and Arrow parsing release the GIL: read files on every core.
+    with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1) or 1) as pool:
+        parsed = pool.map(lambda path: read_run(path, with_rank=with_rank), files)
+        if progress and len(files) > 1:
+            from tqdm.auto import tqdm
+
+            parsed = tqdm(parsed, total=len(files), desc="reading runs", unit="run", leave=False)
+        runs.extend(parsed)
     return _unique_names(runs)
 
 

@@ -69,7 +69,7 @@ class Measure:
         ]
         text = self.family.name + (f"({','.join(shown)})" if shown else "")
         cut = self.family.cutoff
-        if cut is not None and values.get(cut.name) is not None and not _same(values[cut.name], cut.default):
+        if cut is not None and values.get(cut.name) is not None:
             text += f"@{_format(values[cut.name])}"
         return text
 

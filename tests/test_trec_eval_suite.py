@@ -1,0 +1,73 @@
+"""trec_eval's own test suite (../shared/data/trec_eval-test): every shared measure to the printed 4 decimals."""
+
+from __future__ import annotations
+
+import pytest
+
+import meta_eval as me
+from meta_eval.measures.trec_names import expand_trec_spec
+from tests.conftest import shared_path
+
+MEAS_PARAMS = ("iprec_at_recall..10,.20,.25,.75,.50 P.5,7,3 recall.20,2000 Rprec_mult.5.0,0.2,0.35 "
+               "11pt_avg..25,.5,.75 ndcg.1=3,2=9,4=4.5 ndcg_cut.10,20,23.4 success.2,5,20").split()
+
+CASES = {
+    # expected output: (qrels, run, load options, measure specs)
+    "out.test.aq": ("qrels.test", "results.test", {}, ["all_trec"]),
+    "out.test.aqc": ("qrels.test", "results.trunc", {"missing": "zero"}, ["all_trec"]),
+    "out.test.aqcM": ("qrels.test", "results.trunc", {"missing": "zero", "depth": 100}, ["all_trec"]),
+    "out.test.aql": ("qrels.rel_level", "results.test", {"rel_level": 2}, ["all_trec"]),
+    "out.test.meas_params": ("qrels.test", "results.test", {}, MEAS_PARAMS),
+}
+
+
+def _expected(path) -> dict[tuple[str, str], str]:
+    rows = {}
+    for line in path.read_text().splitlines():
+        measure, topic, value = line.split()
+        rows[(measure, topic)] = value
+    return rows
+
+
+@pytest.mark.parametrize("output", sorted(CASES))
+def test_matches_trec_eval_output(output):
+    base = shared_path("data", "trec_eval-test")
+    qrels, run, options, specs = CASES[output]
+    expected = _expected(base / output)
+    collection = me.load_collection(base / qrels, [base / run], **options)
+    results = me.evaluate(collection, specs)
+    compared, mismatches = 0, []
+    for row in results.itertuples():
+        want = expected.get((row.measure, row.topic))
+        if want is None:
+            continue
+        got = f"{row.value:.4f}" if "." in want else str(int(round(row.value)))
+        compared += 1
+        if got != want:
+            mismatches.append((row.measure, row.topic, got, want))
+    assert not mismatches, mismatches[:10]
+    shared = {m for m, _ in expected} & {r.measure for r in results.itertuples()}
+    assert compared >= 80 and len(shared) >= 20, (compared, sorted(shared))
+
+
+def test_all_trec_covers_the_required_measures():
+    names = set(expand_trec_spec("all_trec"))
+    required = {"num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                "iprec_at_recall_0.50", "P_10", "recall_100", "ndcg", "ndcg_cut_10", "11pt_avg", "success_5",
+                "Rprec_mult_1.00", "set_P", "set_recall", "set_F", "map_cut_10"}
+    assert required <= names
+
+
+def test_trec_layout_round_trips_expected_file():
+    """The trec layout printer produces lines trec_eval would print for the measures we share."""
+    base = shared_path("data", "trec_eval-test")
+    collection = me.load_collection(base / "qrels.test", [base / "results.test"])
+    measures = me.resolve(["map", "P.5,10", "ndcg_cut.10"])
+    text = me.format_trec(me.evaluate(collection, measures), measures)
+    expected = _expected(base / "out.test.aq")
+    for line in text.splitlines():
+        measure, topic, value = line.split("\t")
+        if measure.strip() in ("runid", "num_q"):
+            continue
+        assert expected[(measure.strip(), topic)] == value
+    assert text.count("\n") == 3 * 4 + 4 + 2
