@@ -1,0 +1,12 @@
+"""Packaging glue that pyproject.toml cannot express: ship data/demo inside the wheel as meta_eval/demo_data.
+
+Everything else (metadata, dependencies, entry points) lives in pyproject.toml.
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    packages=find_packages(include=["meta_eval", "meta_eval.*"]) + ["meta_eval.demo_data"],
+    package_dir={"meta_eval.demo_data": "data/demo"},
+    package_data={"meta_eval.demo_data": ["*.txt", "*.md", "runs/*.gz"]},
+)

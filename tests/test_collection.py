@@ -1,0 +1,133 @@
+"""The collection model: ordering policies, cutoffs, condensed lists, missing topics, DataFrame input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import meta_eval as me
+
+QRELS = pd.DataFrame({"topic": ["1"] * 4 + ["2"], "docid": ["A", "B", "AA", "d10", "x"], "grade": [1, 0, 2, -1, 1]})
+
+
+def run_frame(rows):
+    return pd.DataFrame(rows, columns=["run", "topic", "docid", "rank", "score"])
+
+
+def test_trec_eval_tie_rule_docid_descending_and_rank_ignored():
+    # A (relevant) and B (not) tie at 1.0: trec_eval puts B first (strcmp("B","A") > 0), so P@1 = 0, RR = 0.5.
+    run = run_frame([("r", "1", "A", 1, 1.0), ("r", "1", "B", 2, 1.0)])
+    col = me.load_collection(QRELS, [run])
+    assert me.score(col, "P@1")[0, 0] == 0.0 and me.score(col, "RR")[0, 0] == 0.5
+    swapped = run_frame([("r", "1", "A", 2, 1.0), ("r", "1", "B", 1, 1.0)])
+    assert me.score(me.load_collection(QRELS, [swapped]), "RR")[0, 0] == 0.5
+
+
+def test_byte_order_of_docids():
+    # "AA" > "A" in byte order, so with equal scores AA (grade 2) comes before A (grade 1).
+    run = run_frame([("r", "1", "A", 1, 5.0), ("r", "1", "AA", 2, 5.0)])
+    col = me.load_collection(QRELS, [run])
+    assert col.grades[0, 0, :2].tolist() == [2, 1]
+
+
+@pytest.mark.parametrize("ties, expected", [
+    ("trec_eval", [0, 1]), ("docid_asc", [1, 0]), ("input", [1, 0]), ("rank", [0, 1]),
+])
+def test_tie_policies(ties, expected):
+    run = run_frame([("r", "1", "A", 2, 1.0), ("r", "1", "B", 1, 1.0)])
+    col = me.load_collection(QRELS, [run], ties=ties)
+    assert col.grades[0, 0, :2].tolist() == expected
+
+
+def test_score_order_beats_input_order_and_float32_ties():
+    run = run_frame([("r", "1", "A", 1, 1.00000001), ("r", "1", "B", 2, 1.00000002)])
+    col64 = me.load_collection(QRELS, [run])
+    assert col64.grades[0, 0, :2].tolist() == [0, 1]  # B has the higher double score
+    col32 = me.load_collection(QRELS, [run], score_precision="float32")
+    assert col32.grades[0, 0, :2].tolist() == [0, 1]  # tie in float32 -> docid descending: B first too
+    run2 = run_frame([("r", "1", "B", 1, 1.00000001), ("r", "1", "A", 2, 1.00000002)])
+    assert me.load_collection(QRELS, [run2]).grades[0, 0, :2].tolist() == [1, 0]
+    assert me.load_collection(QRELS, [run2], score_precision="float32").grades[0, 0, :2].tolist() == [0, 1]
+
+
+def test_unsorted_input_is_ordered_by_score():
+    rng = np.random.default_rng(0)
+    docs = [f"d{i}" for i in range(50)]
+    qrels = pd.DataFrame({"topic": "1", "docid": docs, "grade": rng.integers(0, 3, 50)})
+    scores = rng.permutation(50).astype(float)
+    run = pd.DataFrame({"run": "r", "topic": "1", "docid": docs, "score": scores})
+    col = me.load_collection(qrels, [run])
+    expected = qrels.grade.to_numpy()[np.argsort(-scores)]
+    assert col.grades[0, 0, :50].tolist() == expected.tolist()
+
+
+def test_unjudged_negative_and_codes():
+    run = run_frame([("r", "1", "d10", 1, 3.0), ("r", "1", "zz", 2, 2.0), ("r", "1", "AA", 3, 1.0)])
+    col = me.load_collection(QRELS, [run])
+    assert col.grades[0, 0, :3].tolist() == [me.JUDGED_NEG, me.UNJUDGED, 2]
+    assert col.unjudged[0, 0, :3].tolist() == [False, True, False]
+    assert col.counts[0].tolist() == [1, 1, 1]  # negative grades are not counted (trec_eval)
+    condensed = me.load_collection(QRELS, [run], unjudged="remove")
+    assert condensed.grades[0, 0, :1].tolist() == [2] and condensed.rankings.n_ret[0, 0] == 1
+    assert me.score(condensed, "P@1")[0, 0] == 1.0
+
+
+def test_depth_cutoff_applies_after_ordering():
+    run = run_frame([("r", "1", "B", 1, 1.0), ("r", "1", "AA", 2, 3.0), ("r", "1", "A", 3, 2.0)])
+    col = me.load_collection(QRELS, [run], depth=2)
+    assert col.grades[0, 0].tolist()[:2] == [2, 1] and col.rankings.n_ret[0, 0] == 2
+
+
+def test_missing_topics_zero_or_skipped():
+    run = run_frame([("r", "1", "AA", 1, 1.0)])
+    zero = me.load_collection(QRELS, [run])
+    assert me.score(zero, "AP")[0].tolist() == [0.5, 0.0]
+    assert me.evaluate(zero, "AP").query("topic == 'all'").value.item() == pytest.approx(0.25)
+    skip = me.load_collection(QRELS, [run], missing="skip")
+    assert np.isnan(me.score(skip, "AP")[0, 1])
+    assert me.evaluate(skip, "AP").query("topic == 'all'").value.item() == pytest.approx(0.5)
+
+
+def test_run_topics_absent_from_qrels_are_ignored():
+    run = run_frame([("r", "1", "AA", 1, 1.0), ("r", "9", "x", 1, 1.0)])
+    assert me.load_collection(QRELS, [run]).topics == ["1", "2"]
+
+
+def test_dataframe_and_file_inputs_agree(tmp_path):
+    base, _ = me.demo_paths()
+    qrels = pd.read_csv(base, sep=r"\s+", header=None, names=["topic", "it", "docid", "grade"], dtype={"topic": str})
+    runs_dir = base.parent / "runs"
+    frames = [pd.read_csv(p, sep=r"\s+", header=None, names=["topic", "q0", "docid", "rank", "score", "run"],
+                          dtype={"topic": str}) for p in sorted(runs_dir.iterdir())[:3]]
+    from_files = me.load_collection(base, sorted(runs_dir.iterdir())[:3])
+    from_frames = me.load_collection(qrels, frames)
+    assert from_files.systems == from_frames.systems
+    np.testing.assert_array_equal(from_files.grades, from_frames.grades)
+
+
+def test_demo_collection_shape_and_features():
+    col = me.demo_collection()
+    s, t, d = col.grades.shape
+    assert s >= 24 and t >= 15 and d >= 100 and col.rankings.max_grade == 2
+    assert col.unjudged.sum() > 0 and (~col.present).sum() > 0
+    ap = me.score(col, "AP").mean(1)
+    assert ap[-1] > ap[0]  # systems of different quality
+
+
+def test_subset_keeps_scores():
+    col = me.demo_collection()
+    sub = col.subset(systems=col.systems[:3], topics=col.topics[::2])
+    np.testing.assert_array_equal(me.score(sub, "AP"), me.score(col, "AP")[:3, ::2])
+
+
+def test_evaluate_tidy_frame_and_csv(tmp_path):
+    col = me.demo_collection()
+    df = me.evaluate(col, ["AP", "P_5"])
+    assert list(df.columns) == ["run", "topic", "measure", "value"]
+    assert set(df.measure) == {"AP", "P_5"} and (df.topic == "all").sum() == 2 * len(col.systems)
+    from meta_eval.io import write_results
+
+    write_results(df, tmp_path / "r.csv")
+    back = pd.read_csv(tmp_path / "r.csv", dtype={"topic": str})
+    assert len(back) == len(df)
