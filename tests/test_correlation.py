@@ -314,6 +314,17 @@ def test_correlate_systems_bootstrap_matches_naive_loop():
         assert table.loc[row, "se"] == pytest.approx(np.std(naive, ddof=1), abs=1e-10)
 
 
+def test_correlate_systems_basic_interval_and_bias():
+    scores = synthetic_scores()
+    pct = correlate_systems(scores, n_resamples=50, seed=3)
+    basic = correlate_systems(scores, n_resamples=50, seed=3, ci_method="basic")
+    np.testing.assert_allclose(basic.table.ci_low, np.maximum(-1, 2 * pct.table.value - pct.table.ci_high))
+    np.testing.assert_allclose(basic.table.ci_high, np.minimum(1, 2 * pct.table.value - pct.table.ci_low))
+    np.testing.assert_allclose(pct.table.bias, pct.replicates.mean(axis=1) - pct.table.value)
+    with pytest.raises(InputError):
+        correlate_systems(scores, ci_method="bca")
+
+
 def test_correlate_systems_is_seeded():
     scores = synthetic_scores()
     a = correlate_systems(scores, n_resamples=30, seed=1).table
@@ -501,3 +512,47 @@ def test_figures_render():
         means_scatter(ma, mb[:5])
     with pytest.raises(InputError):
         correlation_heatmap(pd.DataFrame(np.ones((2, 3))))
+
+
+def test_kishida_table4_correlation_matrix():
+    """Kishida (2005), Table 4: Pearson correlations of v_S', v_D, v_Q, v_G and AP over the 136 output patterns of
+    five documents for a query with three relevant documents of grades 3, 2, 1 (end to end with the core measures)."""
+    import meta_eval as me
+
+    patterns = set()
+    for k in range(4):
+        for grades in itertools.permutations([3, 2, 1], k):
+            for positions in itertools.permutations(range(5), k):
+                g = [0] * 5
+                for grade, pos in zip(grades, positions):
+                    g[pos] = grade
+                patterns.add(tuple(g))
+    assert len(patterns) == 136
+    rankings = me.Rankings.from_lists([list(p) for p in sorted(patterns)], counts=[[10, 1, 1, 1]] * 136)
+    names = {"vS'": "MSR", "vD": "ANDCG", "vQ": "Q", "vG": "GenAP", "AP": "AP"}
+    scores = {k: np.asarray(me.get_measure(m)(rankings)).reshape(136, 1) for k, m in names.items()}
+    table4 = pd.DataFrame(
+        [[1.000, 0.969, 0.885, 0.963, 0.857],
+         [0.969, 1.000, 0.840, 0.940, 0.829],
+         [0.885, 0.840, 1.000, 0.961, 0.928],
+         [0.963, 0.940, 0.961, 1.000, 0.894],
+         [0.857, 0.829, 0.928, 0.894, 1.000]], index=list(names), columns=list(names))
+    res = correlate_topics(scores, method="pearson")
+    np.testing.assert_allclose(res.pooled.to_numpy(), table4.to_numpy(), atol=5e-4 + 1e-12)
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_trec_covid_system_correlations_against_references(shared_dir):
+    """TREC-COVID round 1 (143 runs x 30 topics): real ties (P@10 means) against scipy and the ircor-style loops."""
+    import meta_eval as me
+
+    data = shared_dir / "data" / "trec-covid-round1"
+    col = me.load_collection(data / "qrels.txt", [data / "runs"])
+    scores = {m: me.score(col, m) for m in ("AP", "P@10")}
+    res = correlate_systems(scores, col.systems, n_resamples=0)
+    x, y = (np.round(scores[m].mean(axis=1), 12) for m in ("AP", "P@10"))
+    assert np.unique(y).size < y.size  # the test exercises ties
+    values = res.table.set_index("coefficient").value
+    for coefficient in ("kendall_tau_b", "spearman", "pearson", "tau_ap(y|x)", "tau_ap(x|y)", "tau_ap_sym"):
+        assert values[coefficient] == pytest.approx(SCIPY[coefficient](x, y), abs=1e-10), coefficient

@@ -14,15 +14,21 @@ from rich.console import Console
 from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.errors import MetaEvalError
+from meta_eval.cli.common import (DepthOpt, LevelOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Unjudged, UnjudgedOpt,
+                                  collection_from_cli, reports_errors)
 
-DEFAULT_MEASURES = ("AP", "nDCG", "P@10")
+DEFAULT_MEASURES = ("AP", "GAP", "nDCG", "P@10")
 
 
 class SignificanceTest(str, Enum):
     bootstrap = "bootstrap"
     ttest = "ttest"
     none = "none"
+
+
+class CIMethod(str, Enum):
+    percentile = "percentile"
+    basic = "basic"
 
 
 class TopicMethod(str, Enum):
@@ -54,20 +60,21 @@ def _pvalues(scores: dict[str, np.ndarray], systems: list[str], test: Significan
     return out
 
 
-def _print_systems(console: Console, table: pd.DataFrame, confidence: float) -> None:
-    t = Table(title=f"Correlation of system rankings (mean over topics), {confidence:.0%} bootstrap CI")
+def _print_systems(console: Console, table: pd.DataFrame, confidence: float, n_resamples: int) -> None:
+    t = Table(title="Correlation of system rankings (systems ranked by mean over topics)")
     t.add_column("x (reference)")
     t.add_column("y")
-    coefficients = list(dict.fromkeys(table.coefficient))
-    for c in coefficients:
-        t.add_column(c, justify="right")
-    for (x, y), rows in table.groupby(["metric_x", "metric_y"], sort=False):
-        cells = []
-        for c in coefficients:
-            r = rows[rows.coefficient == c].iloc[0]
-            ci = "" if np.isnan(r.ci_low) else f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
-            cells.append(f"{r.value:.3f}{ci}")
-        t.add_row(x, y, *cells)
+    t.add_column("coefficient")
+    t.add_column("value", justify="right")
+    if n_resamples:
+        t.add_column(f"{confidence:.0%} CI (B={n_resamples})", justify="right")
+    for _, rows in table.groupby(["metric_x", "metric_y"], sort=False):
+        for r in rows.itertuples():
+            cells = [r.metric_x, r.metric_y, r.coefficient, f"{r.value:.3f}"]
+            if n_resamples:
+                cells.append("-" if np.isnan(r.ci_low) else f"[{r.ci_low:.3f}, {r.ci_high:.3f}]")
+            t.add_row(*cells)
+        t.add_section()
     console.print(t)
 
 
@@ -91,25 +98,30 @@ def _print_rows(console: Console, frame: pd.DataFrame, title: str) -> None:
 
 
 @app.command()
+@reports_errors
 def correlate(
-    runs: Annotated[Optional[list[Path]], typer.Argument(help="Run files, directories or globs (with --qrels).")] = None,
-    qrels: Annotated[Optional[Path], typer.Option("--qrels", "-q", help="Qrels file; without it the embedded demo "
-                                                  "collection is used.")] = None,
+    runs: RunsArg = None,
+    qrels: QrelsOpt = None,
     measures: Annotated[Optional[list[str]], typer.Option("--measure", "-m", help="Measure (repeat; at least two). "
                         f"Default: {', '.join(DEFAULT_MEASURES)}.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Directory for CSV tables and PNG figures.")] = None,
     resamples: Annotated[int, typer.Option("--resamples", "-B", min=0, help="Bootstrap replicates over topics "
                                            "(0: no confidence intervals).")] = 1000,
     confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap replicate design.")] = 0,
+    ci: Annotated[CIMethod, typer.Option(help="Bootstrap interval: percentile, or basic (corrects the downward shift "
+                                         "of the replicates; see correlate_systems).")] = CIMethod.percentile,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap replicate design (shared with the test).")] = 0,
     test: Annotated[SignificanceTest, typer.Option(help="Pairwise test that decides which swapped system pairs are "
-                                                   "significant: Sakai's paired bootstrap, paired t-test, or none.")]
+                                                   "significant: Sakai's paired bootstrap (B = --resamples, or 1000 "
+                                                   "when it is 0), paired t-test, or none.")]
     = SignificanceTest.bootstrap,
     alpha: Annotated[float, typer.Option(help="Significance level for the swaps.")] = 0.05,
     per_topic: Annotated[TopicMethod, typer.Option(help="Coefficient of the per-topic correlations.")]
     = TopicMethod.pearson,
-    depth: Annotated[Optional[int], typer.Option(help="Evaluation depth (trec_eval -M).")] = None,
-    rel_level: Annotated[int, typer.Option(help="Binary relevance threshold (trec_eval -l).")] = 1,
+    depth: DepthOpt = None,
+    rel_level: LevelOpt = 1,
+    missing: MissingOpt = Missing.zero,
+    unjudged: UnjudgedOpt = Unjudged.nonrel,
     figures: Annotated[bool, typer.Option(help="Write figures to --out.")] = True,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
@@ -121,30 +133,17 @@ def correlate(
 
     console = Console()
     names = list(measures or DEFAULT_MEASURES)
-    try:
-        if qrels is None:
-            if runs:
-                raise typer.BadParameter("runs given without --qrels", param_hint="RUNS")
-            col = me.demo_collection()
-        else:
-            if not runs:
-                raise typer.BadParameter("--qrels needs at least one run file or directory", param_hint="RUNS")
-            col = me.load_collection(qrels=qrels, runs=[str(r) for r in runs], depth=depth, rel_level=rel_level)
-        scores = me.score(col, names)
-        if not isinstance(scores, dict):  # a single measure
-            scores = {names[0]: scores}
-        systems = list(col.systems)
-        sysres = correlate_systems(scores, systems, n_resamples=resamples, confidence=confidence, seed=seed,
-                                   progress=progress)
-        topres = correlate_topics(scores, list(col.topics), method=per_topic.value)
-        pvals = _pvalues(scores, systems, test, max(resamples, 1), alpha, seed, progress)
-        swaps = swap_table(scores, pvals, alpha=alpha, systems=systems)
-    except MetaEvalError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from exc
+    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, progress=progress)
+    scores = {name: np.asarray(me.score(col, name)) for name in dict.fromkeys(names)}  # keep the user's spelling
+    systems = list(col.systems)
+    sysres = correlate_systems(scores, systems, n_resamples=resamples, confidence=confidence, seed=seed,
+                               ci_method=ci.value, progress=progress)
+    topres = correlate_topics(scores, list(col.topics), method=per_topic.value)
+    pvals = _pvalues(scores, systems, test, resamples or 1000, alpha, seed, progress)
+    swaps = swap_table(scores, pvals, alpha=alpha, systems=systems)
 
     console.print(f"{len(systems)} systems × {len(col.topics)} topics; measures: {', '.join(scores)}")
-    _print_systems(console, sysres.table, confidence)
+    _print_systems(console, sysres.table, confidence, resamples)
     _print_matrix(console, topres.pooled, f"Per-topic scores, pooled {per_topic.value} (all system-topic pairs)")
     _print_matrix(console, topres.mean, f"Per-topic scores, mean over topics of {per_topic.value}")
     swap_cols = ["metric_x", "metric_y", "n_pairs", "n_swaps", "n_tied", "n_swaps_significant_x",

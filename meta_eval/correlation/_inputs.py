@@ -23,7 +23,9 @@ def score_stack(
     Returns the metric names, the stack and the S row labels (``labels`` or "s0", "s1", ...).
     """
     if not isinstance(scores, Mapping):
-        raise InputError(f"scores must be a mapping metric name -> (systems x topics) array, got {type(scores).__name__}")
+        raise InputError(
+            f"scores must be a mapping metric name -> (systems x topics) array, got {type(scores).__name__}"
+        )
     names = [str(k) for k in scores]
     if len(names) < min_metrics:
         raise InputError(f"need at least {min_metrics} metrics to correlate, got {len(names)}: {names}")

@@ -88,7 +88,9 @@ def _pair_pvalues(p: ArrayLike | None, n_systems: int, label: str) -> np.ndarray
         raise InputError(f"{label} must be an (S, S) = ({n_systems}, {n_systems}) matrix of p-values or a vector of"
                          f" the {n_pairs} pairs a < b in row-major order; got shape {p.shape}")
     if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise InputError(f"{label} must hold p-values in [0, 1] for every pair a < b (NaN allowed only on the diagonal)")
+        raise InputError(
+            f"{label} must hold p-values in [0, 1] for every pair a < b (NaN allowed only on the diagonal)"
+        )
     return p
 
 
@@ -128,7 +130,9 @@ def ranking_swaps(
     """
     mx, my = (np.asarray(v, dtype=np.float64) for v in (x, y))
     if mx.shape != my.shape or mx.ndim not in (1, 2):
-        raise InputError(f"x and y must both be (S,) means or (S, T) scores of the same shape; got {mx.shape}, {my.shape}")
+        raise InputError(
+            f"x and y must both be (S,) means or (S, T) scores of the same shape; got {mx.shape}, {my.shape}"
+        )
     if mx.ndim == 1:
         mx, my = mx[:, None], my[:, None]
     _, stack, systems = score_stack({names[0]: mx, names[1]: my}, systems, min_systems=2)

@@ -24,7 +24,7 @@ from scipy.stats import rankdata
 
 from meta_eval.errors import InputError
 
-__all__ = ["kendall_tau_b", "pearson", "spearman", "tau_ap", "tau_ap_a", "tau_ap_b", "pairwise_signs"]
+__all__ = ["Ranked", "kendall_tau_b", "pearson", "spearman", "tau_ap", "tau_ap_a", "tau_ap_b"]
 
 
 def _as_pair(x: ArrayLike, y: ArrayLike, min_items: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -42,61 +42,94 @@ def _as_pair(x: ArrayLike, y: ArrayLike, min_items: int = 2) -> tuple[np.ndarray
     return x, y
 
 
-def pairwise_signs(v: np.ndarray) -> np.ndarray:
-    """Matrix of pairwise orderings: ``G[..., i, j] = sign(v[..., j] - v[..., i])`` as int8.
+# --------------------------------------------------------------------------------------------------------------
+# Kernels on prepared rankings (the bootstrap prepares each metric's rankings once and reuses them for all pairs)
+# --------------------------------------------------------------------------------------------------------------
 
-    ``G[..., i, j] = 1`` means item j scores higher than (is ranked above) item i. The diagonal is 0.
+
+def _rowsum(mask: np.ndarray) -> np.ndarray:
+    """Number of True per row of a boolean (..., N, N) array (a uint8 view summed in uint16: 2x numpy's bool sum)."""
+    dtype = np.uint16 if mask.shape[-1] < 2**16 else np.int64
+    return mask.view(np.uint8).sum(axis=-1, dtype=dtype).astype(np.int64)
+
+
+class Ranked:
+    """Pairwise order of the N items of a score array (..., N), precomputed once for many coefficients.
+
+    Attributes
+    ----------
+    up : bool (..., N, N)
+        ``up[..., i, j]``: item j scores strictly higher than item i (j is above i).
+    tied : bool (..., N, N)
+        ``tied[..., i, j]``: items i and j score the same (the diagonal is True).
+    n_above : int (..., N)
+        Items strictly above item i (= position of i's tie group minus 1).
+    group : int (..., N)
+        Size of item i's tie group (1 when untied).
+    tied_pairs : float (...)
+        Unordered pairs tied.
+    has_ties : bool
+        Whether any tie exists.
     """
-    return np.sign(v[..., None, :] - v[..., :, None]).astype(np.int8)
+
+    __slots__ = ("up", "tied", "n_above", "group", "tied_pairs", "has_ties")
+
+    def __init__(self, v: np.ndarray):
+        self.up = v[..., None, :] > v[..., :, None]
+        self.tied = v[..., None, :] == v[..., :, None]
+        self.n_above = _rowsum(self.up)
+        self.group = _rowsum(self.tied)
+        n = v.shape[-1]
+        self.tied_pairs = (self.group.sum(axis=-1) - n) / 2.0
+        self.has_ties = bool((self.group > 1).any())
 
 
-# --------------------------------------------------------------------------------------------------------------
-# Kernels on sign matrices (shared by the public functions and the bootstrap, which reuses the matrices)
-# --------------------------------------------------------------------------------------------------------------
+def _concordant_above(rx: Ranked, ry: Ranked) -> np.ndarray:
+    """c[..., i] = #{j : j strictly above i in both x and y} (symmetric in x and y); sum over i = C."""
+    return _rowsum(rx.up & ry.up)
 
 
-def _kendall_from_signs(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
-    n = gx.shape[-1]
-    s = np.einsum("...ij,...ij->...", gx, gy, dtype=np.int64) / 2.0  # C - D over unordered pairs
+def _kendall_kernel(rx: Ranked, ry: Ranked, c: np.ndarray) -> np.ndarray:
+    n = c.shape[-1]
     n0 = n * (n - 1) / 2.0
-    tx = ((gx == 0).sum(axis=(-2, -1)) - n) / 2.0  # pairs tied in x
-    ty = ((gy == 0).sum(axis=(-2, -1)) - n) / 2.0
+    concordant = c.sum(axis=-1).astype(np.float64)
+    tied_both = (_rowsum(rx.tied & ry.tied).sum(axis=-1) - n) / 2.0 if rx.has_ties and ry.has_ties else 0.0
+    # pairs untied in both are concordant or discordant: C + D = n0 - t_x - t_y + t_xy
+    discordant = n0 - rx.tied_pairs - ry.tied_pairs + tied_both - concordant
+    den = (n0 - rx.tied_pairs) * (n0 - ry.tied_pairs)
     with np.errstate(divide="ignore", invalid="ignore"):
-        tau = s / np.sqrt((n0 - tx) * (n0 - ty))
-    return np.where((n0 - tx) * (n0 - ty) > 0, np.clip(tau, -1.0, 1.0), np.nan)
+        tau = (concordant - discordant) / np.sqrt(den)
+    return np.where(den > 0, np.clip(tau, -1.0, 1.0), np.nan)
 
 
-def _tau_ap_from_signs(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+def _tau_ap_kernel(ry: Ranked, c: np.ndarray) -> np.ndarray:
     """tau_AP(y | x) with the tau_AP-b tie convention (Urbano & Marrero 2017, asymmetric part)."""
-    above_y = gy > 0  # [i, j]: j is strictly above i in y
-    n_above = above_y.sum(axis=-1)
-    concordant = (above_y & (gx > 0)).sum(axis=-1)  # above i in y and strictly above i in x
-    counted = n_above > 0  # every item but the top tie group of y
-    ratio = np.where(counted, concordant / np.maximum(n_above, 1), 0.0)
+    counted = ry.n_above > 0  # every item but the top tie group of y
+    ratio = np.where(counted, c / np.maximum(ry.n_above, 1), 0.0)
     n_counted = counted.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(n_counted > 0, 2.0 * ratio.sum(axis=-1) / n_counted - 1.0, np.nan)
 
 
-def _tau_ap_a_from_signs(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+def _tau_ap_a_kernel(rx: Ranked, ry: Ranked, c: np.ndarray) -> np.ndarray:
     """tau_AP-a(y | x): expectation of tau_AP(y' | x) over uniformly random tie-breakings y' of y."""
-    n = gx.shape[-1]
-    above_y = gy > 0
-    tied_y = gy == 0  # includes the item itself
-    a = above_y.sum(axis=-1)  # items strictly above i's tie group
-    t = tied_y.sum(axis=-1)  # size of i's tie group
-    c = (above_y & (gx > 0)).sum(axis=-1)  # concordant items above the group
-    d = (tied_y & (gx > 0)).sum(axis=-1)  # group members strictly above i in x
-    af = a.astype(np.float64)
-    tf = t.astype(np.float64)
+    n = c.shape[-1]
+    a = ry.n_above.astype(np.float64)  # items strictly above i's tie group
+    t = ry.group.astype(np.float64)  # size of i's tie group
     # Term I: c / (position - 1) averaged over the t equally likely positions a+1 .. a+t:
     #   (1/t) sum_{m=a}^{a+t-1} 1/m = (psi(a+t) - psi(a)) / t.
-    term1 = np.where(a > 0, c * (digamma(af + tf) - digamma(np.maximum(af, 1.0))) / tf, 0.0)
+    if ry.has_ties:
+        term1 = np.where(a > 0, c * (digamma(a + t) - digamma(np.maximum(a, 1.0))) / t, 0.0)
+    else:
+        term1 = np.where(a > 0, c / np.maximum(a, 1.0), 0.0)
+    if not ry.has_ties:
+        return 2.0 / (n - 1) * term1.sum(axis=-1) - 1.0
     # Term II: a group member above i in x lands above i with probability k/(t-1) when i takes the
     # (k+1)-th slot of the group:  d/(t(t-1)) * sum_{k=1}^{t-1} k/(a+k),
     #   sum_{k=1}^{t-1} k/(a+k) = (t-1) - a (psi(a+t) - psi(a+1)).
-    s = (tf - 1.0) - af * (digamma(af + tf) - digamma(af + 1.0))
-    term2 = np.where(t > 1, d * s / np.maximum(tf * (tf - 1.0), 1.0), 0.0)
+    d = _rowsum(ry.tied & rx.up)  # group members strictly above i in x
+    s = (t - 1.0) - a * (digamma(a + t) - digamma(a + 1.0))
+    term2 = np.where(t > 1, d * s / np.maximum(t * (t - 1.0), 1.0), 0.0)
     return 2.0 / (n - 1) * (term1 + term2).sum(axis=-1) - 1.0
 
 
@@ -136,7 +169,8 @@ def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> np.ndarray:
         Shape (...); NaN where x or y is constant.
     """
     x, y = _as_pair(x, y)
-    return _scalar(_kendall_from_signs(pairwise_signs(x), pairwise_signs(y)))
+    rx, ry = Ranked(x), Ranked(y)
+    return _scalar(_kendall_kernel(rx, ry, _concordant_above(rx, ry)))
 
 
 def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray:
@@ -165,8 +199,8 @@ def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray
     y : array_like, shape (..., N)
         Scores of the ranking under evaluation.
     symmetric : bool
-        Return (tau_AP(y | x) + tau_AP(x | y)) / 2 instead, which is Urbano & Marrero's tau_AP-b
-        (identical to the symmetrised tau_AP of MATTERS ``apCorrelation`` when there are no ties).
+        Return (tau_AP(y | x) + tau_AP(x | y)) / 2 instead, which is Urbano & Marrero's tau_AP-b (the average
+        of both directions, as the ``Symmetric`` option of MATTERS ``apCorrelation``; methods.md 4.4).
 
     Returns
     -------
@@ -181,10 +215,11 @@ def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray
     -0.5
     """
     x, y = _as_pair(x, y)
-    gx, gy = pairwise_signs(x), pairwise_signs(y)
-    value = _tau_ap_from_signs(gx, gy)
+    rx, ry = Ranked(x), Ranked(y)
+    c = _concordant_above(rx, ry)
+    value = _tau_ap_kernel(ry, c)
     if symmetric:
-        value = (value + _tau_ap_from_signs(gy, gx)) / 2.0
+        value = (value + _tau_ap_kernel(rx, c)) / 2.0
     return _scalar(value)
 
 
@@ -232,7 +267,8 @@ def tau_ap_a(x: ArrayLike, y: ArrayLike) -> np.ndarray:
         Shape (...).
     """
     x, y = _as_pair(x, y)
-    return _scalar(_tau_ap_a_from_signs(pairwise_signs(x), pairwise_signs(y)))
+    rx, ry = Ranked(x), Ranked(y)
+    return _scalar(_tau_ap_a_kernel(rx, ry, _concordant_above(rx, ry)))
 
 
 def spearman(x: ArrayLike, y: ArrayLike) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -20,11 +21,12 @@ from tqdm.auto import tqdm
 
 from meta_eval.correlation._inputs import score_stack, system_means
 from meta_eval.correlation.rank import (
-    _kendall_from_signs,
+    Ranked,
+    _concordant_above,
+    _kendall_kernel,
     _pearson,
-    _tau_ap_a_from_signs,
-    _tau_ap_from_signs,
-    pairwise_signs,
+    _tau_ap_a_kernel,
+    _tau_ap_kernel,
 )
 from meta_eval.errors import InputError
 from meta_eval.resampling import bootstrap_indices
@@ -54,13 +56,14 @@ class SystemCorrelation:
     ----------
     table : pandas.DataFrame
         One row per metric pair and coefficient: ``metric_x``, ``metric_y``, ``coefficient``, ``value`` (on all
-        topics), ``ci_low``, ``ci_high`` (percentile bootstrap interval), ``se`` (bootstrap standard deviation),
-        ``n_undefined`` (replicates where the coefficient was undefined, e.g. a constant ranking).
+        topics), ``ci_low``, ``ci_high`` (bootstrap interval), ``se`` (bootstrap standard deviation), ``bias``
+        (mean of the replicates minus ``value``), ``n_undefined`` (replicates where the coefficient was
+        undefined, e.g. a constant ranking).
     means : pandas.DataFrame
         System means over topics (systems x metrics; ranked after rounding to ``decimals``).
     replicates : numpy.ndarray
         Bootstrap values, shape (len(table), B), row-aligned with ``table``.
-    confidence, n_resamples, seed :
+    confidence, n_resamples, seed, ci_method :
         The bootstrap settings.
     """
 
@@ -70,6 +73,7 @@ class SystemCorrelation:
     confidence: float
     n_resamples: int
     seed: int | None
+    ci_method: str = "percentile"
 
     @property
     def metrics(self) -> list[str]:
@@ -87,11 +91,11 @@ class SystemCorrelation:
         coefficient : str
             One of :data:`COEFFICIENTS`, or ``"tau_ap"`` / ``"tau_ap_a"``.
         stat : str
-            ``"value"``, ``"ci_low"``, ``"ci_high"`` or ``"se"``.
+            ``"value"``, ``"ci_low"``, ``"ci_high"``, ``"se"`` or ``"bias"``.
         """
         names = self.metrics
-        if stat not in ("value", "ci_low", "ci_high", "se"):
-            raise InputError(f"stat must be one of value, ci_low, ci_high, se; got {stat!r}")
+        if stat not in ("value", "ci_low", "ci_high", "se", "bias"):
+            raise InputError(f"stat must be one of value, ci_low, ci_high, se, bias; got {stat!r}")
         valid = set(COEFFICIENTS) | set(_DIRECTIONAL)
         if coefficient not in valid:
             raise InputError(f"unknown coefficient {coefficient!r}; expected one of {sorted(valid)}")
@@ -110,28 +114,29 @@ class SystemCorrelation:
         return mat
 
 
-def _pair_coefficients(gx, gy, rx, ry, mx, my) -> dict[str, np.ndarray]:
-    """All coefficients for one metric pair from precomputed sign matrices, ranks and means (leading axes kept)."""
-    ap_yx = _tau_ap_from_signs(gx, gy)
-    ap_xy = _tau_ap_from_signs(gy, gx)
+def _pair_coefficients(rx: Ranked, ry: Ranked, ranks_x, ranks_y, mx, my) -> dict[str, np.ndarray]:
+    """All coefficients for one metric pair from prepared rankings, ranks and means (leading axes kept)."""
+    c = _concordant_above(rx, ry)
+    ap_yx = _tau_ap_kernel(ry, c)
+    ap_xy = _tau_ap_kernel(rx, c)
     return {
-        "kendall_tau_b": _kendall_from_signs(gx, gy),
+        "kendall_tau_b": _kendall_kernel(rx, ry, c),
         "tau_ap(y|x)": ap_yx,
         "tau_ap(x|y)": ap_xy,
         "tau_ap_sym": (ap_yx + ap_xy) / 2.0,
-        "tau_ap_a(y|x)": _tau_ap_a_from_signs(gx, gy),
-        "tau_ap_a(x|y)": _tau_ap_a_from_signs(gy, gx),
-        "spearman": _pearson(rx, ry),
+        "tau_ap_a(y|x)": _tau_ap_a_kernel(rx, ry, c),
+        "tau_ap_a(x|y)": _tau_ap_a_kernel(ry, rx, c),
+        "spearman": _pearson(ranks_x, ranks_y),
         "pearson": _pearson(mx, my),
     }
 
 
 def _all_pairs(means: np.ndarray) -> list[dict[str, np.ndarray]]:
     """Coefficients for every metric pair; ``means`` has shape (K, ..., S)."""
-    signs = [pairwise_signs(m) for m in means]
+    ranked = [Ranked(m) for m in means]
     ranks = rankdata(means, axis=-1)
     return [
-        _pair_coefficients(signs[i], signs[j], ranks[i], ranks[j], means[i], means[j])
+        _pair_coefficients(ranked[i], ranked[j], ranks[i], ranks[j], means[i], means[j])
         for i, j in combinations(range(len(means)), 2)
     ]
 
@@ -144,6 +149,7 @@ def correlate_systems(
     confidence: float = 0.95,
     seed: int | None = 0,
     decimals: int | None = 12,
+    ci_method: Literal["percentile", "basic"] = "percentile",
     progress: bool = False,
 ) -> SystemCorrelation:
     r"""Correlate metrics by the system rankings they induce (systems ranked by mean score over topics).
@@ -156,8 +162,10 @@ def correlate_systems(
     Confidence intervals: B bootstrap replicates of the topic set, ``idx = bootstrap_indices(T, B, seed)``
     (column b = the T topics of replicate b); in each replicate the system means are recomputed (all replicates
     in one matrix product) and every coefficient recomputed; the interval is the percentile interval
-    [q_{(1-c)/2}, q_{(1+c)/2}] of the replicate values (Efron & Tibshirani 1993, ch. 13). Replicates where a
-    coefficient is undefined are left out and counted in ``n_undefined``.
+    [q_{(1-c)/2}, q_{(1+c)/2}] of the replicate values (Efron & Tibshirani 1993, ch. 13), or with
+    ``ci_method="basic"`` the reverse-percentile interval [2v - q_{(1+c)/2}, 2v - q_{(1-c)/2}] around the value v
+    (Davison & Hinkley 1997, Eq. 5.6), truncated to [-1, 1]. Replicates where a coefficient is undefined are
+    left out and counted in ``n_undefined``.
 
     Parameters
     ----------
@@ -168,19 +176,44 @@ def correlate_systems(
     n_resamples : int
         Number B of bootstrap replicates; 0 skips the intervals (NaN).
     confidence : float
-        Confidence level of the percentile intervals, in (0, 1).
+        Confidence level of the intervals, in (0, 1).
     seed : int or None
         Seed of the replicate design.
     decimals : int or None
         System means are rounded to this many decimals before ranking, so that floating-point noise does not
         break exact ties (e.g. identical runs); None ranks the raw means.
+    ci_method : {"percentile", "basic"}
+        Bootstrap interval (see Notes).
     progress : bool
         Show a progress bar over replicate chunks.
 
     Returns
     -------
     SystemCorrelation
+
+    Notes
+    -----
+    Rank correlations between system *means* are not linear in the topic scores, and their bootstrap
+    distribution is shifted downwards: a replicate topic set repeats topics, its system means are noisier than
+    the observed ones, and so the two metrics' rankings agree less. The ``bias`` column (mean of the replicates
+    minus the value) measures the shift; with few topics or many close systems the percentile interval can lie
+    entirely below the value. It then describes the spread of the coefficient over resampled topic sets rather
+    than covering the value; the basic interval corrects the shift (it is truncated at 1, which it would
+    otherwise exceed for coefficients close to 1). ``scipy.stats.bootstrap(method="percentile")`` over topics
+    with the same statistic shows the same shift (its own random draws give equal intervals up to Monte Carlo
+    error).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> ap = rng.random((5, 8))
+    >>> res = correlate_systems({"AP": ap, "half": ap / 2}, n_resamples=100)
+    >>> float(res.table.set_index("coefficient").loc["kendall_tau_b", "value"])
+    1.0
     """
+    if ci_method not in ("percentile", "basic"):
+        raise InputError(f"ci_method must be 'percentile' or 'basic', got {ci_method!r}")
     names, stack, systems = score_stack(scores, systems, min_systems=3)
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}")
@@ -196,11 +229,13 @@ def correlate_systems(
         # counts[t, b] = how often topic t is drawn in replicate b, so that means = scores @ counts / T
         counts = np.zeros((n_topics, n_resamples))
         np.add.at(counts, (idx, np.arange(n_resamples)[None, :]), 1.0)
-        chunk = max(1, int(2e7 // (n_metrics * n_systems * n_systems)))  # ~20 MB of int8 sign matrices
+        chunk = max(1, int(2e7 // (n_metrics * n_systems * n_systems)))  # ~40 MB of boolean order matrices
+        flat = stack.reshape(n_metrics * n_systems, n_topics)
         bar = tqdm(total=n_resamples, desc="bootstrap correlations", unit="rep", disable=not progress)
         for start in range(0, n_resamples, chunk):
             stop = min(start + chunk, n_resamples)
-            means = stack @ counts[:, start:stop] / n_topics  # (K, S, c)
+            block = np.ascontiguousarray(counts[:, start:stop])
+            means = (flat @ block / n_topics).reshape(n_metrics, n_systems, stop - start)  # one BLAS call
             if decimals is not None:
                 means = np.round(means, decimals)
             for p, coefs in enumerate(_all_pairs(np.swapaxes(means, 1, 2))):
@@ -215,11 +250,16 @@ def correlate_systems(
         for c, name in enumerate(COEFFICIENTS):
             r = reps[p, c]
             ok = r[np.isfinite(r)]
+            value = float(point[p][name])
             lo, hi = np.quantile(ok, [alpha, 1.0 - alpha]) if ok.size else (np.nan, np.nan)
+            if ci_method == "basic":  # reflected around the value, truncated to the coefficients' range
+                lo, hi = max(-1.0, 2.0 * value - hi), min(1.0, 2.0 * value - lo)
             se = ok.std(ddof=1) if ok.size > 1 else np.nan
-            rows.append((x, y, name, float(point[p][name]), lo, hi, se, int(r.size - ok.size)))
+            bias = ok.mean() - value if ok.size else np.nan
+            rows.append((x, y, name, value, lo, hi, se, bias, int(r.size - ok.size)))
     table = pd.DataFrame(
-        rows, columns=["metric_x", "metric_y", "coefficient", "value", "ci_low", "ci_high", "se", "n_undefined"]
+        rows,
+        columns=["metric_x", "metric_y", "coefficient", "value", "ci_low", "ci_high", "se", "bias", "n_undefined"],
     )
     means_df = pd.DataFrame(stack.mean(axis=-1).T, index=pd.Index(systems, name="system"), columns=names)
     return SystemCorrelation(
@@ -229,4 +269,5 @@ def correlate_systems(
         confidence=confidence,
         n_resamples=int(n_resamples),
         seed=seed,
+        ci_method=ci_method,
     )

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from scipy.stats import kendalltau, rankdata
 
 from meta_eval.correlation._inputs import score_stack
-from meta_eval.correlation.rank import _kendall_from_signs, _pearson, pairwise_signs
+from meta_eval.correlation.rank import Ranked, _concordant_above, _kendall_kernel, _pearson
 from meta_eval.errors import InputError
 
 __all__ = ["TopicCorrelation", "correlate_topics"]
@@ -72,7 +72,8 @@ def _batched(method: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return _pearson(x, y)
     if method == "spearman":
         return _pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
-    return _kendall_from_signs(pairwise_signs(x), pairwise_signs(y))
+    rx, ry = Ranked(x), Ranked(y)
+    return _kendall_kernel(rx, ry, _concordant_above(rx, ry))
 
 
 def correlate_topics(

@@ -72,6 +72,7 @@ def correlation_heatmap(
     sns.heatmap(matrix, ax=ax, vmin=vmin, vmax=vmax, annot=annot, fmt=fmt, cmap=cmap, mask=mask, square=True,
                 cbar_kws={"shrink": 0.8})
     ax.set_ylabel(matrix.index.name or "")
+    ax.set_xlabel("evaluated" if matrix.index.name == "reference" else "")
     coefficient = matrix.attrs.get("coefficient", "")
     ax.set_title(title if title is not None else _LABELS.get(coefficient, coefficient))
     return fig
@@ -126,8 +127,9 @@ def means_scatter(
     ax.set_aspect("equal")
     ax.set_xlabel(f"mean {name_x}")
     ax.set_ylabel(f"mean {name_y}")
-    ax.set_title(f"{name_y} vs {name_x}: τ = {kendall_tau_b(x, y):.3f}, τ_AP({name_y}|{name_x}) = {tau_ap(x, y):.3f}")
-    ax.legend(loc="lower right", frameon=False)
+    ax.set_title(f"{name_y} vs {name_x}\nτ = {kendall_tau_b(x, y):.3f}, τ_AP({name_y}|{name_x}) = {tau_ap(x, y):.3f}",
+                 fontsize="medium")
+    ax.legend(loc="best", frameon=False)
     _annotate(ax, x, x, y, systems, label)
     return fig
 
@@ -159,8 +161,9 @@ def rank_rank(
     ax.set_aspect("equal")
     ax.set_xlabel(f"rank by {name_x}")
     ax.set_ylabel(f"rank by {name_y}")
-    ax.set_title(f"τ = {kendall_tau_b(x, y):.3f}, τ_AP({name_y}|{name_x}) = {tau_ap(x, y):.3f}")
-    ax.legend(loc="lower left", frameon=False)
+    ax.set_title(f"ranks by {name_y} vs {name_x}\nτ = {kendall_tau_b(x, y):.3f}, "
+                 f"τ_AP({name_y}|{name_x}) = {tau_ap(x, y):.3f}", fontsize="medium")
+    ax.legend(loc="best", frameon=False)
     _annotate(ax, x, rx, ry, systems, label)
     return fig
 

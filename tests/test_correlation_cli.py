@@ -1,0 +1,92 @@
+"""Tests of ``meta-eval correlate``: wiring from files to tables and figures, checked against scipy."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+import meta_eval as me
+from meta_eval.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    """6 runs x 5 topics with graded qrels, written as TREC files."""
+    rng = np.random.default_rng(11)
+    docs = [f"d{i}" for i in range(12)]
+    qrels = []
+    for t in range(1, 6):
+        for d in docs:
+            qrels.append(f"{t} 0 {d} {rng.choice([0, 0, 1, 2])}")
+    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    run_dir = tmp_path / "runs"
+    run_dir.mkdir()
+    for r in range(6):
+        lines = []
+        for t in range(1, 6):
+            order = rng.permutation(12)[:8]
+            for rank, d in enumerate(order, 1):
+                lines.append(f"{t} Q0 {docs[d]} {rank} {100 - rank} run{r}")
+        (run_dir / f"run{r}.txt").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_correlate_files_to_tables_and_figures(tiny):
+    out = tiny / "out"
+    result = runner.invoke(app, ["correlate", "--qrels", str(tiny / "qrels.txt"), str(tiny / "runs"), "-m", "AP",
+                                 "-m", "P@5", "-m", "nDCG", "-B", "30", "--test", "ttest", "--out", str(out),
+                                 "--no-progress"])
+    assert result.exit_code == 0, result.output
+    col = me.load_collection(tiny / "qrels.txt", [tiny / "runs"])
+    scores = {m: me.score(col, m) for m in ("AP", "P@5", "nDCG")}
+    table = pd.read_csv(out / "system_correlation.csv")
+    for x, y in itertools.combinations(scores, 2):
+        row = table[(table.metric_x == x) & (table.metric_y == y) & (table.coefficient == "kendall_tau_b")].iloc[0]
+        mx, my = (np.round(scores[m].mean(axis=1), 12) for m in (x, y))
+        assert row.value == pytest.approx(stats.kendalltau(mx, my).statistic)
+        assert row.ci_low <= row.ci_high
+    swaps = pd.read_csv(out / "swaps.csv")
+    row = swaps[(swaps.metric_x == "AP") & (swaps.metric_y == "nDCG")].iloc[0]
+    ma, mn = scores["AP"].mean(axis=1), scores["nDCG"].mean(axis=1)
+    n_swaps = sum((ma[i] - ma[j]) * (mn[i] - mn[j]) < 0 for i, j in itertools.combinations(range(6), 2))
+    assert row.n_swaps == n_swaps
+    topics = pd.read_csv(out / "topic_correlation.csv")
+    r = topics[(topics.metric_x == "AP") & (topics.metric_y == "nDCG")].iloc[0]
+    assert r.pooled == pytest.approx(stats.pearsonr(scores["AP"].ravel(), scores["nDCG"].ravel()).statistic)
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert "heatmap_tau_ap.png" in pngs and "scatter_AP__nDCG.png" in pngs and "rankrank_AP__Pat5.png" in pngs
+    assert len(pngs) == 3 + 2 * 3
+    assert "tau_ap(y|x)" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--qrels", "missing-qrels.txt", "missing-runs"], "error"),
+    (["-m", "AP", "-m", "NoSuchMeasure"], "error"),
+    (["some-run.txt"], "without --qrels"),
+])
+def test_correlate_bad_input_exits_cleanly(tiny, args, message):
+    if "NoSuchMeasure" in args:
+        args = ["--qrels", str(tiny / "qrels.txt"), str(tiny / "runs")] + args
+    result = runner.invoke(app, ["correlate", *args, "-B", "0", "--test", "none", "--no-progress"])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_correlate_demo_collection(tmp_path):
+    try:
+        me.demo_paths()
+    except FileNotFoundError:
+        pytest.skip("demo collection not built yet")
+    result = runner.invoke(app, ["correlate", "-m", "AP", "-m", "P@10", "-B", "20", "--test", "ttest",
+                                 "--no-figures", "--out", str(tmp_path), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "system_correlation.csv")
+    assert set(table.coefficient) >= {"kendall_tau_b", "tau_ap(y|x)", "tau_ap(x|y)", "tau_ap_sym", "tau_ap_a(y|x)"}
