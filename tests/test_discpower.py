@@ -11,6 +11,7 @@ import math
 from itertools import product
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,7 +62,7 @@ def ref_paired(x, y, idx, alpha):
     asl = np.sum(t_star >= t_obs * (1 - 1e-9)) / n_rep
     k = math.ceil(round(n_rep * alpha, 9))
     pick = np.argsort(-t_star, kind="stable")[k - 1]
-    return asl, abs(m_star[pick])
+    return asl, abs(m_star[pick]), t_star[pick]
 
 
 def ref_unpaired(x, y, idx_x, idx_y, alpha):
@@ -109,6 +110,7 @@ def test_paired_bootstrap_equals_per_pair_reference(discrete):
     np.testing.assert_array_equal(res.asl, ref[:, 0])
     if not discrete:  # with ties in |t*| the stable order is exact only up to rounding
         np.testing.assert_allclose(res.pair_diff_required, ref[:, 1], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(res.pair_critical_t, ref[:, 2], rtol=1e-9)
         assert res.diff_required == pytest.approx(ref[:, 1].max(), rel=1e-12)
     assert res.asl[(ia == 2) & (ib == 3)] == 1.0
     assert res.asl[(ia == 4) & (ib == 5)] == 0.0
@@ -203,6 +205,27 @@ def test_asl_is_a_probability_and_symmetric_in_system_order(n_sys, n_top, seed):
     rev_map = {(n_sys - 1 - b, n_sys - 1 - a): v for a, b, v in zip(ia, ib, rev.asl)}
     # reversed order: pair (a, b) becomes (S-1-a, S-1-b), i.e. the same pair with the difference negated
     np.testing.assert_array_equal(fwd.asl, [rev_map[(a, b)] for a, b in zip(ia, ib)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 30), st.integers(0, 2**16))
+def test_kth_largest_first_is_the_stable_descending_order(n_rows, n_cols, seed):
+    from meta_eval.discpower._common import kth_largest_first
+
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 4, (n_rows, n_cols)).astype(float)  # many ties
+    values[rng.random((n_rows, n_cols)) < 0.1] = np.inf
+    k = int(rng.integers(1, n_cols + 1))
+    np.testing.assert_array_equal(kth_largest_first(values, k), np.argsort(-values, axis=1, kind="stable")[:, k - 1])
+
+
+def test_studentised_statistic_rule_on_scalars():
+    from meta_eval.discpower._common import abs_studentised
+
+    assert abs_studentised(0.2, 0.04, 4, 1.0) == pytest.approx(2.0)
+    assert abs_studentised(0.2, 0.0, 4, 1.0) == math.inf
+    assert abs_studentised(1e-12, 1e-14, 4, 1.0) == 0.0  # both below the rounding tolerances: zero mean, zero s.d.
+    assert abs_studentised(0.0, 0.0, 4, 0.0) == 0.0
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -414,6 +437,27 @@ def test_swap_rate_falls_with_topic_set_size_and_difference():
     assert list(md["size"]) == [5, 10, 25]
 
 
+def test_swap_rate_min_difference_and_extrapolation_on_a_hand_table():
+    from meta_eval.discpower import SwapRates
+
+    rows = []
+    for n in (2, 4, 6):
+        for k, base in enumerate([0.4, 0.2, 0.1]):  # bins [0, .01), [.01, .02), [.02, .03)
+            rate = base * np.exp(-0.1 * n)  # log-linear in n by construction
+            rows.append((n, k * 0.01, (k + 1) * 0.01, 1000, round(rate * 1000), round(rate * 1000) / 1000))
+    table = pd.DataFrame(rows, columns=["size", "bin_lo", "bin_hi", "comparisons", "swaps", "swap_rate"])
+    res = SwapRates(table=table, by_size=pd.DataFrame())
+    md = res.min_difference(0.1).set_index("size")["min_difference"]
+    # rates at n = 2: .328 .164 .082 -> from bin .02; n = 6: .220 .110 .055 -> from .02; at 0.3 n=6 -> from 0
+    assert md.loc[2] == pytest.approx(0.02) and md.loc[6] == pytest.approx(0.02)
+    assert res.min_difference(0.3).set_index("size")["min_difference"].loc[6] == 0.0
+    assert np.isnan(res.min_difference(0.01).set_index("size")["min_difference"].loc[2])
+    ext = res.extrapolate([50])
+    assert len(ext) == 3
+    np.testing.assert_allclose(ext["slope"], -0.1, atol=2e-3)
+    np.testing.assert_allclose(ext["swap_rate"], np.array([0.4, 0.2, 0.1]) * np.exp(-5), rtol=0.1)
+
+
 def test_error_rates_whole_topic_set_and_fuzziness():
     x = np.array([[0.50, 0.50], [0.49, 0.51], [0.30, 0.20]])
     res = error_rates(x, sizes=[2], n_sets=10, fuzziness=[0.0, 0.05])
@@ -455,3 +499,65 @@ def test_error_rates_whole_topic_set_and_fuzziness():
 def test_bad_input_raises_input_error(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+# --------------------------------------------------------------------------------------------------------
+# TREC-COVID round 1 (needs ../shared)
+
+
+@pytest.fixture(scope="module")
+def covid_scores():
+    from conftest import shared_path
+
+    import meta_eval as me
+
+    data = shared_path("data", "trec-covid-round1")
+    col = me.load_collection(qrels=data / "qrels.txt", runs=[data / "runs"])
+    return me.score(col, ["AP", "GAP(g=0.5,0.5)", "nDCG"])
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["AP", "GAP(g=0.5,0.5)", "nDCG"])
+def test_bootstrap_ranks_pairs_like_the_paired_t_test_on_trec_covid(covid_scores, metric):
+    """Bootstrap ASLs (B = 1000) against paired t-test p-values over the 10,153 pairs of the 143 runs.
+
+    With B = 1000 an ASL below 1/B reads 0 (40-57% of the pairs here), so ranks are compared where the bootstrap
+    resolves them: pairs with p >= 10/B (at least ~10 extreme replicates expected). The floor must agree too:
+    every pair with ASL = 0 has p < 0.01, and the verdicts at alpha = 0.05 agree on >= 95% of the pairs.
+    """
+    s = covid_scores[metric]
+    asl = paired_bootstrap(s, n_resamples=1000, seed=0).asl
+    p = classical_test(s, test="ttest").asl
+    assert asl.size == 10153
+    resolved = p >= 10 / 1000
+    assert stats.spearmanr(asl[resolved], p[resolved]).statistic >= 0.95
+    assert p[asl == 0].max() < 0.01
+    assert np.mean((asl < 0.05) == (p < 0.05)) >= 0.95
+
+
+# --------------------------------------------------------------------------------------------------------
+# figure
+
+
+def test_asl_curve_figure_draws_one_curve_per_metric_and_the_inset():
+    from matplotlib.figure import Figure
+
+    from meta_eval.figures.asl import asl_curve_figure
+
+    x = synthetic(n_sys=8, n_top=20, spread=0.3)
+    scores = {"A": x, "B": np.sqrt(x), "C": x**2}
+    names = [f"r{i}" for i in range(8)]
+    dp = discriminative_power(scores, names, n_resamples=200)
+    top = discriminative_power(scores, names, subset=best_systems(scores, names, 4), n_resamples=200)
+    fig = asl_curve_figure(dp, top=top, title="t")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    curves = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 28]
+    assert len(curves) == 3
+    np.testing.assert_allclose(np.sort(curves[0].get_ydata()), np.sort(dp.tests[("A", "bootstrap")].asl))
+    assert any(np.allclose(ln.get_ydata(), 0.05) for ln in ax.get_lines())  # the alpha line
+    inset = ax.child_axes[0]
+    assert sum(len(ln.get_xdata()) == 6 for ln in inset.get_lines()) == 3
+    with pytest.raises(InputError, match="not in the result"):
+        asl_curve_figure(dp, method="tukey")

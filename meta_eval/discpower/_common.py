@@ -21,7 +21,9 @@ TIE_RTOL = 1e-9
 CHUNK_ELEMENTS = 2**21
 
 
-def check_scores(scores, systems: Sequence[str] | None = None, *, min_topics: int = 2) -> tuple[np.ndarray, tuple[str, ...]]:
+def check_scores(
+    scores, systems: Sequence[str] | None = None, *, min_topics: int = 2
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """Validate a (systems x topics) score matrix and its system names.
 
     Returns the scores as a C-contiguous float64 array and the names as a tuple (``s0, s1, ...`` when
@@ -96,12 +98,20 @@ def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray
     mean = np.asarray(mean, dtype=np.float64)
     var = np.asarray(var, dtype=np.float64)
     scale = np.asarray(scale, dtype=np.float64)
-    degenerate = var <= VAR_RTOL * scale * scale
-    absmean = np.abs(mean)
+    shape = np.broadcast_shapes(mean.shape, var.shape, scale.shape)
+    if shape == ():
+        return abs_studentised(mean.reshape(1), var.reshape(1), n, scale.reshape(1))[0]
+    degenerate = np.broadcast_to(var <= VAR_RTOL * scale * scale, shape)
+    t = np.abs(np.broadcast_to(mean, shape))
+    denom = np.broadcast_to(var / n, shape).copy()
+    np.sqrt(denom, out=denom, where=~degenerate)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = absmean / np.sqrt(np.where(degenerate, 1.0, var) / n)
-    limit = np.where(absmean <= ZERO_RTOL * scale, 0.0, np.inf)
-    return np.where(degenerate, limit, t)
+        np.divide(t, denom, out=t)
+    if degenerate.any():
+        absmean = np.abs(np.broadcast_to(mean, shape)[degenerate])
+        zero = absmean <= ZERO_RTOL * np.broadcast_to(scale, shape)[degenerate]
+        t[degenerate] = np.where(zero, 0.0, np.inf)
+    return t
 
 
 def kth_largest_first(values: np.ndarray, k: int) -> np.ndarray:
@@ -112,10 +122,14 @@ def kth_largest_first(values: np.ndarray, k: int) -> np.ndarray:
     """
     n_cols = values.shape[1]
     kth = np.partition(values, n_cols - k, axis=1)[:, n_cols - k]
-    greater = (values > kth[:, None]).sum(axis=1)
-    need = k - greater  # which occurrence (1-based) of the tied value sits at position k
-    occurrence = np.cumsum(values == kth[:, None], axis=1)
-    return np.argmax(occurrence >= need[:, None], axis=1)
+    equal = values == kth[:, None]
+    need = k - (values > kth[:, None]).sum(axis=1)  # which occurrence (1-based) of the tied value sits at k
+    pick = np.argmax(equal, axis=1)  # right whenever need == 1 (no tie reaching above position k)
+    tied = np.flatnonzero(need > 1)
+    if tied.size:
+        occurrence = np.cumsum(equal[tied], axis=1)
+        pick[tied] = np.argmax(occurrence >= need[tied, None], axis=1)
+    return pick
 
 
 def replicate_counts(indices: np.ndarray, n_topics: int) -> np.ndarray:
@@ -139,7 +153,7 @@ def pair_chunks(n_pairs: int, n_resamples: int, elements: int = CHUNK_ELEMENTS):
         yield slice(start, min(n_pairs, start + step))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PairwiseTest:
     """Result of a test of every system pair (scipy-style result object).
 
@@ -163,6 +177,8 @@ class PairwiseTest:
         Estimated difference required at ``alpha`` (NaN where the method has none); see the method's docstring.
     pair_diff_required : ndarray or None, shape (P,)
         Per-pair difference required (bootstrap methods only); ``diff_required`` is its maximum.
+    pair_critical_t : ndarray or None, shape (P,)
+        Per pair, the ⌈Bα⌉-th largest |t*| whose replicate gives ``pair_diff_required`` (bootstrap methods only).
     """
 
     method: str
@@ -175,6 +191,7 @@ class PairwiseTest:
     n_resamples: int | None = None
     diff_required: float = float("nan")
     pair_diff_required: np.ndarray | None = field(default=None, repr=False)
+    pair_critical_t: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_pairs(self) -> int:

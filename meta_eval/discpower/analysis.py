@@ -27,7 +27,7 @@ METHODS = (
 DEFAULT_RESAMPLES = {"bootstrap": 1000, "unpaired-bootstrap": 1000, "tukey": 5000}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DiscPower:
     """Discriminative power of metrics under tests (result of :func:`discriminative_power`).
 
@@ -69,7 +69,9 @@ class DiscPower:
     def curves(self) -> pd.DataFrame:
         """ASL curves in long form: ``metric, method, rank`` (1..P, pairs sorted by ASL), ``asl``."""
         frames = [
-            pd.DataFrame({"metric": metric, "method": method, "rank": np.arange(1, t.n_pairs + 1), "asl": t.asl_curve()})
+            pd.DataFrame(
+                {"metric": metric, "method": method, "rank": np.arange(1, t.n_pairs + 1), "asl": t.asl_curve()}
+            )
             for (metric, method), t in self.tests.items()
         ]
         return pd.concat(frames, ignore_index=True)

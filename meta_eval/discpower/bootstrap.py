@@ -102,6 +102,7 @@ def paired_bootstrap(
     ia, ib = pair_indices(n_sys)
     asl = np.empty(ia.size)
     need = np.empty(ia.size)
+    critical = np.empty(ia.size)
     chunks = list(pair_chunks(ia.size, n_rep))
     for sl in tqdm(chunks, desc="bootstrap", unit="chunk", disable=not progress, leave=False):
         z = x[ia[sl]] - x[ib[sl]]
@@ -109,14 +110,17 @@ def paired_bootstrap(
         scale = np.abs(z).max(axis=1)
         t_obs = abs_studentised(zbar, z.var(axis=1, ddof=1), n_top, scale)
         w = z - zbar[:, None]
-        s1 = w @ counts
-        s2 = (w * w) @ counts
-        mean = s1 / n_top
-        var = (s2 - s1 * mean) / (n_top - 1)
+        mean = w @ counts
+        mean /= n_top
+        var = (w * w) @ counts  # Σ w*², turned in place into (Σ w*² - n mean*²) / (n - 1)
+        var -= n_top * (mean * mean)
+        var /= n_top - 1
         t_star = abs_studentised(mean, var, n_top, scale[:, None])
         asl[sl] = np.count_nonzero(t_star >= t_obs[:, None] * (1.0 - TIE_RTOL), axis=1) / n_rep
         pick = kth_largest_first(t_star, k)
-        need[sl] = np.abs(mean[np.arange(pick.size), pick])
+        rows = np.arange(pick.size)
+        need[sl] = np.abs(mean[rows, pick])
+        critical[sl] = t_star[rows, pick]
     return PairwiseTest(
         method="bootstrap",
         systems=names,
@@ -128,6 +132,7 @@ def paired_bootstrap(
         n_resamples=n_rep,
         diff_required=float(need.max()),
         pair_diff_required=need,
+        pair_critical_t=critical,
     )
 
 
@@ -191,6 +196,7 @@ def unpaired_bootstrap(
     ia, ib = pair_indices(n_sys)
     asl = np.empty(ia.size)
     need = np.empty(ia.size)
+    critical = np.empty(ia.size)
     chunks = list(pair_chunks(ia.size, n_rep))
     for sl in tqdm(chunks, desc="unpaired bootstrap", unit="chunk", disable=not progress, leave=False):
         a, b = ia[sl], ib[sl]
@@ -200,7 +206,9 @@ def unpaired_bootstrap(
         t_star = abs_studentised(diff, v1[a] + v2[b], n_top, scale[:, None])
         asl[sl] = np.count_nonzero(t_star >= t_obs[:, None] * (1.0 - TIE_RTOL), axis=1) / n_rep
         pick = kth_largest_first(t_star, k)
-        need[sl] = np.abs(diff[np.arange(pick.size), pick])
+        rows = np.arange(pick.size)
+        need[sl] = np.abs(diff[rows, pick])
+        critical[sl] = t_star[rows, pick]
     return PairwiseTest(
         method="unpaired-bootstrap",
         systems=names,
@@ -212,4 +220,5 @@ def unpaired_bootstrap(
         n_resamples=n_rep,
         diff_required=float(need.max()),
         pair_diff_required=need,
+        pair_critical_t=critical,
     )

@@ -13,7 +13,7 @@ from meta_eval.discpower._common import check_resamples, check_scores, pair_indi
 from meta_eval.errors import InputError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SwapRates:
     """Voorhees-Buckley swap rates.
 
@@ -49,6 +49,24 @@ class SwapRates:
         return pd.DataFrame(rows)
 
 
+    def extrapolate(self, sizes: Iterable[int]) -> pd.DataFrame:
+        """Voorhees & Buckley's extrapolation: per bin, fit log(swap_rate) = a + b n by least squares over the
+        measured sizes with at least one swap, and predict the swap rate at ``sizes`` (e.g. 50).
+
+        Returns one row per (bin, size): ``bin_lo``, ``bin_hi``, ``size``, ``swap_rate`` (predicted), ``slope``
+        (b), ``intercept`` (a), ``points`` (sizes used). Bins with fewer than two usable sizes are left out.
+        """
+        targets = np.asarray(list(sizes), dtype=np.float64)
+        rows = []
+        for (lo, hi), grp in self.table[self.table["swaps"] > 0].groupby(["bin_lo", "bin_hi"], sort=True):
+            if grp["size"].nunique() < 2:
+                continue
+            slope, intercept = np.polyfit(grp["size"].to_numpy(float), np.log(grp["swap_rate"].to_numpy()), 1)
+            for n, rate in zip(targets, np.exp(intercept + slope * targets)):
+                rows.append((lo, hi, n, rate, slope, intercept, len(grp)))
+        return pd.DataFrame(rows, columns=["bin_lo", "bin_hi", "size", "swap_rate", "slope", "intercept", "points"])
+
+
 def _check_sizes(sizes: Iterable[int] | None, limit: int, name: str) -> np.ndarray:
     if sizes is None:
         return np.arange(1, limit + 1)
@@ -74,8 +92,9 @@ def swap_rates(
     *swap* is d1 d2 < 0 (the sets order the pair oppositely; a zero difference is no swap). Pairs are binned by
     |d1| in bins of ``bin_width``; swap rate = swaps / comparisons per (n, bin).
 
-    The log-linear extrapolation to larger n of the paper is left to the caller (fit ``log swap_rate`` against
-    ``size`` per bin). Binning and split details of the paper are unverified (methods.md §4.2, [R]).
+    The paper's log-linear extrapolation to larger n is :meth:`SwapRates.extrapolate`; the difference needed for
+    a given swap rate is :meth:`SwapRates.min_difference`. Binning, split and fit details of the paper are
+    unverified (methods.md §4.2, [R]).
 
     Parameters
     ----------

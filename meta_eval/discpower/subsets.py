@@ -83,6 +83,7 @@ def select_topics(scores, topics) -> np.ndarray:
         if sel.shape != (n_top,):
             raise InputError(f"a boolean topic mask must have length {n_top}; got shape {sel.shape}")
         return x[:, sel]
-    if sel.ndim != 1 or not np.issubdtype(sel.dtype, np.integer) or (sel.size and (sel.min() < 0 or sel.max() >= n_top)):
+    in_range = sel.size == 0 or (sel.min() >= 0 and sel.max() < n_top)
+    if sel.ndim != 1 or not np.issubdtype(sel.dtype, np.integer) or not in_range:
         raise InputError(f"topics must be positions in [0, {n_top}) or a boolean mask; got {sel.tolist()[:10]}")
     return x[:, sel]

@@ -96,7 +96,10 @@ def tukey_hsd(
     """
     x, names = check_scores(scores, systems, min_topics=1)
     alpha = check_alpha(alpha)
-    hsd = tukey_null(x, n_resamples=n_resamples, seed=seed, progress=progress) if null is None else np.asarray(null, float)
+    if null is None:
+        hsd = tukey_null(x, n_resamples=n_resamples, seed=seed, progress=progress)
+    else:
+        hsd = np.asarray(null, dtype=np.float64)
     n_rep = hsd.size
     ordered = np.sort(hsd)
     means = x.mean(axis=1)

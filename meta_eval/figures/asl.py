@@ -42,7 +42,7 @@ def asl_curve_figure(
     method: str | None = None,
     title: str | None = None,
     top_label: str | None = None,
-    figsize: tuple[float, float] = (6.4, 4.4),
+    figsize: tuple[float, float] = (7.6, 4.4),
 ) -> Figure:
     """ASL curves of every metric: x = system pair sorted by ASL, y = ASL; the closer to the origin, the more
     discriminative the metric. A dashed line marks alpha.
@@ -72,7 +72,7 @@ def asl_curve_figure(
     ax.text(0.01, result.alpha, f"α = {result.alpha:g}", va="bottom", ha="left", fontsize=8, color="0.35",
             transform=ax.get_yaxis_transform())
     if ax.get_legend() is not None:
-        ax.get_legend().set_loc("lower right")
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     if top is not None:
         tdata, tstyle = _curves(top, method)
         with sns.axes_style("whitegrid"):

@@ -1,0 +1,93 @@
+"""Tests of ``meta-eval discpower``: a thin layer over meta_eval.discpower, checked on a small collection written
+to a temporary directory (so the test needs neither ../shared nor the demo data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import meta_eval as me
+from meta_eval.cli import app
+from meta_eval.discpower import best_systems, discriminative_power
+
+runner = CliRunner()
+N_RUNS, N_TOPICS, DEPTH = 6, 12, 20
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory):
+    """Qrels (grades 0/1/2) and six runs of differing quality, in TREC formats."""
+    root = tmp_path_factory.mktemp("col")
+    rng = np.random.default_rng(0)
+    qrels, runs = [], {f"run{i}": [] for i in range(N_RUNS)}
+    for t in range(1, N_TOPICS + 1):
+        grades = rng.choice([0, 1, 2], size=40, p=[0.6, 0.25, 0.15])
+        docs = [f"d{t}_{j}" for j in range(40)]
+        qrels += [f"{t} 0 {d} {g}" for d, g in zip(docs, grades)]
+        for i, name in enumerate(runs):
+            quality = grades + rng.normal(0, 2.5 - 0.35 * i, 40)
+            order = np.argsort(-quality)[:DEPTH]
+            runs[name] += [f"{t} Q0 {docs[j]} {r + 1} {DEPTH - r} {name}" for r, j in enumerate(order)]
+    (root / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    (root / "runs").mkdir()
+    for name, lines in runs.items():
+        (root / "runs" / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_discpower_writes_tables_matching_the_library(collection, tmp_path):
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["discpower", "--qrels", str(collection / "qrels.txt"), str(collection / "runs"),
+                              "-m", "AP", "-m", "nDCG", "--B", "300", "--top", "4", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "Discriminative power" in res.output
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns) == ["metric", "method", "pairs", "significant", "proportion", "diff_required"]
+    asl = pd.read_csv(out / "asl.csv")
+    assert list(asl.columns) == ["metric", "method", "system_a", "system_b", "asl"]
+    assert len(asl) == 2 * 15 and (summary["pairs"] == 15).all()
+    col = me.load_collection(qrels=collection / "qrels.txt", runs=[collection / "runs"])
+    scores = me.score(col, ["AP", "nDCG"])
+    expected = discriminative_power(scores, col.systems, n_resamples=300, seed=0)
+    pd.testing.assert_frame_equal(summary, expected.summary(), check_dtype=False)
+    np.testing.assert_allclose(asl["asl"], expected.asl_table()["asl"])
+    best = best_systems(scores, col.systems, 4)
+    assert (out / "top_systems.txt").read_text().split() == best
+    assert (pd.read_csv(out / "summary_top.csv")["pairs"] == 6).all()
+    assert (out / "asl_curve.png").stat().st_size > 10_000
+
+
+def test_discpower_methods_topics_and_systems(collection, tmp_path):
+    res = runner.invoke(app, ["discpower", "-Q", str(collection / "qrels.txt"), str(collection / "runs"),
+                              "-m", "AP", "--method", "tukey", "--method", "ttest-holm", "--B", "500",
+                              "--system", "run0", "--system", "run3", "--system", "run5",
+                              "--topic", "1", "--topic", "2", "--topic", "3", "--topic", "7", "--top", "0",
+                              "--out", str(tmp_path), "--no-figures"])
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert list(summary["method"]) == ["tukey", "ttest-holm"] and (summary["pairs"] == 3).all()
+    assert not (tmp_path / "summary_top.csv").exists() and not list(tmp_path.glob("*.png"))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--method", "anova"], "unknown method"),
+        (["-m", "NoSuchMeasure"], ""),
+        (["--topic", "999"], "unknown topics"),
+        (["--system", "nope", "--system", "run1"], "unknown systems"),
+    ],
+)
+def test_discpower_bad_input_is_a_clean_error(collection, args, message):
+    res = runner.invoke(app, ["discpower", "-Q", str(collection / "qrels.txt"), str(collection / "runs"), *args])
+    assert res.exit_code == 2
+    assert "error" in res.output.lower()
+    assert message in res.output
+    assert "Traceback" not in res.output
+
+
+def test_discpower_runs_without_qrels_is_rejected(collection):
+    res = runner.invoke(app, ["discpower", str(collection / "runs")])
+    assert res.exit_code != 0
