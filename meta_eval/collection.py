@@ -262,13 +262,15 @@ class _Vocabulary:
     def __init__(self, qrels: io.QrelsTable, runs: list[io.RunTable]):
         self.qrels, self.runs = qrels, runs
         n_q = len(qrels.grade)
-        doc_codes, self.docs = _encode([qrels.docid] + [r.docid for r in runs])
-        topic_codes, self.topic_names = _encode([qrels.topic] + [r.topic for r in runs])
+        doc_codes, dictionary = _encode([qrels.docid] + [r.docid for r in runs])
+        self.docs = dictionary.to_pylist()
+        topic_codes, topic_dictionary = _encode([qrels.topic] + [r.topic for r in runs])
+        self.topic_names = topic_dictionary.to_pylist()
         self.n_docs = len(self.docs)
         self.q_doc, self.run_doc = doc_codes[:n_q], doc_codes[n_q:]
         self.q_topic, self.run_topic = topic_codes[:n_q], topic_codes[n_q:]
-        # Byte order of docids (UTF-8 byte order == code-point order, which Python's sort uses).
-        order = np.argsort(np.array(self.docs, dtype=object), kind="stable")
+        # Rank of every docid in byte order (Arrow compares strings as bytes, as trec_eval's strcmp does).
+        order = pc.sort_indices(dictionary.cast(pa.binary())).to_numpy()
         self.doc_order = np.empty(self.n_docs, dtype=np.int64)
         self.doc_order[order] = np.arange(self.n_docs)
 
@@ -309,11 +311,21 @@ class _Vocabulary:
                      None if rank is None else rank[keep], position[keep])
 
 
-def _encode(arrays: list[pa.Array]) -> tuple[np.ndarray, list[str]]:
-    """Dictionary-encode several string arrays with one shared dictionary; codes of all arrays concatenated."""
-    chunked = pa.chunked_array([a.cast(pa.string()) for a in arrays], type=pa.string())
+def _encode(arrays: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
+    """Dictionary-encode several string arrays with one shared dictionary; codes of all arrays concatenated.
+
+    Arrays that are already dictionary-encoded (run topics) contribute only their small dictionaries to the hash
+    pass; their codes are then looked up through it."""
+    plain = [a.dictionary if pa.types.is_dictionary(a.type) else a for a in arrays]
+    chunked = pa.chunked_array([a.cast(pa.string()) for a in plain], type=pa.string())
     encoded = pc.dictionary_encode(chunked.combine_chunks())
-    return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy().astype(np.int64)
+    bounds = np.cumsum([0] + [len(a) for a in plain])
+    parts = []
+    for a, lo, hi in zip(arrays, bounds[:-1], bounds[1:]):
+        part = codes[lo:hi]
+        parts.append(part[a.indices.to_numpy()] if pa.types.is_dictionary(a.type) else part)
+    return np.concatenate(parts) if parts else codes, encoded.dictionary
 
 
 def _grade_counts(topic: np.ndarray, grade: np.ndarray, n_topics: int) -> np.ndarray:
@@ -337,6 +349,9 @@ def _check_run_topics(runs: list[io.RunTable], rows: _Rows, topics: list[str]) -
 
 def _check_run_duplicates(runs: list[io.RunTable], rows: _Rows, vocab: _Vocabulary) -> None:
     key = (rows.system * (len(vocab.topic_names) + 1) + rows.topic) * vocab.n_docs + rows.doc
+    ordered = np.sort(key)  # a plain sort is much cheaper than argsort; locate the culprit only on failure
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
     order = np.argsort(key, kind="stable")
     dup = np.flatnonzero(key[order][1:] == key[order][:-1])
     if len(dup):
@@ -377,7 +392,8 @@ def _order(group, score, doc_order, position, rank, ties: str) -> np.ndarray:
 
 
 def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
-    """Order by (group ascending, primary descending, secondary ascending).
+    """Make each group contiguous (groups themselves may come in any order), then order rows within a group by
+    (primary descending, secondary ascending).
 
     Written by hand because numpy's ``lexsort`` over millions of rows costs seconds, while TREC runs are nearly
     always already grouped by topic and sorted by score: only groups that violate that order, and blocks of tied
@@ -385,7 +401,8 @@ def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: np.ndarray) ->
     """
     n = len(group)
     perm = np.arange(n)
-    if n and (np.diff(group) < 0).any():
+    changes = np.count_nonzero(group[1:] != group[:-1]) + 1 if n else 0
+    if n and changes != np.count_nonzero(np.bincount(group)):  # some group's rows are not contiguous
         perm = np.argsort(group, kind="stable")
     g, p = group[perm], primary[perm]
     same = g[1:] == g[:-1]

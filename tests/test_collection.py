@@ -131,3 +131,12 @@ def test_evaluate_tidy_frame_and_csv(tmp_path):
     write_results(df, tmp_path / "r.csv")
     back = pd.read_csv(tmp_path / "r.csv", dtype={"topic": str})
     assert len(back) == len(df)
+
+
+def test_ties_follow_byte_order_for_any_docids():
+    docs = ["b", "é", "Z", "a1", "a", "ß", "10", "9"]
+    qrels = pd.DataFrame({"topic": "1", "docid": docs, "grade": range(len(docs))})
+    run = pd.DataFrame({"run": "r", "topic": "1", "docid": docs, "score": 1.0})
+    col = me.load_collection(qrels, [run])
+    expected = [docs.index(d) for d in sorted(docs, key=lambda d: d.encode(), reverse=True)]
+    assert col.grades[0, 0, : len(docs)].tolist() == expected
