@@ -23,8 +23,11 @@ PAIRS = {  # pytrec_eval name -> meta-eval name
     "map": "AP", "P_5": "P@5", "P_10": "P@10", "Rprec": "Rprec", "recip_rank": "RR", "bpref": "bpref",
     "ndcg": "nDCG", "ndcg_cut_10": "nDCG@10", "ndcg_cut_5": "nDCG@5", "recall_10": "Recall@10",
     "recall_100": "Recall@100",
+    # trec_eval <= 9.0.8 (pytrec_eval) needs floor(r·R + 0.9) relevant documents for recall r; trec_eval 10 rounds.
+    "iprec_at_recall_0.30": "IPrec(cut=v9)@0.3", "iprec_at_recall_0.70": "IPrec(cut=v9)@0.7",
 }
-PYTREC_MEASURES = {"map", "P.5,10", "Rprec", "recip_rank", "bpref", "ndcg", "ndcg_cut.5,10", "recall.10,100"}
+PYTREC_MEASURES = {"map", "P.5,10", "Rprec", "recip_rank", "bpref", "ndcg", "ndcg_cut.5,10", "recall.10,100",
+                   "iprec_at_recall"}
 
 
 def _compare(collection: me.Collection, peer: dict[str, dict[str, dict[str, float]]], atol=1e-12) -> int:

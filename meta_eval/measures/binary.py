@@ -152,10 +152,28 @@ def interpolated_precision_curve(r: Rankings) -> np.ndarray:
     return r.cached("iprec_curve", build)
 
 
-def _iprec_at(r: Rankings, level: float) -> np.ndarray:
-    """trec_eval's interpolated precision at a recall level: at the rank of the ``round(level·R)``-th relevant
-    document (rank 1 for 0), the maximum precision at or below it; 0 if that many relevant were not retrieved."""
-    need = np.floor(level * r.num_rel() + 0.5).astype(np.int64)  # C's lround for non-negative values
+RECALL_CUT = Param(
+    "cut", "round", lambda s: {"round": "round", "ceil": "ceil", "v9": "v9"}[s],
+    "relevant documents needed for recall r: round(rR) (trec_eval 10), ceil(rR) (recall >= r exactly, Manning "
+    "et al.) or floor(rR + 0.9) (trec_eval <= 9.0.8, pytrec_eval)",
+)
+
+
+def _needed(level: float, R: np.ndarray, cut: str) -> np.ndarray:
+    """Number of relevant documents that reach recall ``level``, under each tool's rounding."""
+    x = level * R
+    if cut == "ceil":
+        return np.ceil(x - 1e-9).astype(np.int64)
+    if cut == "v9":
+        return np.floor(x + 0.9).astype(np.int64)
+    return np.floor(x + 0.5).astype(np.int64)  # C's lround for non-negative values
+
+
+def _iprec_at(r: Rankings, level: float, cut: str = "round") -> np.ndarray:
+    """Interpolated precision at a recall level: at the rank of the n-th relevant document (n = the documents
+    needed for that recall, ``cut``; rank 1 for n = 0), the maximum precision at or below it; 0 if fewer than n
+    relevant documents were retrieved. ``cut="round"`` is trec_eval 10's rule (which its test suite checks)."""
+    need = _needed(level, r.num_rel(), cut)
     cum = r.cum_relevant()
     reached = need <= r.num_rel_ret()
     at = np.argmax(cum >= np.maximum(need, 1)[..., None], axis=-1)  # rank index of the need-th relevant doc
@@ -164,10 +182,12 @@ def _iprec_at(r: Rankings, level: float) -> np.ndarray:
     return np.where(reached & (r.n_ret > 0), value, 0.0)
 
 
-@register("IPrec", cutoff=Param("k", 0.0, float, "recall level"), aliases=("iprec_at_recall",))
-def iprec_at_recall(r: Rankings, k: float) -> np.ndarray:
-    """Interpolated precision at recall level k (trec_eval ``iprec_at_recall_k``)."""
-    return _iprec_at(r, k)
+@register("IPrec", params=(RECALL_CUT,), cutoff=Param("k", 0.0, float, "recall level"),
+          aliases=("iprec_at_recall",))
+def iprec_at_recall(r: Rankings, k: float, cut: str = "round") -> np.ndarray:
+    """Interpolated precision at recall level k (trec_eval ``iprec_at_recall_k``; ``cut`` chooses how many
+    relevant documents make recall k: trec_eval 10 rounds, the textbook definition needs recall >= k)."""
+    return _iprec_at(r, k, cut)
 
 
 ELEVEN_POINTS = tuple(np.round(np.arange(11) / 10, 1))
@@ -175,13 +195,13 @@ ELEVEN_POINTS = tuple(np.round(np.arange(11) / 10, 1))
 
 @register(
     "IPrec11",
-    params=(Param("levels", ELEVEN_POINTS, parse_floats, "recall levels"),),
+    params=(Param("levels", ELEVEN_POINTS, parse_floats, "recall levels"), RECALL_CUT),
     aliases=("11pt", "11pt_avg"),
 )
-def eleven_point(r: Rankings, levels: tuple[float, ...]) -> np.ndarray:
+def eleven_point(r: Rankings, levels: tuple[float, ...], cut: str = "round") -> np.ndarray:
     """11-point interpolated average precision: mean interpolated precision at recall 0, 0.1, ..., 1
     (Manning et al. §8.4; trec_eval ``11pt_avg``)."""
-    return np.mean([_iprec_at(r, level) for level in levels], axis=0)
+    return np.mean([_iprec_at(r, level, cut) for level in levels], axis=0)
 
 
 def _collection_size(r: Rankings, N: int | None) -> np.ndarray:
