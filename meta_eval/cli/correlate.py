@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from meta_eval.cli.app import app
+from meta_eval.report import slug
 from meta_eval.cli.common import (DepthOpt, LevelOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Unjudged, UnjudgedOpt,
                                   collection_from_cli, reports_errors)
 
@@ -35,11 +35,6 @@ class TopicMethod(str, Enum):
     pearson = "pearson"
     spearman = "spearman"
     kendall = "kendall"
-
-
-def _slug(name: str) -> str:
-    """A file-name-safe form of a measure name (``GAP(g=0.5,0.5)`` -> ``GAP_g_0.5_0.5``)."""
-    return re.sub(r"[^A-Za-z0-9.@-]+", "_", name).strip("_").replace("@", "at")
 
 
 def _pvalues(scores: dict[str, np.ndarray], systems: list[str], test: SignificanceTest, n_resamples: int,
@@ -170,7 +165,7 @@ def correlate(
         metric_names = list(scores)
         for i, x in enumerate(metric_names):
             for y in metric_names[i + 1:]:
-                pair = f"{_slug(x)}__{_slug(y)}"
+                pair = f"{slug(x)}__{slug(y)}"
                 figs[f"scatter_{pair}.png"] = means_scatter(scores[x], scores[y], name_x=x, name_y=y)
                 figs[f"rankrank_{pair}.png"] = rank_rank(scores[x], scores[y], name_x=x, name_y=y)
         for fname, fig in figs.items():

@@ -3,7 +3,6 @@ ASL-curve figure, and the GAP paper's best-systems inset."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,14 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from meta_eval.cli.app import app
+from meta_eval.report import slug
 from meta_eval.cli.common import (DepthOpt, LevelOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Unjudged, UnjudgedOpt,
                                   collection_from_cli, reports_errors)
 
 DEFAULT_MEASURES = ("GAP", "nDCG", "AP")
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.@-]+", "_", name).strip("_")
 
 
 def _print_summary(console: Console, frame, title: str) -> None:
@@ -116,7 +112,7 @@ def discpower(
         from meta_eval.figures.asl import asl_curve_figure
 
         for m in methods:
-            fname = "asl_curve.png" if len(methods) == 1 else f"asl_curve_{_slug(m)}.png"
+            fname = "asl_curve.png" if len(methods) == 1 else f"asl_curve_{slug(m)}.png"
             fig = asl_curve_figure(result, top=top_result, method=m, title=f"Discriminative power ({m})",
                                    top_label=f"top {top} systems" if top_result is not None else None)
             fig.savefig(out / fname, dpi=120)
