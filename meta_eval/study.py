@@ -220,9 +220,38 @@ def stage_correlation(ctx: _Context, section: Section) -> None:
 
 
 def stage_informativeness(ctx: _Context, section: Section) -> None:
-    from meta_eval.mem.study_stage import informativeness_stage
+    from meta_eval import mem
+    from meta_eval.figures.informativeness import figure2, inferred_curves_figure, rms_bar_figure
 
-    informativeness_stage(ctx, section)
+    opts = ctx.options
+    lists = _mem_sample(ctx)
+    with_form, without = _split_by_expectation(list(ctx.scores), lists.batch)
+    section.text = (
+        f"Maximum-entropy method (Aslam, Yilmaz & Pavlu 2005; graded as in the GAP paper §4.1) on {lists.batch.n_lists} "
+        f"(run, topic) lists with at least one relevant document retrieved (seeded sample of at most {opts.mem_lists}). "
+        "For each metric, the maximum-entropy probability-at-rank distribution consistent with the list's value and "
+        "its retrieved grade counts is solved; its expected precision-recall curve is compared with the actual one "
+        "(RMS error at the points where recall changes). Lower is more informative.")
+    if without:
+        section.text += ("\n\nNo expected-value form is declared for " + ", ".join(without) + " (declare one with "
+                         "meta_eval.mem.register_expectation to include a metric here).")
+    if not with_form:
+        return
+    result = mem.informativeness(lists, with_form, progress=ctx.progress)
+    result.lists.to_csv(ctx.report.out / "informativeness_lists.csv", index=False)
+    ctx.report.table(section, "Mean RMS error of inferred PR curves (by relevance threshold)", result.summary,
+                     "informativeness_summary")
+    ctx.report.figure(section, "Mean RMS error of inferred vs actual PR curves", rms_bar_figure(result.summary),
+                      "informativeness_rms")
+    if lists.batch.n_grades == 3:
+        grid = mem.g_grid(opts.g_grid_step)
+        fig2 = mem.gap_figure2(lists, grid=grid, filter_lists=False, progress=ctx.progress)
+        ctx.report.table(section, "GAP's RMS error over its threshold probabilities (g1, g2), with nDCG",
+                         fig2.table, "informativeness_g_grid")
+        ctx.report.figure(section, "RMS error vs (g1, g2) (GAP paper, Figure 2)", figure2(fig2.table), "rms_vs_g")
+    samples = _inferred_curves(lists, with_form[:3], seed=opts.seed)
+    ctx.report.figure(section, "Inferred (maximum-entropy) vs actual PR curves for sample lists, grade >= 1",
+                      inferred_curves_figure(samples), "inferred_pr_curves")
 
 
 STAGE_FUNCTIONS: dict[str, Callable[[_Context, Section], None]] = {
@@ -234,6 +263,61 @@ STAGE_FUNCTIONS: dict[str, Callable[[_Context, Section], None]] = {
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
+
+def _mem_sample(ctx: _Context):
+    """The lists of the informativeness stage: those with a relevant document retrieved, a seeded sample."""
+    from meta_eval import mem
+
+    lists = mem.select_lists(mem.lists_from_collection(ctx.collection), min_relevant=1, min_high=0)
+    limit = ctx.options.mem_lists
+    if limit and lists.batch.n_lists > limit:
+        rng = np.random.default_rng(ctx.options.seed)
+        lists = lists.subset(np.sort(rng.choice(lists.batch.n_lists, size=limit, replace=False)))
+    return lists
+
+
+def _split_by_expectation(names: list[str], batch) -> tuple[list[str], list[str]]:
+    """Metrics that declare an expected-value form (MEM works for them) and those that do not."""
+    from meta_eval import mem
+    from meta_eval.errors import InputError
+
+    probe = batch.subset(np.arange(min(1, batch.n_lists)))
+    with_form, without = [], []
+    for name in names:
+        try:
+            mem.expectation(name, probe)
+            with_form.append(name)
+        except InputError:
+            without.append(name)
+    return with_form, without
+
+
+def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) -> pd.DataFrame:
+    """Tidy actual and inferred PR curves (threshold grade >= 1) for a few sample lists."""
+    from meta_eval import mem
+
+    rng = np.random.default_rng(seed)
+    pick = np.sort(rng.choice(lists.batch.n_lists, size=min(n_lists, lists.batch.n_lists), replace=False))
+    sample = lists.subset(pick)
+    batch = sample.batch
+    R = batch.counts[:, 1:].sum(1)
+    frames = []
+    actual = np.cumsum(batch.grades >= 1, axis=1)
+    for i in range(batch.n_lists):
+        n = batch.lengths[i]
+        ranks = np.arange(1, n + 1)
+        label = f"{sample.runs[i]} / topic {sample.topics[i]}"
+        frames.append(pd.DataFrame({"list": label, "source": "actual", "recall": actual[i, :n] / R[i],
+                                    "precision": actual[i, :n] / ranks}))
+    for m in measures:
+        res = mem.solve_mem(batch, m)
+        prec, rec = mem.expected_precision_recall(res.survival(1), R, batch.lengths)
+        for i in range(batch.n_lists):
+            n = batch.lengths[i]
+            frames.append(pd.DataFrame({"list": f"{sample.runs[i]} / topic {sample.topics[i]}",
+                                        "source": f"MEM from {m}", "recall": rec[i, :n], "precision": prec[i, :n]}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def _measures(specs: Sequence[str]) -> list[Measure]:

@@ -55,6 +55,16 @@ def test_report_numbers_equal_the_csvs(report):
     assert means.set_index("run").loc[col.systems, "AP"].to_numpy() == pytest.approx(ap)
 
 
+def test_informativeness_stage_ran(report):
+    out, result = report
+    assert "informativeness" not in result.errors, result.errors
+    summary = pd.read_csv(out / "informativeness_summary.csv")
+    assert {"AP", "GAP", "nDCG"} <= set(summary.metric) and (summary.mean_rms > 0).all()
+    assert (out / "rms_vs_g.png").stat().st_size > 0 and (out / "inferred_pr_curves.png").stat().st_size > 0
+    # a plug-in metric without an expected-value form is named in the report, not an error
+    assert "No expected-value form is declared for grbp" in (out / "report.md").read_text()
+
+
 def test_plugin_metric_is_studied(report):
     out, result = report
     assert "grbp" in result.measures

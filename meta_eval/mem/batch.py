@@ -123,7 +123,8 @@ class ListBatch:
         grades = np.asarray(rankings.grades)
         depth = grades.shape[-1]
         grades = grades.reshape(-1, depth)
+        lead = np.shape(rankings.grades)[:-1]
         counts = np.asarray(rankings.counts)
-        counts = counts.reshape(-1, counts.shape[-1])
-        lengths = np.asarray(rankings.n_ret).reshape(-1)
+        counts = np.broadcast_to(counts, (*lead, counts.shape[-1])).reshape(-1, counts.shape[-1])
+        lengths = np.broadcast_to(np.asarray(rankings.n_ret), lead).reshape(-1)
         return cls(np.where(grades >= 0, grades, 0), lengths, counts)

@@ -115,7 +115,7 @@ class CascadeForm:
     def _terms(self, P):
         N = P.shape[1]
         x = np.einsum("lnk,lk->ln", P, self.a)
-        y = np.clip(np.einsum("lnk,lk->ln", P, self.b), 0.0, 1.0)
+        y = np.einsum("lnk,lk->ln", P, self.b)
         surv = np.cumprod(np.concatenate([np.ones((P.shape[0], 1)), 1.0 - y[:, :-1]], axis=1), axis=1)
         return self.w[:, :N], x, y, surv
 
@@ -125,12 +125,24 @@ class CascadeForm:
 
     def grad(self, P: np.ndarray) -> np.ndarray:
         w, x, y, surv = self._terms(P)
+        # G_k = sum_{n>k} w_n x_n prod_{m<n, m != k} (1 - y_m) = (sum_{n>k} w_n x_n surv_n) / (1 - y_k)
+        tail = np.cumsum((w * x * surv)[:, ::-1], axis=1)[:, ::-1] - w * x * surv
+        one = 1.0 - y
+        safe = one > 1e-12
+        G = np.where(safe, tail / np.where(safe, one, 1.0), 0.0)
+        rows = np.flatnonzero(~safe.all(axis=1))
+        if rows.size:  # some y_k ~ 1: the backward recursion, on those lists only
+            G[rows] = self._g_recursive(w[rows], x[rows], y[rows], surv[rows])
+        return (surv * w)[..., None] * self.a[:, None, :] - G[..., None] * self.b[:, None, :]
+
+    @staticmethod
+    def _g_recursive(w, x, y, surv):
         L, N = x.shape
         F = np.zeros((L, N))  # F[:, n] = sum_{k>n} w_k x_k prod_{n<m<k} (1 - y_m)
         wx = w * x
         for n in range(N - 2, -1, -1):
             F[:, n] = wx[:, n + 1] + (1.0 - y[:, n + 1]) * F[:, n + 1]
-        return (surv * w)[..., None] * self.a[:, None, :] - (surv * F)[..., None] * self.b[:, None, :]
+        return surv * F
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -211,7 +223,10 @@ def register_expectation(base: str) -> Callable[[Builder], Builder]:
     """Register the expected-value form of a metric, so that MEM (and prediction) work for it.
 
     The builder is called as ``builder(batch, cutoff=None, **params)`` with a :class:`ListBatch` and returns an
-    :class:`ExpectationForm` (usually a :class:`LinearForm`, :class:`PairwiseForm` or :class:`CascadeForm`).
+    :class:`ExpectationForm` (usually a :class:`LinearForm`, :class:`PairwiseForm` or :class:`CascadeForm`). A
+    form of one's own must be a dataclass whose array fields have the lists on their first axis (or define
+    ``take(index)`` returning the form for some lists), with ``value``, ``grad`` and ``linear`` as in the protocol;
+    a linear form is solved exactly by the dual Newton method, any other by sequential linearisation.
 
     Examples
     --------

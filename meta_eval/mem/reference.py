@@ -73,7 +73,9 @@ def reference_linear(batch: ListBatch, measure: str | ExpectationForm, value: fl
         if p.value is None:
             return ReferenceResult(np.full((n, K), np.nan), np.nan, np.nan, str(prob.status))
     P = _full(x, n, K, active)
-    return ReferenceResult(P[0], float(entropy(P)[0]), float(form.value(P)[0]), "optimal")
+    resid = max(np.abs(P[0].sum(1) - 1).max(), np.abs(P[0].sum(0)[1:] - r[1:]).max(), abs(form.value(P)[0] - v))
+    status = "optimal" if resid <= 1e-7 else f"inaccurate (constraint residual {resid:.1e})"
+    return ReferenceResult(P[0], float(entropy(P)[0]), float(form.value(P)[0]), status)
 
 
 def reference_nonlinear(batch: ListBatch, measure: str | ExpectationForm, value: float | None = None, *,
@@ -108,7 +110,8 @@ def reference_nonlinear(batch: ListBatch, measure: str | ExpectationForm, value:
             return LinearOperator((n * a, n * a), matvec=lambda u: lam[0] * (metric_grad(np.ravel(u)) - g0))
     else:
         metric_hess = optimize.BFGS()
-    nonlin = optimize.NonlinearConstraint(metric, v, v, jac=lambda x: sparse.csr_matrix(metric_grad(x)[None, :]), hess=metric_hess)
+    nonlin = optimize.NonlinearConstraint(metric, v, v, jac=lambda x: sparse.csr_matrix(metric_grad(x)[None, :]),
+                                          hess=metric_hess)
 
     def f(x):
         xs = np.maximum(x, 1e-300)

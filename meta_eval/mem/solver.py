@@ -12,15 +12,25 @@ Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 
   minimised by damped Newton on the c + 1 multipliers, batched over lists (one (c+1)x(c+1) system per list).
 * Other metrics (pairwise, cascade, user forms): sequential linearisation. At the current P the metric is replaced
   by its tangent E(P) + grad E(P).(Q - P), the linear problem is solved exactly as above (warm-started), and the
-  fixed point of this map -- a KKT point of the original problem -- is accelerated by Anderson mixing on the
-  logits. For convex E (AP, GAP) and values above the count-only maximum-entropy value this is the convex-concave
-  procedure.
+  fixed point of this map -- a KKT point of the original (non-convex) problem -- is accelerated by Anderson mixing
+  on the logits near convergence. The iteration starts half-way between the actual list and the count-only
+  distribution (where the linearisation is accurate); when a linearised target is out of reach it is approached
+  in steps (see :func:`_solve_nonlinear`).
+* A value at the attainable maximum or minimum (e.g. AP of a list with all its relevant documents on top) makes the
+  solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved on the optimal face: the
+  support is read off a solution slightly inside the range, the count-only maximum-entropy distribution on it is
+  computed, and it is accepted only if it reproduces the value (:func:`_solve_on_face`).
 
-Every list gets diagnostics: the largest constraint residual, the stationarity residual, iterations and a status.
+Every list gets diagnostics: the largest constraint residual, the stationarity residual, iterations and a status
+(0 ok, 1 not converged, 2 value outside the attainable range, 3 metric undefined). Rows that do not converge are
+flagged, never silently wrong, and are left out of study means (``n_failed``). A value outside the attainable
+range is flagged or raised (``errors="raise"``); the range is that of the best and worst orderings, exact for
+metrics that never decrease when a higher grade moves up.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +43,8 @@ OK, NOT_CONVERGED, INFEASIBLE, UNDEFINED = 0, 1, 2, 3
 STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside attainable range",
           UNDEFINED: "metric undefined (e.g. no relevant documents)"}
 _NEG = -np.inf
+_STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearisation step
+_EDGE_ITER = 60  # steps before a list at an attainable extreme goes to the face solver
 
 
 @dataclass
@@ -49,7 +61,8 @@ class MEMResult:
     entropy : (L,) -sum p ln p
     max_residual : (L,) largest absolute violation over the count and metric constraints
     stationarity : (L,) max |theta - (lambda + mu grad E)| over active entries (0 for exact linear solutions)
-    multipliers : (L, K+1) lambda_0 (= 0) .. lambda_c and mu (metric multiplier, in metric units)
+    multipliers : (L, K+1) lambda_0 (= 0) .. lambda_c and mu (metric multiplier, in metric units); NaN for a
+        value at the attainable extreme solved on the optimal face (infinite multipliers)
     n_iter : (L,) iterations used
     status : (L,) int code, see :data:`STATUS`
     counts : (L, K) the expected-count targets r_j
@@ -254,7 +267,6 @@ def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter):
     y[:, K] = np.where(span > 0, y0[:, K] * span, 0.0)
     q, y, it, done = _newton_linear(dn, prob.allowed, prob.rowmask, prob.r, tn, y, frozen, tol, max_iter)
     y[:, K] = np.where(span > 0, y[:, K] / np.where(span > 0, span, 1.0), 0.0)
-    # a constant direction: the metric is fixed by the counts (no information); that is the solver's business only
     return q, y, it, done
 
 
@@ -288,29 +300,40 @@ def _attainable(form: ExpectationForm, batch: ListBatch, r: np.ndarray):
 # The solver
 # ------------------------------------------------------------------------------------------------------------
 
-def _anderson(X, F, x, f, m):
-    """One Anderson (type II) step per list. X, F: (L, h, D) histories of iterates and residuals."""
-    if X.shape[1] < 2:
-        return x + f
+def _anderson(X, F, nh, x, f, beta):
+    """One Anderson (type II) step per list with mixing ``beta``.
+
+    X, F: (L, m, D) histories of iterates and residuals (the last ``nh[l]`` rows valid, oldest first).
+    """
+    L, m, D = X.shape
+    if m < 2:
+        return x + beta[:, None] * f
     dX = np.diff(X, axis=1)
     dF = np.diff(F, axis=1)
+    valid = (np.arange(1, m)[None, :] >= (m - nh)[:, None])  # (L, m-1): both ends of the difference valid
+    dX = dX * valid[..., None]
+    dF = dF * valid[..., None]
     G = np.einsum("lid,ljd->lij", dF, dF)
     b = np.einsum("lid,ld->li", dF, f)
-    reg = 1e-10 * np.trace(G, axis1=1, axis2=2)[:, None, None] + 1e-300
-    gam = np.linalg.solve(G + reg * np.eye(G.shape[1]), b[..., None])[..., 0]
-    return x + f - np.einsum("lid,li->ld", dX + dF, gam)
+    tr = np.trace(G, axis1=1, axis2=2)
+    reg = 1e-10 * tr + 1e-300
+    G = G + reg[:, None, None] * np.eye(m - 1) + (~valid)[:, :, None] * np.eye(m - 1)
+    gam = np.linalg.solve(G, b[..., None])[..., 0] * valid
+    return x + beta[:, None] * f - np.einsum("lid,li->ld", dX + beta[:, None, None] * dF, gam)
+
+
+def _centre(th, allowed):
+    return np.where(allowed, th - _rowmean(th, allowed), 0.0)
 
 
 def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.ndarray, *, tol: float,
-                 max_iter: int, memory: int):
+                 max_iter: int, memory: int, face: bool = True):
     L, N, K = batch.n_lists, batch.depth, batch.n_grades
-    prob = _problem(batch, r)
     n = batch.lengths.astype(float)
     status = np.zeros(L, dtype=np.int8)
-    # feasibility of the counts themselves
     bad_counts = (np.abs(r.sum(1) - n) > 1e-9) | np.any(r < -1e-9, axis=1)
     undefined = ~np.isfinite(v)
-    lo, hi = _attainable(form, batch, r)
+    lo, hi = _attainable(form, batch, np.maximum(r, 0))
     span = np.maximum(hi - lo, 1.0)
     infeasible = bad_counts | (v > hi + 1e-9 * span) | (v < lo - 1e-9 * span)
     infeasible &= ~undefined
@@ -318,77 +341,150 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     status[infeasible] = INFEASIBLE
     good = status == OK
     vv = np.where(good, np.clip(v, lo, hi), 0.0)
+    rr = np.where(good[:, None], r, np.maximum(r, 0))
+    prob = _problem(batch, rr)
 
-    # start: count-only maximum entropy p_n(j) = r_j / n  (y = log r_j / r_0 up to gauge; mu = 0)
+    # start: the count-only maximum entropy p_n(j) = r_j / n  (lambda_j = log r_j / r_0, mu = 0)
     y = np.zeros((L, K + 1))
-    with np.errstate(divide="ignore"):
-        lr = np.log(np.where(r > 0, r, 1.0))
-    y[:, :K] = lr - lr[:, :1] * (r[:, :1] > 0)
+    lr = np.log(np.where(rr > 0, rr, 1.0))
+    y[:, :K] = lr - lr[:, :1] * (rr[:, :1] > 0)
     y = np.where(prob.frozen, 0.0, y)
-    P0 = np.where(prob.allowed, (r / np.maximum(n, 1)[:, None])[:, None, :], 0.0)
-    it = np.zeros(L, dtype=np.int64)
+    P0 = np.where(prob.allowed, (rr / np.maximum(n, 1)[:, None])[:, None, :], 0.0)
     stat = np.zeros(L)
     if form.linear:
         d = np.array(form.grad(P0))
-        q, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter)
-        P = q
+        P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter)
     else:
-        P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, tol, max_iter, memory)
+        eps = 0.5  # start between the actual list and the count-only distribution (both satisfy the counts)
+        start = (1 - eps) * batch.onehot() * prob.allowed + eps * P0
+        start = start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
+        edge = good & ((vv >= hi - 1e-9 * span) | (vv <= lo + 1e-9 * span))
+        limit = np.where(edge & face, min(max_iter, _EDGE_ITER), max_iter)  # degenerate: face solver soon
+        # near-degenerate problems (only solved on the way to a face) get damped steps after 40 iterations
+        P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory,
+                                                damp_after=np.inf if face else 40)
+        at_edge = face & edge & ~done
+        if at_edge.any():
+            idx = np.flatnonzero(at_edge)
+            Pf, okf = _solve_on_face(_SubForm(form, idx)._restricted(), batch.subset(idx), vv[idx], rr[idx],
+                                     lo[idx], hi[idx], tol=tol, max_iter=max_iter, memory=memory)
+            P[idx[okf], : Pf.shape[1]] = Pf[okf]
+            done[idx[okf]] = True
+            stat[idx[okf]] = 0.0
+            y[idx[okf]] = np.nan  # on a face the multipliers are infinite
     achieved = form.value(P)
-    res_counts = np.abs(P.sum(1) - r).max(1)
-    res = np.maximum(res_counts, np.abs(achieved - v))
+    res = np.maximum(np.abs(P.sum(1) - rr).max(1), np.abs(achieved - v))
     status[good & ~done] = NOT_CONVERGED
-    ent = entropy(P)
-    return dict(P=P, achieved=achieved, entropy=ent, max_residual=np.where(good, res, np.nan),
+    return dict(P=P, achieved=achieved, entropy=entropy(P), max_residual=np.where(good, res, np.nan),
                 stationarity=np.where(good, stat, np.nan), multipliers=y, n_iter=it, status=status)
 
 
-def _solve_nonlinear(form, prob: _Problem, v, y, P0, tol, max_iter, memory):
-    """Sequential linearisation + Anderson acceleration on the logits."""
+def _solve_on_face(form, batch: ListBatch, v, r, lo, hi, *, tol, max_iter, memory,
+                   attempts=((1e-6, 1e-3), (1e-6, 1e-2), (1e-4, 5e-2), (1e-3, 0.1), (1e-2, 0.2))):
+    """A value at the attainable maximum (or minimum): maximum entropy on the optimal face.
+
+    For each (delta, cut) attempt, the problem is solved at a value moved inside by ``delta`` of the range; entries
+    whose probability stays below ``cut`` are taken to vanish on the face, and the count-only maximum-entropy
+    distribution on the remaining support is computed. It is accepted only if it reproduces the value within
+    ``tol`` (every list in the support is then optimal), so a wrong guess leaves the list flagged, never wrong.
+    """
+    L, N, K = batch.n_lists, batch.depth, batch.n_grades
+    span = np.maximum(hi - lo, 1e-300)
+    prob = _problem(batch, r)
+    frozen = prob.frozen.copy()
+    frozen[:, K] = True
+    best = np.zeros((L, N, K))
+    ok_all = np.zeros(L, dtype=bool)
+    for delta, cut in attempts:
+        inside = np.where(v >= hi - 1e-9 * span, v - delta * span, v + delta * span)
+        res = _solve_chunk(batch, form, inside, r, tol=tol, max_iter=min(max_iter, 150), memory=memory,
+                           face=False)
+        support = prob.allowed & (res["P"] > cut)
+        ok = (res["status"] == OK) & np.all(support.any(2) | ~prob.rowmask, axis=1)
+        ok &= np.all(support.any(1) | (r <= 0.5), axis=1)
+        q, _, _, conv = _newton_linear(np.zeros((L, N, K)), support, prob.rowmask, r, np.zeros(L),
+                                       np.zeros((L, K + 1)), frozen, 1e-11, 200)
+        ok &= conv & np.isfinite(q).all(axis=(1, 2))
+        ok &= np.abs(np.where(ok, form.value(np.nan_to_num(q)), np.inf) - v) <= tol
+        new = ok & ~ok_all
+        best[new] = q[new]
+        ok_all |= ok
+        if ok_all.all():
+            break
+    return best, ok_all
+
+
+def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
+                     damp_after=np.inf):
+    """Sequential linearisation with safeguarded Anderson acceleration on the (centred) logits.
+
+    Iteration k linearises E at p_k and solves the linear MEM with target d.p_k + b_k (v - E(p_k)), b_k in (0, 1]:
+    when that subproblem fails (target outside what the linearisation can reach) b_k is halved and p_k kept; on
+    success b_k doubles back towards 1. Any fixed point satisfies E(p) = v and stationarity whatever b_k.
+    Anderson mixing is used only near the fixed point and dropped whenever the residual grows.
+    """
     L, N, K = P0.shape
     allowed = prob.allowed
-    # first linear step from the count-only start
-    d = np.array(form.grad(P0))
-    t = v - form.value(P0) + np.einsum("lnk,lnk->l", d, P0)
-    q, y, _, _ = _solve_linear_direction(d, prob, t, y, tol, 200)
-    theta = np.where(allowed, _logits(y, d, allowed), 0.0)
     D = N * K
-    X = np.empty((L, 0, D))
-    F = np.empty((L, 0, D))
+    with np.errstate(divide="ignore"):
+        x = _centre(np.where(allowed, np.log(np.where(allowed, start, 1.0)), 0.0), allowed).reshape(L, D)
+    X = np.zeros((L, memory, D))
+    F = np.zeros((L, memory, D))
+    nh = np.zeros(L, dtype=np.int64)
+    bt = np.ones(L)
+    last_n = np.full(L, np.inf)
+    anderson_start = 1e-2
     it = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
     stat = np.full(L, np.inf)
-    P = q.copy()
+    P = start.copy()
     Y = y.copy()
     live = np.arange(L)
-    for k in range(max_iter):
-        th = theta[live]
-        p, _ = _softmax(np.where(allowed[live], th, _NEG), prob.rowmask[live])
+    mix = np.ones(L)
+    limit = np.broadcast_to(np.asarray(max_iter), (L,))
+    for k in range(int(limit.max(initial=0))):
+        al = allowed[live]
+        th = x[live].reshape(live.size, N, K)
+        p, _ = _softmax(np.where(al, th, _NEG), prob.rowmask[live])
         sub = _SubForm(form, live)
         d = np.array(sub.grad(p))
-        e = sub.value(p)
-        t = v[live] - e + np.einsum("lnk,lnk->l", d, p)
-        q, yl, _, _ = _solve_linear_direction(d, _sub(prob, live), t, Y[live], tol * 1e-2, 100)
-        th_new = np.where(allowed[live], _logits(yl, d, allowed[live]), 0.0)
+        dp = np.einsum("lnk,lnk->l", d, p)
+        t = dp + bt[live] * (v[live] - sub.value(p))
+        q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], tol * 1e-2, inner_iter)
+        th_new = _centre(_logits(yl, d, al), al)
         f = (th_new - th).reshape(live.size, D)
-        # gauge: logits are defined up to a per-rank constant; compare after centring on grade entries
-        P[live], Y[live] = q, yl
+        fn = np.abs(f).max(1)
+        ok &= np.isfinite(fn) & np.all(np.isfinite(yl), axis=1)
         it[live] += 1
-        s = np.abs(np.where(allowed[live], th_new - th - _rowmean(th_new - th, allowed[live]), 0.0)).max(axis=(1, 2))
-        stat[live] = s
+        P[live[ok]], Y[live[ok]] = q[ok], yl[ok]
+        stat[live[ok]] = fn[ok]
+        full = ok & (bt[live] == 1.0)
         resid = np.abs(sub.value(q) - v[live])
-        conv = (resid <= tol) & (s <= 1e-7) & (np.abs(q.sum(1) - prob.r[live]).max(1) <= 1e-9)
+        # stationarity: logits unchanged, or (at a boundary, where logits diverge) probabilities unchanged
+        dq = np.abs(q - p).max(axis=(1, 2))
+        conv = full & (resid <= tol) & ((fn <= _STAT_TOL) | (dq <= 1e-11)) & \
+            (np.abs(q.sum(1) - prob.r[live]).max(1) <= 1e-9)
         done[live[conv]] = True
-        keep = ~conv
-        x = th.reshape(live.size, D)
-        X = np.concatenate([X[keep], x[keep, None]], axis=1)[:, -memory:]
-        F = np.concatenate([F[keep], f[keep, None]], axis=1)[:, -memory:]
-        live = live[keep]
+        bt[live] = np.where(ok, np.minimum(1.0, 2.0 * bt[live]), 0.5 * bt[live])
+        grew = fn > 1.5 * last_n[live]
+        xb = x[live]
+        fz = np.where(ok[:, None], f, 0.0)
+        hist_x = np.concatenate([X[live][:, 1:], xb[:, None]], axis=1)
+        hist_f = np.concatenate([F[live][:, 1:], fz[:, None]], axis=1)
+        last_n[live] = np.where(ok, fn, last_n[live])
+        near = full & ~grew & (fn < anderson_start)  # Anderson only near the fixed point
+        # lists still running after damp_after steps (oscillating plain steps): damped steps, Anderson allowed
+        slow = it[live] > damp_after
+        mix[live] = np.where(slow, 0.5, 1.0)
+        near |= full & ~grew & slow
+        nhl = np.where(near, np.minimum(nh[live] + 1, memory), 0)
+        xn = _anderson(hist_x, hist_f, nhl, xb, fz, mix[live])
+        xn = np.where(np.isfinite(xn), xn, xb + fz)
+        X[live], F[live], nh[live] = hist_x, hist_f, nhl
+        x[live] = xn
+        live = live[~conv & (it[live] < limit[live])]
         if live.size == 0:
             break
-        xn = _anderson(X, F, x[keep], f[keep], memory)
-        xn = np.where(np.isfinite(xn), xn, (x[keep] + f[keep]))
-        theta[live] = xn.reshape(live.size, N, K)
     return P, Y, it, done, stat
 
 
@@ -409,8 +505,6 @@ class _SubForm:
 
     def _restricted(self):
         f = self.form
-        import dataclasses
-
         if dataclasses.is_dataclass(f):
             kw = {}
             for fld in dataclasses.fields(f):

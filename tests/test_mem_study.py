@@ -1,0 +1,175 @@
+"""Informativeness studies, caching, prediction, figures and the ``meta-eval informativeness`` command."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import meta_eval as me
+from meta_eval.mem import (Lists, ListBatch, aslam_binary, gap_figure2, g_grid, informativeness,
+                           lists_from_collection, predict, prediction_table, select_lists, solve_cached, solve_mem)
+
+
+def _synthetic_lists(n_lists=24, depth=60, seed=0) -> Lists:
+    rng = np.random.default_rng(seed)
+    grades = []
+    for i in range(n_lists):
+        prob = np.linspace(rng.uniform(0.3, 0.9), 0.02, depth)
+        rel = rng.random(depth) < prob
+        grades.append(rel * (1 + (rng.random(depth) < 0.5)))
+    grades = np.array(grades)
+    counts = np.stack([np.full(n_lists, 100), (grades == 1).sum(1) + 5, (grades == 2).sum(1) + 3], axis=1)
+    batch = ListBatch(grades, np.full(n_lists, depth), counts)
+    return Lists(batch, np.array([f"run{i % 4}" for i in range(n_lists)], dtype=object),
+                 np.array([f"t{i // 4}" for i in range(n_lists)], dtype=object))
+
+
+def test_informativeness_rows_and_summary(tmp_path):
+    lists = _synthetic_lists()
+    res = informativeness(lists, ["AP", "nDCG(gain=exp)"], cache_dir=tmp_path)
+    df = res.lists
+    assert list(df.columns[:9]) == ["run", "topic", "metric", "threshold", "n", "entropy", "max_residual",
+                                    "status", "rms_error"]
+    assert len(df) == 24 * 2 * 2
+    assert (df.status == 0).all() and df.max_residual.max() <= 1e-8
+    s = res.summary.set_index(["metric", "threshold"])
+    assert s.loc[("AP", 1), "mean_rms"] == pytest.approx(df[(df.metric == "AP") & (df.threshold == 1)]
+                                                        .rms_error.mean())
+    # cached: a second call loads the same distributions from disk
+    files = list(tmp_path.glob("mem_*.npz"))
+    assert len(files) == 2
+    again = informativeness(lists, ["AP", "nDCG(gain=exp)"], cache_dir=tmp_path)
+    pd.testing.assert_frame_equal(again.lists, df)
+
+
+def test_cache_roundtrip(tmp_path):
+    b = _synthetic_lists(6).batch
+    a = solve_cached(b, "GAP(g=0.5,0.5)", cache_dir=tmp_path)
+    c = solve_cached(b, "GAP(g=0.5,0.5)", cache_dir=tmp_path)
+    np.testing.assert_array_equal(a.P, c.P)
+    np.testing.assert_array_equal(a.status, c.status)
+
+
+def test_prediction_table_diagonal_and_values():
+    lists = _synthetic_lists(16).binarise()
+    tab = prediction_table(lists, ["AP", "P@10"], ["AP", "P@10", "RR"])
+    diag = tab[tab.source == tab.target]
+    assert (diag.rmse < 1e-8).all()
+    # the prediction is an exact expectation of the target metric under the fitted distribution
+    res = solve_mem(lists.batch, "AP")
+    pr = predict(res, lists.batch, ["P@10"])["P@10"]
+    np.testing.assert_allclose(pr, res.P[:, :10, 1].sum(1) / 10, rtol=1e-12)
+    row = tab[(tab.source == "AP") & (tab.target == "P@10")].iloc[0]
+    actual = (lists.batch.grades[:, :10] >= 1).mean(1)
+    assert row.rmse == pytest.approx(np.sqrt(np.mean((pr - actual) ** 2)))
+
+
+def test_gap_figure2_table_and_figure():
+    from meta_eval.figures.informativeness import figure2, rms_bar_figure
+
+    lists = _synthetic_lists(12)
+    grid = g_grid(0.5)
+    f2 = gap_figure2(lists, grid, filter_lists=False)
+    t = f2.table
+    assert set(t.line) == {"GAP", "nDCG(gain=exp)", "nDCG"}
+    assert len(t) == 3 * len(grid) * 2
+    # g = (1, 0) is AP at threshold 1
+    ap = informativeness(lists, ["AP"], thresholds=(1, 2)).summary.set_index("threshold")
+    at = t[(t.line == "GAP") & (t.g1 == 1.0)].set_index("threshold")
+    assert at.loc[1, "mean_rms"] == pytest.approx(ap.loc[1, "mean_rms"], abs=1e-8)
+    fig = figure2(t)
+    assert len(fig.axes) == 2
+    assert len(rms_bar_figure(f2.lists.groupby(["metric", "threshold"], as_index=False).rms_error.mean()
+                              .rename(columns={"rms_error": "mean_rms"})).axes) == 1
+
+
+def test_aslam_binary_ordering_columns():
+    lists = _synthetic_lists(16)
+    a = aslam_binary(lists, ("AP", "Rprec", "P@10"), filter_lists=False)
+    assert set(a.summary.metric) == {"AP", "Rprec", "P@10"}
+    assert set(a.prediction.columns) == {"source", "target", "rmse", "pearson_r", "n"}
+
+
+def test_select_lists_filter():
+    lists = _synthetic_lists(20)
+    rc = lists.batch.retrieved_counts()
+    sel = select_lists(lists, 5, 5)
+    assert sel.batch.n_lists == int(((rc[:, 1:].sum(1) >= 5) & (rc[:, 2] >= 5)).sum())
+
+
+def _write_collection(tmp_path, seed=0):
+    rng = np.random.default_rng(seed)
+    qrels = []
+    for t in range(1, 4):
+        for d in range(60):
+            g = int(rng.choice(3, p=[0.6, 0.25, 0.15]))
+            qrels.append(f"{t} 0 d{t}_{d} {g}")
+    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for s in range(4):
+        lines = []
+        for t in range(1, 4):
+            docs = rng.permutation(60)[:40]
+            for r, d in enumerate(docs):
+                lines.append(f"{t} Q0 d{t}_{d} {r + 1} {100 - r} sys{s}")
+        with gzip.open(runs / f"sys{s}.gz", "wt") as f:
+            f.write("\n".join(lines) + "\n")
+    return tmp_path / "qrels.txt", runs
+
+
+def test_cli_informativeness(tmp_path):
+    from meta_eval.cli import app
+
+    qrels, runs = _write_collection(tmp_path)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5",
+                                      "--min-relevant", "3", "--min-high", "2", "--out", str(out), "--no-progress",
+                                      "--predict", "P@10", "--predict", "nDCG"])
+    assert result.exit_code == 0, result.output
+    pred = pd.read_csv(out / "prediction.csv")
+    assert set(pred.target) == {"P@10", "nDCG"} and "GAP(g=0.5,0.5)" in set(pred.source)
+    assert pred[(pred.source == "nDCG") & (pred.target == "nDCG")].rmse.iloc[0] < 1e-8
+    lists = pd.read_csv(out / "lists.csv")
+    assert list(lists.columns[:8]) == ["run", "topic", "metric", "threshold", "n", "entropy", "max_residual",
+                                       "rms_error"]
+    assert {"AP", "nDCG(gain=exp)", "nDCG", "GAP(g=0,1)", "GAP(g=0.5,0.5)", "GAP(g=1,0)"} <= set(lists.metric)
+    summary = pd.read_csv(out / "summary.csv")
+    assert {"metric", "threshold", "mean_rms", "n_lists"} <= set(summary.columns)
+    for name in ("figure2.csv", "figure2.png", "aslam_summary.csv", "aslam_prediction.csv", "summary.png"):
+        assert (out / name).exists(), name
+    # rerun resumes from the cache (no new distribution files)
+    n_cache = len(list((out / "cache").glob("*.npz")))
+    result = CliRunner().invoke(app, ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5",
+                                      "--min-relevant", "3", "--min-high", "2", "--out", str(out), "--no-progress",
+                                      "--no-figures"])
+    assert result.exit_code == 0, result.output
+    assert len(list((out / "cache").glob("*.npz"))) == n_cache
+
+
+def test_cli_bad_g_grid_is_a_clean_error(tmp_path):
+    from meta_eval.cli import app
+
+    qrels, runs = _write_collection(tmp_path)
+    result = CliRunner().invoke(app, ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5,x",
+                                      "--out", str(tmp_path / "o"), "--no-progress"])
+    assert result.exit_code == 2
+    assert "g-grid" in result.output
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_trec_covid_observed_values_match_core(shared_dir):
+    """Our point-mass expectations equal the core metric library on every TREC-COVID round-1 list."""
+    data = shared_dir / "data" / "trec-covid-round1"
+    col = me.load_collection(qrels=data / "qrels.txt", runs=[data / "runs"])
+    lists = lists_from_collection(col)
+    from meta_eval.mem import observed
+
+    for m in ("AP", "GAP(g=0.5,0.5)", "nDCG(gain=exp)", "nDCG", "P@10", "Rprec", "RR"):
+        np.testing.assert_allclose(observed(m, lists.batch), me.score(col, m).reshape(-1), atol=1e-12)
+    assert select_lists(lists).batch.n_lists == 3374
