@@ -6,7 +6,7 @@ Everything else (metadata, dependencies, entry points) lives in pyproject.toml.
 from setuptools import find_packages, setup
 
 setup(
-    packages=find_packages(include=["meta_eval", "meta_eval.*"]) + ["meta_eval.demo_data"],
-    package_dir={"meta_eval.demo_data": "data/demo"},
-    package_data={"meta_eval.demo_data": ["*.txt", "*.md", "runs/*.gz"]},
+    packages=find_packages(include=["meta_eval", "meta_eval.*"]) + ["meta_eval.demo_data", "meta_eval.demo_data.runs"],
+    package_dir={"meta_eval.demo_data": "data/demo", "meta_eval.demo_data.runs": "data/demo/runs"},
+    package_data={"meta_eval.demo_data": ["*.txt", "*.md"], "meta_eval.demo_data.runs": ["*.gz"]},
 )
