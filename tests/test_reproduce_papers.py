@@ -12,6 +12,7 @@ import meta_eval as me
 from meta_eval.properties.ijcsit import (single_relevant_profile, switched_judgments, tail_relevant_table,
                                          translation_table)
 from meta_eval.properties.irbook import exercise_curves, exercise_measures
+from meta_eval.reproduce import IJCSIT_TABLE1  # (judgments, AP, Precision, Recall) as printed, R = 10
 
 
 def printed(value: float, text: str) -> bool:
@@ -19,16 +20,6 @@ def printed(value: float, text: str) -> bool:
     return abs(value - float(text)) <= 0.5 * 10.0**-decimals + 1e-12
 
 
-# IJCSIT Table 1: judgments (top 20), Avg. Precision, Precision, Recall, as printed (R = 10)
-IJCSIT_TABLE1 = [
-    ("10000 00000 00000 00000", "0.1", "0.05", "0.10"),
-    ("00000 00000 00000 00001", "0.005", "0.05", "0.10"),
-    ("00000 00000 00000 00011", "0.015", "0.10", "0.20"),
-    ("00000 00000 00000 00111", "0.031", "0.15", "0.30"),
-    ("00000 00000 00000 01111", "0.053", "0.20", "0.40"),
-    ("00000 00000 00000 11111", "0.081", "0.25", "0.50"),
-    ("00000 00000 00001 11111", "0.12", "0.30", "0.60"),  # 0.11535, printed with 2 decimals
-]
 
 
 def test_ijcsit_table1():
