@@ -54,7 +54,7 @@ def test_all_trec_covers_the_required_measures():
     names = set(expand_trec_spec("all_trec"))
     required = {"num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
                 "iprec_at_recall_0.50", "P_10", "recall_100", "ndcg", "ndcg_cut_10", "11pt_avg", "success_5",
-                "Rprec_mult_1.00", "set_P", "set_recall", "set_F", "map_cut_10"}
+                "Rprec_mult_1.00", "set_P", "set_recall", "set_F", "map_cut_10", "rbp", "rbp_resid"}
     assert required <= names
 
 

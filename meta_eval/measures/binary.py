@@ -40,7 +40,7 @@ def num_ret(r: Rankings) -> np.ndarray:
     return r.n_ret.astype(np.float64)
 
 
-@register("NumRel", aliases=("num_rel",), aggregate="sum", integer=True)
+@register("NumRel", aliases=("num_rel",), aggregate="sum", integer=True, qrels_only=True)
 def num_rel(r: Rankings) -> np.ndarray:
     """Number of judged relevant documents R (trec_eval ``num_rel``)."""
     return r.num_rel().astype(np.float64)

@@ -217,28 +217,38 @@ RBP_PARAMS = (
     Param("p", 0.8, float, "persistence"),
     Param("graded", False, lambda s: s.lower() in ("1", "true", "yes"), "graded: gain/max gain; else binary"),
     GAIN,
+    Param("max", "scale", choice("scale", "topic"),
+          "graded normaliser: the highest gain of the grade scale (NTCIREVAL) or of the topic's judged documents "
+          "(trec_eval 10's rbp)"),
 )
 
 
-def _rbp_relevance(r: Rankings, graded: bool, gain) -> np.ndarray:
+def _rbp_relevance(r: Rankings, graded: bool, gain, max: str = "scale") -> np.ndarray:
     if not graded:
         return r.relevant().astype(np.float64)
     table = gain_table(gain, r.max_grade)
-    return r.gains(table) / max(table.max(), 1e-300)
+    if max == "topic":
+        judged = r.counts > 0  # (..., G + 1): grades the topic's qrels hold
+        top = np.where(judged, table[: r.counts.shape[-1]], 0.0).max(-1)
+        top = np.broadcast_to(top, r.shape)[..., None]
+        return np.divide(r.gains(table), top, out=np.zeros(r.grades.shape), where=top > 0)
+    return r.gains(table) / np.maximum(table.max(), 1e-300)
 
 
 @register("RBP", params=RBP_PARAMS, cutoff=K)
-def rbp(r: Rankings, p=0.8, graded=False, gain="linear", k=None) -> np.ndarray:
+def rbp(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) -> np.ndarray:
     """Rank-biased precision (Moffat & Zobel, TOIS 2008): RBP = (1 − p) Σ_r rel_r p^{r−1}.
 
-    Binary by default (rel_r = I(r)); ``graded=true`` uses rel_r = g(i_r) / g_max (NTCIREVAL).
+    Binary by default (rel_r = I(r)); ``graded=true`` uses rel_r = g(i_r) / g_max with g_max the highest gain of
+    the scale (NTCIREVAL) or, with ``max=topic``, of the topic's judged documents (trec_eval 10's ``rbp``, which
+    is ``RBP(p=0.9,graded=true,max=topic)`` and ignores ``-l``).
     """
     weights = (1.0 - p) * p ** (r.ranks - 1.0)
-    return (_rbp_relevance(r, graded, gain) * weights * _upto(r, k)).sum(-1)
+    return (_rbp_relevance(r, graded, gain, max) * weights * _upto(r, k)).sum(-1)
 
 
 @register("RBP_resid", params=RBP_PARAMS, cutoff=K)
-def rbp_residual(r: Rankings, p=0.8, graded=False, gain="linear", k=None) -> np.ndarray:
+def rbp_residual(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) -> np.ndarray:
     """RBP residual (Moffat & Zobel 2008): the weight of unjudged ranks within the list plus p^n for the ranks
     beyond its end — how much RBP could still grow if every unknown document were relevant."""
     n = r.n_ret if k is None else np.minimum(r.n_ret, k)

@@ -44,6 +44,7 @@ class Family:
     aggregate: str = "mean"  # "mean", "gmean" (trec_eval gm_*: exp mean log max(v, 1e-5)) or "sum"
     integer: bool = False  # counts (num_ret ...): printed without decimals in trec_eval's layout
     description: str = ""
+    qrels_only: bool = False  # depends on the qrels alone (num_rel): not zeroed for topics a run lacks
 
     @property
     def doc(self) -> str:
@@ -97,6 +98,7 @@ def register(
     integer: bool = False,
     aliases: tuple[str, ...] = (),
     description: str = "",
+    qrels_only: bool = False,
 ) -> Callable[[MeasureFunction], MeasureFunction]:
     """Decorator registering a vectorised measure function under ``name`` (and ``aliases``).
 
@@ -112,7 +114,7 @@ def register(
 
     def decorate(func: MeasureFunction) -> MeasureFunction:
         family = Family(name, func, tuple(params), cutoff, aggregate, integer,
-                        description or (func.__doc__ or "").strip().split("\n")[0])
+                        description or (func.__doc__ or "").strip().split("\n")[0], qrels_only)
         _FAMILIES[name.lower()] = family
         for alias in aliases:
             _ALIASES[alias.lower()] = name.lower()

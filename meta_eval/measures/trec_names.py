@@ -27,6 +27,8 @@ _SIMPLE = {
     "num_ret": ("NumRet", {}),
     "num_rel": ("NumRel", {}),
     "num_rel_ret": ("NumRelRet", {}),
+    "rbp": ("RBP", {"p": 0.9, "graded": True, "max": "topic"}),  # trec_eval 10's rbp (p = 0.9, grade / top grade)
+    "rbp_resid": ("RBP_resid", {"p": 0.9}),
 }
 
 _CUT = {
@@ -54,7 +56,7 @@ TREC_DEFAULT_CUTS = {
 ALL_TREC = (
     ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
     + ["iprec_at_recall"] + ["P", "recall", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "success"]
-    + ["set_P", "set_recall", "set_F"]
+    + ["set_P", "set_recall", "set_F", "rbp", "rbp_resid"]
 )
 
 _CUT_NAME = re.compile(r"^(?P<family>P|recall|map_cut|ndcg_cut|success|iprec_at_recall|Rprec_mult)_(?P<cut>[0-9.]+)$")
