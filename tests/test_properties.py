@@ -64,8 +64,24 @@ def test_demoting_a_better_document_never_raises_gap(data, g, draw):
     # with every g_j > 0 the decrease is strict (GAP paper §3)
     if min(g) > 1e-6:
         assert value(gap, swapped, counts) < value(gap, grades, counts)
-    for other in ("AP", "nDCG", "Q", "ERR"):
+    for other in ("AP", "nDCG", "ERR"):  # not Q: see test_q_measure_is_not_swap_monotone
         assert value(other, swapped, counts) <= value(other, grades, counts) + 1e-12, other
+
+
+def test_q_measure_is_not_swap_monotone():
+    """Q's blended ratio rewards a relevant document for the gain above it, so demoting one can raise Q.
+
+    Grades 1 at rank 14 and 2 at rank 19 (R = 2, ideal 2, 1): Q = (2/17 + 5/22) / 2 = 0.1725; moving the grade-1
+    document to rank 20 gives (3/22 + 5/23) / 2 = 0.1769 (hand-computed from Sakai's definition).
+    """
+    before = [0] * 20
+    before[13], before[18] = 1, 2
+    after = list(before)
+    after[13], after[19] = 0, 1
+    counts = [18, 1, 1]
+    assert value("Q", before, counts) == pytest.approx((2 / 17 + 5 / 22) / 2)
+    assert value("Q", after, counts) == pytest.approx((3 / 22 + 5 / 23) / 2)
+    assert value("Q", after, counts) > value("Q", before, counts)
 
 
 @settings(max_examples=200, deadline=None)
