@@ -19,7 +19,6 @@ trec_eval <= 9.0.8 and pytrec_eval.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal, Sequence
 
 import numpy as np

@@ -233,7 +233,7 @@ class _Problem:
 
 
 def _problem(batch: ListBatch, r: np.ndarray) -> _Problem:
-    L, N, K = batch.n_lists, batch.depth, batch.n_grades
+    L, K = batch.n_lists, batch.n_grades
     rowmask = batch.mask
     active = r > 0.5
     allowed = rowmask[..., None] & active[:, None, :]
@@ -328,7 +328,7 @@ def _centre(th, allowed):
 
 def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.ndarray, *, tol: float,
                  max_iter: int, memory: int, face: bool = True):
-    L, N, K = batch.n_lists, batch.depth, batch.n_grades
+    L, K = batch.n_lists, batch.n_grades
     n = batch.lengths.astype(float)
     status = np.zeros(L, dtype=np.int8)
     bad_counts = (np.abs(r.sum(1) - n) > 1e-9) | np.any(r < -1e-9, axis=1)
