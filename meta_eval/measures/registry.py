@@ -140,6 +140,22 @@ def family(name: str) -> Family:
 _CANONICAL = re.compile(r"^(?P<name>[^()@]+?)\s*(\((?P<params>.*)\))?\s*(@(?P<cut>[^@()]+))?$")
 
 
+def split_name(spec: str) -> tuple[str, list[tuple[str, str]], str | None]:
+    """The parts of ``NAME(param=value,...)@cutoff`` as text: name, (key, value) pairs, cutoff (or None).
+
+    A comma-separated item without ``=`` continues the previous value (``g=0.25,0.75``).
+
+    Raises
+    ------
+    InputError
+        The text does not have that shape, or a parameter has no name.
+    """
+    match = _CANONICAL.match(spec.strip())
+    if not match:
+        raise InputError(f"cannot parse measure name {spec!r}; expected NAME, NAME(param=value,...) or NAME@k")
+    return match["name"], _split_params(match["params"] or "", spec), match["cut"]
+
+
 def get_measure(spec: "str | Measure") -> Measure:
     """Parse a measure name (canonical or trec_eval spelling) into a :class:`Measure`.
 
@@ -156,12 +172,10 @@ def get_measure(spec: "str | Measure") -> Measure:
     trec = from_trec_name(spec)
     if trec is not None:
         return trec
-    match = _CANONICAL.match(spec)
-    if not match:
-        raise InputError(f"cannot parse measure name {spec!r}; expected NAME, NAME(param=value,...) or NAME@k")
-    fam = family(match["name"])
+    name, pairs, cut_text = split_name(spec)
+    fam = family(name)
     values = {p.name: p.default for p in fam.params}
-    for key, text in _split_params(match["params"] or "", spec):
+    for key, text in pairs:
         param = next((p for p in fam.params if p.name == key), None)
         if param is None:
             names = [p.name for p in fam.params] or ["(none)"]
@@ -169,10 +183,10 @@ def get_measure(spec: "str | Measure") -> Measure:
         values[key] = _parse_value(param, text, spec)
     if fam.cutoff is not None:
         values[fam.cutoff.name] = fam.cutoff.default
-    if match["cut"] is not None:
+    if cut_text is not None:
         if fam.cutoff is None:
             raise InputError(f"measure {fam.name} takes no @cutoff (in {spec!r})")
-        values[fam.cutoff.name] = _parse_value(fam.cutoff, match["cut"], spec)
+        values[fam.cutoff.name] = _parse_value(fam.cutoff, cut_text, spec)
     return Measure(fam, tuple(values.items()))
 
 

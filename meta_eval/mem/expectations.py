@@ -19,7 +19,6 @@ of these forms (or any object with ``value(P)``, ``grad(P)`` and ``linear``) fro
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -171,13 +170,14 @@ def _fmt(v) -> str:
     return str(v)
 
 
-_NAME = re.compile(r"^\s*(?P<base>[A-Za-z][A-Za-z0-9_'\-]*?)\s*(\((?P<params>[^)]*)\))?\s*(@(?P<k>\d+))?\s*$")
-_ALIASES = {"map": "AP", "R-prec": "Rprec", "rprec": "Rprec", "recip_rank": "RR", "ndcg": "nDCG",
-            "NDCG": "nDCG", "gap": "GAP", "Q": "Q", "P": "P", "err": "ERR", "rbp": "RBP"}
-_TREC = re.compile(r"^(?P<base>P|ndcg_cut|recall)_(?P<k>\d+)$")
+# Core families whose expected-value form is registered under another base name.
+_CORE_BASE = {"Recall": "recall", "GenAP": "vG"}
 
 
 def _value(text: str):
+    """A parameter value: int, float, text, or a tuple for comma-separated values (``g=0.5,0.5``)."""
+    if "," in text:
+        return tuple(_value(part) for part in text.split(","))
     text = text.strip()
     try:
         return int(text)
@@ -189,30 +189,30 @@ def _value(text: str):
 
 
 def parse_measure(name: str) -> MeasureSpec:
-    """Parse ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)@10"``, ``"P@10"``, ``"AP(rel=2)"``, ``"P_10"`` ... ."""
-    m = _TREC.match(name.strip())
-    if m:
-        base = {"P": "P", "ndcg_cut": "nDCG", "recall": "recall"}[m["base"]]
-        return MeasureSpec(base, {}, int(m["k"]))
-    m = _NAME.match(name)
-    if not m:
-        raise InputError(f"cannot parse measure name {name!r}; expected e.g. 'AP', 'P@10', 'GAP(g=0.5,0.5)'")
-    base = _ALIASES.get(m["base"], m["base"])
-    params: dict = {}
-    key = None
-    for tok in (m["params"] or "").split(","):
-        if not tok.strip():
-            continue
-        if "=" in tok:
-            key, val = tok.split("=", 1)
-            key = key.strip()
-            params[key] = _value(val)
-        elif key is not None:  # continuation of a tuple value, e.g. g=0.5,0.5
-            prev = params[key]
-            params[key] = (prev if isinstance(prev, tuple) else (prev,)) + (_value(tok),)
-        else:
-            raise InputError(f"measure {name!r}: parameter {tok!r} has no name (write key=value)")
-    return MeasureSpec(base, params, int(m["k"]) if m["k"] else None)
+    """Parse ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)@10"``, ``"P@10"``, ``"AP(rel=2)"``, ``"P_10"`` ... .
+
+    The grammar and the trec_eval spellings are the core registry's (:func:`meta_eval.measures.registry.split_name`,
+    :func:`meta_eval.measures.trec_names.from_trec_name`), and a name the core knows is canonicalised through it
+    (``map`` -> ``AP``, ``vG`` -> ``GenAP``); parameter values stay MEM-level (``rel`` selects the threshold).
+    """
+    from meta_eval.measures.registry import family, split_name
+    from meta_eval.measures.trec_names import from_trec_name
+
+    trec = from_trec_name(name.strip())
+    if trec is not None:
+        fam, values = trec.family, dict(trec.params)
+        params = {p.name: values[p.name] for p in fam.params if values[p.name] != p.default}
+        cutoff = values.get(fam.cutoff.name) if fam.cutoff else None
+        return MeasureSpec(_CORE_BASE.get(fam.name, fam.name), params, cutoff)
+    base, pairs, cut_text = split_name(name)
+    try:
+        base = family(base).name
+    except InputError:
+        pass  # a metric only MEM knows (declared with register_expectation)
+    cutoff = _value(cut_text) if cut_text is not None else None
+    if cutoff is not None and not isinstance(cutoff, int):
+        raise InputError(f"measure {name!r}: the cutoff must be an integer rank, got {cut_text!r}")
+    return MeasureSpec(_CORE_BASE.get(base, base), {k: _value(v) for k, v in pairs}, cutoff)
 
 
 Builder = Callable[..., ExpectationForm]
