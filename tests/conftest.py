@@ -29,3 +29,39 @@ def shared_path(*parts: str) -> Path:
 def shared_dir() -> Path:
     """The ../shared directory (skips the test when it does not exist)."""
     return shared_path()
+
+
+def write_collection(root: Path, *, n_topics: int, n_docs: int, n_runs: int, depth: int, seed: int = 0,
+                     grade_p=(0.6, 0.25, 0.15), noise: float | None = None, gz: bool = False) -> tuple[Path, Path]:
+    """Write a small graded collection as TREC files: ``root/qrels.txt`` and ``root/runs/run<i>[.gz]``.
+
+    Every document is judged, grades 0..len(grade_p)-1 drawn with ``grade_p``. Run i ranks by
+    ``grade + N(0, noise_i)`` with noise falling from ``noise`` (so runs differ in quality), or at random when
+    ``noise`` is None; it retrieves ``depth`` documents per topic.
+    """
+    import gzip
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    qrels, runs = [], [[] for _ in range(n_runs)]
+    for t in range(1, n_topics + 1):
+        grades = rng.choice(len(grade_p), size=n_docs, p=grade_p)
+        docs = [f"d{t}_{j}" for j in range(n_docs)]
+        qrels += [f"{t} 0 {d} {g}" for d, g in zip(docs, grades)]
+        for i, lines in enumerate(runs):
+            if noise is None:
+                order = rng.permutation(n_docs)[:depth]
+            else:
+                order = np.argsort(-(grades + rng.normal(0, noise * (1 - 0.14 * i), n_docs)))[:depth]
+            lines += [f"{t} Q0 {docs[j]} {r + 1} {depth - r} run{i}" for r, j in enumerate(order)]
+    (root / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    run_dir = root / "runs"
+    run_dir.mkdir(exist_ok=True)
+    for i, lines in enumerate(runs):
+        text = "\n".join(lines) + "\n"
+        if gz:
+            (run_dir / f"run{i}.gz").write_bytes(gzip.compress(text.encode()))
+        else:
+            (run_dir / f"run{i}.txt").write_text(text)
+    return root / "qrels.txt", run_dir

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
+from tests.conftest import write_collection
 
 runner = CliRunner()
 
@@ -19,22 +20,7 @@ runner = CliRunner()
 @pytest.fixture
 def tiny(tmp_path):
     """6 runs x 5 topics with graded qrels, written as TREC files."""
-    rng = np.random.default_rng(11)
-    docs = [f"d{i}" for i in range(12)]
-    qrels = []
-    for t in range(1, 6):
-        for d in docs:
-            qrels.append(f"{t} 0 {d} {rng.choice([0, 0, 1, 2])}")
-    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    run_dir = tmp_path / "runs"
-    run_dir.mkdir()
-    for r in range(6):
-        lines = []
-        for t in range(1, 6):
-            order = rng.permutation(12)[:8]
-            for rank, d in enumerate(order, 1):
-                lines.append(f"{t} Q0 {docs[d]} {rank} {100 - rank} run{r}")
-        (run_dir / f"run{r}.txt").write_text("\n".join(lines) + "\n")
+    write_collection(tmp_path, n_topics=5, n_docs=12, n_runs=6, depth=8, seed=11, grade_p=(0.5, 0.25, 0.25))
     return tmp_path
 
 

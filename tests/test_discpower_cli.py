@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 import meta_eval as me
 from meta_eval.cli import app
 from meta_eval.discpower import best_systems, discriminative_power
+from tests.conftest import write_collection
 
 runner = CliRunner()
 N_RUNS, N_TOPICS, DEPTH = 6, 12, 20
@@ -20,20 +21,7 @@ N_RUNS, N_TOPICS, DEPTH = 6, 12, 20
 def collection(tmp_path_factory):
     """Qrels (grades 0/1/2) and six runs of differing quality, in TREC formats."""
     root = tmp_path_factory.mktemp("col")
-    rng = np.random.default_rng(0)
-    qrels, runs = [], {f"run{i}": [] for i in range(N_RUNS)}
-    for t in range(1, N_TOPICS + 1):
-        grades = rng.choice([0, 1, 2], size=40, p=[0.6, 0.25, 0.15])
-        docs = [f"d{t}_{j}" for j in range(40)]
-        qrels += [f"{t} 0 {d} {g}" for d, g in zip(docs, grades)]
-        for i, name in enumerate(runs):
-            quality = grades + rng.normal(0, 2.5 - 0.35 * i, 40)
-            order = np.argsort(-quality)[:DEPTH]
-            runs[name] += [f"{t} Q0 {docs[j]} {r + 1} {DEPTH - r} {name}" for r, j in enumerate(order)]
-    (root / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    (root / "runs").mkdir()
-    for name, lines in runs.items():
-        (root / "runs" / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    write_collection(root, n_topics=N_TOPICS, n_docs=40, n_runs=N_RUNS, depth=DEPTH, noise=2.5)
     return root
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,6 +10,7 @@ from typer.testing import CliRunner
 import meta_eval as me
 from meta_eval.mem import (Lists, ListBatch, aslam_binary, gap_figure2, g_grid, informativeness,
                            lists_from_collection, predict, prediction_table, select_lists, solve_cached, solve_mem)
+from tests.conftest import write_collection
 
 
 def _synthetic_lists(n_lists=24, depth=60, seed=0) -> Lists:
@@ -102,24 +101,7 @@ def test_select_lists_filter():
 
 
 def _write_collection(tmp_path, seed=0):
-    rng = np.random.default_rng(seed)
-    qrels = []
-    for t in range(1, 4):
-        for d in range(60):
-            g = int(rng.choice(3, p=[0.6, 0.25, 0.15]))
-            qrels.append(f"{t} 0 d{t}_{d} {g}")
-    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    for s in range(4):
-        lines = []
-        for t in range(1, 4):
-            docs = rng.permutation(60)[:40]
-            for r, d in enumerate(docs):
-                lines.append(f"{t} Q0 d{t}_{d} {r + 1} {100 - r} sys{s}")
-        with gzip.open(runs / f"sys{s}.gz", "wt") as f:
-            f.write("\n".join(lines) + "\n")
-    return tmp_path / "qrels.txt", runs
+    return write_collection(tmp_path, n_topics=3, n_docs=60, n_runs=4, depth=40, seed=seed, gz=True)
 
 
 def test_cli_informativeness(tmp_path):
