@@ -18,8 +18,9 @@ trec_eval <= 9.0.8 and pytrec_eval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,8 +36,48 @@ TIE_POLICIES = ("trec_eval", "docid_asc", "input", "rank")
 
 
 @dataclass(eq=False)
+class Block:
+    """Topics of similar depth, stored densely.
+
+    Attributes
+    ----------
+    topics : numpy.ndarray
+        (Tb,) indices of the block's topics in :attr:`Collection.topics` (ascending).
+    rankings : Rankings
+        ``grades`` (S, Tb, Db) int8, ``n_ret`` (S, Tb), ``counts`` (Tb, G + 1).
+    docs : numpy.ndarray
+        (S, Tb, Db) int32 code of the document at each rank (an index into :attr:`Collection.doc_names`), -1 past
+        the end of a list.
+    """
+
+    topics: np.ndarray
+    rankings: Rankings
+    docs: np.ndarray
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """The qrels as arrays, one entry per judgment, sorted by (topic, document).
+
+    ``topic`` indexes :attr:`Collection.topics`, ``doc`` :attr:`Collection.doc_names`; ``grade`` is the integer
+    grade as written (negative grades kept).
+    """
+
+    topic: np.ndarray
+    doc: np.ndarray
+    grade: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.grade)
+
+
+@dataclass(eq=False)
 class Collection:
-    """Runs and qrels as dense arrays.
+    """Runs and qrels as dense arrays, one block per group of topics of similar depth.
+
+    Memory follows what was retrieved: the topics are grouped by the length of their longest list (powers of
+    two), and each group is a dense (systems × topics × depth) block, so one long list or many topics no run
+    retrieved for do not inflate the others. Measures are computed block by block (:meth:`map_blocks`).
 
     Attributes
     ----------
@@ -44,10 +85,20 @@ class Collection:
         Run names (S).
     topics : list of str
         Topic ids from the qrels (T), in trec_eval's order (byte order of the id).
-    rankings : Rankings
-        ``grades`` (S, T, D) int8/int16, ``n_ret`` (S, T), ``counts`` (T, G + 1).
+    blocks : list of Block
+        The ranked lists, by groups of topics.
+    n_ret : numpy.ndarray
+        (S, T) documents retrieved per list (after ``depth`` and ``unjudged="remove"``).
     present : numpy.ndarray
         (S, T) bool: the run retrieved something for the topic.
+    counts : numpy.ndarray
+        (T, G + 1) judged documents per topic and grade 0..G (negative grades not counted).
+    judgments : Judgments
+        The qrels as arrays (topic index, document code, grade).
+    doc_names : pyarrow.Array
+        Document id of each document code.
+    rel_level : int
+        Binary relevance threshold (relevant = grade >= rel_level).
     missing : {"zero", "skip"}
         How topics absent from a run are averaged: scored 0 (trec_eval ``-c``) or left out.
     options : dict
@@ -56,10 +107,54 @@ class Collection:
 
     systems: list[str]
     topics: list[str]
-    rankings: Rankings
+    blocks: list[Block]
+    n_ret: np.ndarray
     present: np.ndarray
+    counts: np.ndarray
+    judgments: Judgments
+    doc_names: pa.Array
+    rel_level: int = 1
     missing: str = "zero"
     options: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------------------------------ shape
+
+    @property
+    def depth(self) -> int:
+        """The longest list's length (at least 1)."""
+        return max((b.rankings.depth for b in self.blocks), default=1)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(systems, topics, longest list)."""
+        return len(self.systems), len(self.topics), self.depth
+
+    @property
+    def max_grade(self) -> int:
+        """The highest grade of the qrels (G)."""
+        return self.counts.shape[1] - 1
+
+    # ------------------------------------------------------------------------------------------ scoring
+
+    def map_blocks(self, func: Callable[[Rankings], np.ndarray]) -> np.ndarray:
+        """Apply a vectorised function of :class:`Rankings` to every block: the (S, T) float64 result."""
+        out = np.zeros((len(self.systems), len(self.topics)))
+        for block in self.blocks:
+            r = block.rankings
+            out[:, block.topics] = np.broadcast_to(np.asarray(func(r), dtype=np.float64), r.shape)
+        return out
+
+    # ------------------------------------------------------------------------------------------ dense views
+
+    @cached_property
+    def rankings(self) -> Rankings:
+        """All lists as one dense :class:`Rankings` (S, T, longest list). Convenient for small collections; the
+        memory is S × T × the longest list, so large collections should work block by block."""
+        S, T, D = self.shape
+        grades = np.full((S, T, D), PAD, dtype=np.int8)
+        for block in self.blocks:
+            grades[:, block.topics, : block.rankings.depth] = block.rankings.grades
+        return Rankings(grades, self.n_ret, self.counts, rel_level=self.rel_level)
 
     @property
     def grades(self) -> np.ndarray:
@@ -67,38 +162,84 @@ class Collection:
         return self.rankings.grades
 
     @property
-    def counts(self) -> np.ndarray:
-        """Judged documents per topic and grade, (T, G + 1)."""
-        return self.rankings.counts
-
-    @property
     def unjudged(self) -> np.ndarray:
         """(S, T, D) bool: the retrieved document is not in the qrels."""
-        return self.rankings.grades == UNJUDGED
+        return self.grades == UNJUDGED
+
+    # ------------------------------------------------------------------------------------------ derived collections
 
     def subset(self, systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> "Collection":
-        """A collection restricted to some systems and/or topics (same options)."""
+        """A collection restricted to some systems and/or topics, in the order given (same options)."""
         s_idx = _indices(self.systems, systems, "system")
         t_idx = _indices(self.topics, topics, "topic")
-        r = self.rankings
-        rankings = Rankings(
-            grades=r.grades[np.ix_(s_idx, t_idx)],
-            n_ret=r.n_ret[np.ix_(s_idx, t_idx)],
-            counts=r.counts[t_idx],
-            rel_level=r.rel_level,
-        )
-        return Collection(
-            systems=[self.systems[i] for i in s_idx],
-            topics=[self.topics[i] for i in t_idx],
-            rankings=rankings,
-            present=self.present[np.ix_(s_idx, t_idx)],
-            missing=self.missing,
-            options=dict(self.options),
-        )
+        new_index = np.full(len(self.topics), -1, dtype=np.int64)
+        new_index[t_idx] = np.arange(len(t_idx))
+        blocks = []
+        for block in self.blocks:
+            local = np.flatnonzero(new_index[block.topics] >= 0)
+            if local.size == 0:
+                continue
+            pick = np.ix_(s_idx, local)
+            r = block.rankings
+            rankings = Rankings(r.grades[pick], r.n_ret[pick], r.counts[local], rel_level=r.rel_level)
+            blocks.append(Block(new_index[block.topics[local]], rankings, block.docs[pick]))
+        keep = new_index[self.judgments.topic] >= 0
+        j = self.judgments
+        judgments = _sorted_judgments(new_index[j.topic[keep]], j.doc[keep], j.grade[keep])
+        return replace(self, systems=[self.systems[i] for i in s_idx], topics=[self.topics[i] for i in t_idx],
+                       blocks=blocks, n_ret=self.n_ret[np.ix_(s_idx, t_idx)],
+                       present=self.present[np.ix_(s_idx, t_idx)], counts=self.counts[t_idx], judgments=judgments,
+                       options=dict(self.options))
+
+    def with_judgments(self, keep: np.ndarray) -> "Collection":
+        """The same runs judged by a subset of the qrels: judgments where ``keep`` is False are dropped.
+
+        Retrieved documents whose judgment is dropped become unjudged (removed from the lists when the collection
+        was built with ``unjudged="remove"``), and the per-topic grade counts are recomputed. Used to study
+        incomplete judgments and pool reusability.
+
+        Parameters
+        ----------
+        keep : numpy.ndarray
+            bool, one entry per row of :attr:`judgments`.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        j = self.judgments
+        if keep.shape != (len(j),):
+            raise InputError(f"keep must have one entry per judgment ({len(j)}); got shape {keep.shape}")
+        judgments = Judgments(j.topic[keep], j.doc[keep], j.grade[keep])
+        counts = _grade_counts(judgments.topic, judgments.grade, len(self.topics), self.max_grade)
+        lookup = _GradeLookup(judgments, len(self.doc_names))
+        blocks = []
+        for block in self.blocks:
+            topic = np.broadcast_to(block.topics[None, :, None], block.docs.shape)
+            grades = np.where(block.docs >= 0, lookup(topic, block.docs), PAD).astype(np.int8)
+            rankings = Rankings(grades, block.rankings.n_ret, counts[block.topics], rel_level=self.rel_level)
+            blocks.append(Block(block.topics, rankings, block.docs))
+        out = replace(self, blocks=blocks, counts=counts, judgments=judgments, options=dict(self.options))
+        return out.condensed() if self.options.get("unjudged") == "remove" else out
+
+    def condensed(self) -> "Collection":
+        """Condensed lists: unjudged documents and negative judgments removed (Sakai 2007; trec_eval ``-J``)."""
+        blocks, n_ret = [], self.n_ret.copy()
+        for block in self.blocks:
+            g = block.rankings.grades
+            judged = g >= 0
+            pos = np.cumsum(judged, axis=-1) - 1
+            s, t, d = np.nonzero(judged)
+            grades = np.full(g.shape, PAD, dtype=np.int8)
+            docs = np.full(g.shape, -1, dtype=np.int32)
+            grades[s, t, pos[s, t, d]] = g[s, t, d]
+            docs[s, t, pos[s, t, d]] = block.docs[s, t, d]
+            kept = judged.sum(-1)
+            n_ret[:, block.topics] = kept
+            r = block.rankings
+            blocks.append(Block(block.topics, Rankings(grades, kept, r.counts, rel_level=r.rel_level), docs))
+        return replace(self, blocks=blocks, n_ret=n_ret, options={**self.options, "unjudged": "remove"})
 
     def __repr__(self) -> str:
-        s, t, d = self.grades.shape
-        return f"Collection({s} systems × {t} topics × depth {d}, grades 0..{self.rankings.max_grade})"
+        s, t, d = self.shape
+        return f"Collection({s} systems × {t} topics × depth {d}, grades 0..{self.max_grade})"
 
 
 def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:
@@ -200,44 +341,66 @@ def build_collection(
     ties: str = "trec_eval",
     score_precision: str = "float64",
 ) -> Collection:
-    """Assemble parsed tables into dense arrays (see :func:`load_collection` for the options)."""
+    """Assemble parsed tables into dense blocks (see :func:`load_collection` for the options)."""
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
     vocab = _Vocabulary(qrels, runs)
     topics, topic_index = vocab.qrels_topics()
-    q_key, q_grade = vocab.qrels_keys(topic_index)
-    counts = _grade_counts(topic_index[vocab.q_topic], qrels.grade, len(topics))
+    judgments = vocab.judgments(topic_index, topics)
+    counts = _grade_counts(judgments.topic, judgments.grade, len(topics))
 
     rows = vocab.run_rows(topic_index)
     _check_run_topics(runs, rows, topics)
     _check_run_duplicates(runs, rows, vocab)
 
-    grade = _lookup_grades(rows, len(topics), vocab.n_docs, q_key, q_grade)
-    score = rows.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else rows.score
-    group = rows.system * len(topics) + rows.topic
-    order = _order(group, score, vocab.doc_order[rows.doc], rows.position, rows.rank, ties)
-    group, grade = group[order], grade[order]
-    pos = _position_in_group(group)
-    if depth is not None:
-        keep = pos < depth
-        group, grade, pos = group[keep], grade[keep], pos[keep]
-    if unjudged == "remove":
-        keep = grade >= 0
-        group, grade = group[keep], grade[keep]
-        pos = _position_in_group(group)
-
     n_sys, n_top = len(runs), len(topics)
-    dense_depth = int(pos.max()) + 1 if len(pos) else 1
-    dtype = np.int8 if counts.shape[1] <= 127 else np.int16
-    grades = np.full((n_sys * n_top, dense_depth), PAD, dtype=dtype)
-    grades[group, pos] = grade
+    score = rows.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else rows.score
+    group = rows.system * n_top + rows.topic
+    present = np.bincount(group, minlength=n_sys * n_top).reshape(n_sys, n_top) > 0
+    order = _order(group, score, vocab.doc_order[rows.doc], rows.position, rows.rank, ties)
+    group, doc = group[order], rows.doc[order].astype(np.int32)
+    del rows, score, order
+    grade = _GradeLookup(judgments, vocab.n_docs)(group % n_top, doc)
+    pos = _position_in_group(group)
+    keep = np.ones(len(group), dtype=bool)
+    if depth is not None:
+        keep &= pos < depth
+    if unjudged == "remove":
+        keep &= grade >= 0
+    if not keep.all():
+        group, doc, grade = group[keep], doc[keep], grade[keep]
+        pos = _position_in_group(group)
     n_ret = np.bincount(group, minlength=n_sys * n_top).reshape(n_sys, n_top)
-    present = np.bincount(rows.system * n_top + rows.topic, minlength=n_sys * n_top).reshape(n_sys, n_top) > 0
-    rankings = Rankings(grades.reshape(n_sys, n_top, dense_depth), n_ret, counts, rel_level=int(rel_level))
+    blocks = _blocks(group, pos, grade, doc, n_ret, counts, int(rel_level))
     options = dict(
         depth=depth, rel_level=int(rel_level), missing=missing, unjudged=unjudged, ties=ties,
         score_precision=score_precision, qrels=qrels.source, runs=[r.source for r in runs],
     )
-    return Collection([r.name for r in runs], topics, rankings, present, missing=missing, options=options)
+    return Collection([r.name for r in runs], topics, blocks, n_ret, present, counts, judgments, vocab.dictionary,
+                      rel_level=int(rel_level), missing=missing, options=options)
+
+
+def _blocks(group, pos, grade, doc, n_ret, counts, rel_level) -> list[Block]:
+    """Group topics by the length of their longest list (powers of two) and fill one dense array per group."""
+    n_sys, n_top = n_ret.shape
+    topic_depth = n_ret.max(axis=0, initial=0)
+    bucket = np.ceil(np.log2(np.maximum(topic_depth, 1))).astype(np.int64)
+    local = np.empty(n_top, dtype=np.int64)
+    row_topic = group % n_top
+    row_bucket = bucket[row_topic]
+    blocks = []
+    for b in np.unique(bucket):
+        topics = np.flatnonzero(bucket == b)
+        local[topics] = np.arange(len(topics))
+        width = max(int(topic_depth[topics].max(initial=0)), 1)
+        sel = slice(None) if len(topics) == n_top else np.flatnonzero(row_bucket == b)
+        s, t, p = group[sel] // n_top, local[row_topic[sel]], pos[sel]
+        grades = np.full((n_sys, len(topics), width), PAD, dtype=np.int8)
+        docs = np.full((n_sys, len(topics), width), -1, dtype=np.int32)
+        grades[s, t, p] = grade[sel]
+        docs[s, t, p] = doc[sel]
+        rankings = Rankings(grades, n_ret[:, topics], counts[topics], rel_level=rel_level)
+        blocks.append(Block(topics, rankings, docs))
+    return blocks
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -261,17 +424,19 @@ class _Vocabulary:
     def __init__(self, qrels: io.QrelsTable, runs: list[io.RunTable]):
         self.qrels, self.runs = qrels, runs
         n_q = len(qrels.grade)
-        doc_codes, dictionary = _encode([qrels.docid] + [r.docid for r in runs])
-        self.docs = dictionary.to_pylist()
+        doc_codes, self.dictionary = _encode([qrels.docid] + [r.docid for r in runs])
         topic_codes, topic_dictionary = _encode([qrels.topic] + [r.topic for r in runs])
         self.topic_names = topic_dictionary.to_pylist()
-        self.n_docs = len(self.docs)
+        self.n_docs = len(self.dictionary)
         self.q_doc, self.run_doc = doc_codes[:n_q], doc_codes[n_q:]
         self.q_topic, self.run_topic = topic_codes[:n_q], topic_codes[n_q:]
         # Rank of every docid in byte order (Arrow compares strings as bytes, as trec_eval's strcmp does).
-        order = pc.sort_indices(dictionary.cast(pa.binary())).to_numpy()
+        order = pc.sort_indices(self.dictionary.cast(pa.binary())).to_numpy()
         self.doc_order = np.empty(self.n_docs, dtype=np.int64)
         self.doc_order[order] = np.arange(self.n_docs)
+
+    def doc_name(self, code: int) -> str:
+        return self.dictionary[int(code)].as_py()
 
     def qrels_topics(self) -> tuple[list[str], np.ndarray]:
         """Topic ids of the qrels in byte order, and a map global topic code -> topic index (-1: not in qrels)."""
@@ -282,18 +447,16 @@ class _Vocabulary:
         index[codes[order]] = np.arange(len(order))
         return [names[i] for i in order], index
 
-    def qrels_keys(self, topic_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted (topic, doc) keys of the qrels and their grades; duplicates are an error."""
-        key = topic_index[self.q_topic] * self.n_docs + self.q_doc
-        order = np.argsort(key, kind="stable")
-        key, grade = key[order], self.qrels.grade[order]
-        dup = np.flatnonzero(key[1:] == key[:-1])
+    def judgments(self, topic_index: np.ndarray, topics: list[str]) -> Judgments:
+        """The qrels sorted by (topic, doc); a document judged twice for a topic is an error."""
+        out = _sorted_judgments(topic_index[self.q_topic], self.q_doc, self.qrels.grade)
+        dup = np.flatnonzero((out.topic[1:] == out.topic[:-1]) & (out.doc[1:] == out.doc[:-1]))
         if len(dup):
-            first = order[dup[0] + 1]
-            topic, doc = self.topic_names[self.q_topic[first]], self.docs[self.q_doc[first]]
+            topic = topics[out.topic[dup[0]]]
+            doc = self.doc_name(out.doc[dup[0]])
             line = io.line_of_pair(self.qrels.source, topic, doc)
             raise InputError(f"document {doc!r} is judged twice for topic {topic!r}", self.qrels.source, line)
-        return key, grade
+        return out
 
     def run_rows(self, topic_index: np.ndarray) -> _Rows:
         sizes = [len(r.score) for r in self.runs]
@@ -308,6 +471,40 @@ class _Vocabulary:
             return _Rows(system, topic, self.run_doc, score, rank, position)
         return _Rows(system[keep], topic[keep], self.run_doc[keep], score[keep],
                      None if rank is None else rank[keep], position[keep])
+
+
+def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> Judgments:
+    order = np.lexsort((doc, topic))
+    return Judgments(topic[order].astype(np.int32), doc[order].astype(np.int32), np.asarray(grade)[order])
+
+
+class _GradeLookup:
+    """Grade code of (topic, document) pairs: the qrels grade, UNJUDGED if absent, JUDGED_NEG if negative.
+
+    A dense topics × documents table makes a lookup one gather when it is small enough; otherwise a binary search
+    over the sorted judgment keys."""
+
+    _DENSE_LIMIT = 64_000_000  # table cells (int8)
+
+    def __init__(self, judgments: Judgments, n_docs: int):
+        self.n_docs = n_docs
+        self.key = judgments.topic.astype(np.int64) * n_docs + judgments.doc
+        self.coded = np.where(judgments.grade < 0, JUDGED_NEG, judgments.grade).astype(np.int8)
+        n_topics = int(judgments.topic.max(initial=-1)) + 1
+        self.table = None
+        if n_topics * n_docs <= self._DENSE_LIMIT:
+            self.table = np.full(max(n_topics * n_docs, 1), UNJUDGED, dtype=np.int8)
+            self.table[self.key] = self.coded
+
+    def __call__(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        key = np.asarray(topic, dtype=np.int64) * self.n_docs + np.maximum(doc, 0)
+        if self.table is not None:
+            inside = key < len(self.table)
+            return np.where(inside, self.table[np.where(inside, key, 0)], UNJUDGED).astype(np.int8)
+        if len(self.key) == 0:
+            return np.full(key.shape, UNJUDGED, dtype=np.int8)
+        pos = np.minimum(np.searchsorted(self.key, key), len(self.key) - 1)
+        return np.where(self.key[pos] == key, self.coded[pos], UNJUDGED).astype(np.int8)
 
 
 def _encode(arrays: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
@@ -327,11 +524,12 @@ def _encode(arrays: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
     return np.concatenate(parts) if parts else codes, encoded.dictionary
 
 
-def _grade_counts(topic: np.ndarray, grade: np.ndarray, n_topics: int) -> np.ndarray:
-    """Judged documents per topic and grade >= 0 (negative grades are not counted, as in trec_eval)."""
-    top = max(int(grade.max(initial=0)), 0)
+def _grade_counts(topic: np.ndarray, grade: np.ndarray, n_topics: int, top: int | None = None) -> np.ndarray:
+    """Judged documents per topic and grade 0..top (default: the highest grade); negative grades are not counted,
+    as in trec_eval."""
+    top = max(int(grade.max(initial=0)), 0) if top is None else top
     ok = grade >= 0
-    flat = np.bincount(topic[ok] * (top + 1) + grade[ok], minlength=n_topics * (top + 1))
+    flat = np.bincount(topic[ok].astype(np.int64) * (top + 1) + grade[ok], minlength=n_topics * (top + 1))
     return flat.reshape(n_topics, top + 1).astype(np.int64)
 
 
@@ -356,28 +554,10 @@ def _check_run_duplicates(runs: list[io.RunTable], rows: _Rows, vocab: _Vocabula
     if len(dup):
         i = order[dup[0] + 1]
         run = runs[rows.system[i]]
-        doc = vocab.docs[rows.doc[i]]
+        doc = vocab.doc_name(rows.doc[i])
         topic = run.topic[int(rows.position[i])].as_py()
         line = io.line_of_pair(run.source, topic, doc)
         raise InputError(f"document {doc!r} appears twice for topic {topic!r} in run {run.name!r}", run.source, line)
-
-
-_DENSE_LOOKUP_LIMIT = 64_000_000  # topics × docids cells for which a dense int8 lookup table is used
-
-
-def _lookup_grades(rows: _Rows, n_topics: int, n_docs: int, q_key: np.ndarray, q_grade: np.ndarray) -> np.ndarray:
-    """Grade of every retrieved document: its qrels grade, UNJUDGED if absent, JUDGED_NEG if negative.
-
-    A dense topics × docids table makes this one gather when it is small enough; otherwise a binary search."""
-    key = rows.topic * n_docs + rows.doc
-    coded = np.where(q_grade < 0, JUDGED_NEG, q_grade).astype(np.int16)
-    if n_topics * n_docs <= _DENSE_LOOKUP_LIMIT:
-        table = np.full(n_topics * n_docs, UNJUDGED, dtype=np.int16)
-        table[q_key] = coded
-        return table[key]
-    pos = np.minimum(np.searchsorted(q_key, key), max(len(q_key) - 1, 0))
-    found = (q_key[pos] == key) if len(q_key) else np.zeros(len(key), bool)
-    return np.where(found, coded[pos] if len(q_key) else 0, UNJUDGED).astype(np.int16)
 
 
 def _order(group, score, doc_order, position, rank, ties: str) -> np.ndarray:
@@ -396,30 +576,35 @@ def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: np.ndarray) ->
 
     Written by hand because numpy's ``lexsort`` over millions of rows costs seconds, while TREC runs are nearly
     always already grouped by topic and sorted by score: only groups that violate that order, and blocks of tied
-    scores, are sorted (with ``lexsort``); everything else stays in place.
+    scores, are sorted (with ``lexsort``); everything else stays in place. Rows are sorted by their contiguous
+    *block* (its position in the file), never by group id, so a group keeps its place among the others.
     """
     n = len(group)
     perm = np.arange(n)
-    changes = np.count_nonzero(group[1:] != group[:-1]) + 1 if n else 0
-    if n and changes != np.count_nonzero(np.bincount(group)):  # some group's rows are not contiguous
+    if n == 0:
+        return perm
+    boundary = group[1:] != group[:-1]
+    if np.count_nonzero(boundary) + 1 != np.count_nonzero(np.bincount(group)):  # a group's rows are not contiguous
         perm = np.argsort(group, kind="stable")
-    g, p = group[perm], primary[perm]
-    same = g[1:] == g[:-1]
+        g = group[perm]
+        boundary = g[1:] != g[:-1]
+    block = np.concatenate([[0], np.cumsum(boundary)])  # contiguous block id, increasing along the rows
+    same = ~boundary
+    p = primary[perm]
     unsorted = same & (p[1:] > p[:-1])
     if unsorted.any():
-        bad_groups = np.unique(g[1:][unsorted])
-        sub = np.flatnonzero(np.isin(g, bad_groups))
-        perm[sub] = perm[sub][np.lexsort((secondary[perm[sub]], -primary[perm[sub]], g[sub]))]
-        g, p = group[perm], primary[perm]
-        same = g[1:] == g[:-1]
+        sub = np.flatnonzero(np.isin(block, np.unique(block[1:][unsorted])))
+        rows = perm[sub]
+        perm[sub] = rows[np.lexsort((secondary[rows], -primary[rows], block[sub]))]
+        p = primary[perm]
     tie = same & (p[1:] == p[:-1])
     if tie.any():
         in_block = np.zeros(n, dtype=bool)
         in_block[1:] |= tie
         in_block[:-1] |= tie
-        block = np.cumsum(np.concatenate([[True], ~tie]))
+        tie_block = np.cumsum(np.concatenate([[True], ~tie]))
         sub = np.flatnonzero(in_block)
-        perm[sub] = perm[sub][np.lexsort((secondary[perm[sub]], block[sub]))]
+        perm[sub] = perm[sub][np.lexsort((secondary[perm[sub]], tie_block[sub]))]
     return perm
 
 

@@ -32,8 +32,7 @@ def per_topic(collection: Collection, measure: str | Measure) -> np.ndarray:
     """(S, T) per-topic values; topics a run did not retrieve for are 0 (``missing="zero"``, trec_eval ``-c``)
     or NaN (``"skip"``). Measures of the qrels alone (``num_rel``) keep their value, as in trec_eval."""
     m = get_measure(measure) if isinstance(measure, str) else measure
-    values = m(collection.rankings)
-    values = np.broadcast_to(values, collection.rankings.shape).astype(np.float64)
+    values = collection.map_blocks(m)
     if m.family.qrels_only:
         return values
     return np.where(collection.present, values, np.nan if collection.missing == "skip" else 0.0)

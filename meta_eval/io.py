@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from meta_eval.errors import InputError
+from meta_eval.rankings import MAX_GRADE
 
 RUN_FIELDS = ("topic", "q0", "docid", "rank", "score", "tag")
 _DICT = pa.dictionary(pa.int32(), pa.string())
@@ -169,6 +170,7 @@ def _arrow_csv(data: bytes, delimiter: str, fields, types, keep) -> pa.Table:
             include_columns=list(keep),
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
+            null_values=[],  # "NA", "null", "nan" are not numbers: such lines go to the diagnosis
         ),
     )
 
@@ -201,6 +203,11 @@ def _diagnose(data: bytes, source: str, fields: Sequence[str], checks: dict[str,
     """
     expected = len(fields)
     layout = " ".join(fields)
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 text (byte {exc.start + 1} of the line)", source, number) from None
     for number, parts in _nonblank_lines(data):
         if len(parts) < expected:
             raise InputError(
@@ -213,6 +220,9 @@ def _diagnose(data: bytes, source: str, fields: Sequence[str], checks: dict[str,
             _check_number(value, name, kind, source, number)
 
 
+_INT64 = 2**63
+
+
 def _check_number(value: str, name: str, kind: str, source: str, line: int) -> None:
     try:
         number = float(value)
@@ -220,8 +230,11 @@ def _check_number(value: str, name: str, kind: str, source: str, line: int) -> N
         raise InputError(f"{name} must be a number, got {value!r}", source, line) from None
     if not math.isfinite(number):
         raise InputError(f"{name} must be a finite number, got {value!r}", source, line)
-    if kind == "int" and not re.fullmatch(r"[+-]?\d+", value):
-        raise InputError(f"{name} must be an integer, got {value!r}", source, line)
+    if kind == "int":
+        if not re.fullmatch(r"[+-]?\d+", value):
+            raise InputError(f"{name} must be an integer, got {value!r}", source, line)
+        if not -_INT64 <= int(value) < _INT64:
+            raise InputError(f"{name} {value} is out of the 64-bit integer range", source, line)
 
 
 def _line_of_row(data: bytes, row: int) -> int:
@@ -229,16 +242,29 @@ def _line_of_row(data: bytes, row: int) -> int:
     return _nonblank_lines(data)[row][0]
 
 
+def _field_of_row(data: bytes, row: int, field: int) -> str:
+    """The text of a field on the ``row``-th non-blank line, as written in the file (for error messages)."""
+    return _nonblank_lines(data)[row][1][field]
+
+
 def _parse(data: bytes, source: str, fields, types, keep, checks) -> pa.Table:
     """Parse with pyarrow; on failure find the bad line. Text after the last field is ignored, as trec_eval does
-    (its own test suite has run lines with trailing comments)."""
+    (its own test suite has run lines with trailing comments); a leading ``+`` on a number is accepted, as C's
+    ``atol``/``atof`` accept it."""
     try:
         return _read_table(data, fields, types, keep)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         _diagnose(data, source, fields, checks)
-        trimmed = b"\n".join(b" ".join(line.split()[: len(fields)]) for line in data.split(b"\n"))
+        typed = [fields.index(name) for name in checks]
+        lines = []
+        for line in data.split(b"\n"):
+            parts = line.split()[: len(fields)]
+            for i in typed:
+                if i < len(parts) and parts[i].startswith(b"+"):
+                    parts[i] = parts[i][1:]
+            lines.append(b" ".join(parts))
         try:
-            return _read_table(trimmed, fields, types, keep)
+            return _read_table(b"\n".join(lines), fields, types, keep)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             raise InputError(f"cannot parse ({exc})", source) from None
 
@@ -276,11 +302,13 @@ def read_run(source: PathLike | pd.DataFrame, *, name: str | None = None, with_r
     bad = ~np.isfinite(score)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"score must be a finite number, got {score[row]!r}", label, _line_of_row(data, row))
+        raise InputError(f"score must be a finite number, got {_field_of_row(data, row, 4)!r}", label,
+                         _line_of_row(data, row))
     rank = table.column("rank").to_numpy() if with_rank else None
     if rank is not None and not np.isfinite(rank).all():
         row = int(np.flatnonzero(~np.isfinite(rank))[0])
-        raise InputError(f"rank must be a finite number, got {rank[row]!r}", label, _line_of_row(data, row))
+        raise InputError(f"rank must be a finite number, got {_field_of_row(data, row, 3)!r}", label,
+                         _line_of_row(data, row))
     run_name = name or _first_tag(data)
     return RunTable(
         name=run_name,
@@ -394,12 +422,25 @@ def read_qrels(source: PathLike | pd.DataFrame) -> QrelsTable:
     label = str(source)
     data = read_bytes(source)
     table = _parse(data, label, QRELS_FIELDS, {"grade": pa.int64()}, ["topic", "docid", "grade"], {"grade": "int"})
+    grade = table.column("grade").to_numpy()
+    _check_grade_range(grade, label, lambda row: _line_of_row(data, row))
     return QrelsTable(
         source=label,
         topic=table.column("topic").combine_chunks(),
         docid=table.column("docid").combine_chunks(),
-        grade=table.column("grade").to_numpy(),
+        grade=grade,
     )
+
+
+def _check_grade_range(grade: np.ndarray, source: str, line_of_row) -> None:
+    """Grades above :data:`~meta_eval.rankings.MAX_GRADE` are refused (grades are stored as small integers);
+    negative grades of any size are judged-not-relevant, as in trec_eval."""
+    big = np.flatnonzero(grade > MAX_GRADE)
+    if big.size:
+        row = int(big[0])
+        raise InputError(f"grade {int(grade[row])} is above the largest supported grade {MAX_GRADE} (relevance "
+                         f"grades are stored as small integers; map the grades to 0..{MAX_GRADE})", source,
+                         line_of_row(row))
 
 
 def _qrels_from_frame(frame: pd.DataFrame) -> QrelsTable:
@@ -413,6 +454,7 @@ def _qrels_from_frame(frame: pd.DataFrame) -> QrelsTable:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise InputError(f"grade must be an integer, got {frame['grade'].iloc[row]!r}", label, row + 1)
+    _check_grade_range(grade, label, lambda row: row + 1)
     return QrelsTable(
         source=label,
         topic=pa.array(frame["topic"].astype(str).tolist(), pa.string()),

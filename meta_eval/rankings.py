@@ -23,6 +23,9 @@ JUDGED_NEG = -2
 (RELVALUE_UNJUDGED) it is not counted as a judged non-relevant document by bpref and is removed by -J."""
 PAD = -3
 """Grade code past the end of a list."""
+MAX_GRADE = 127
+"""The highest relevance grade a collection may hold: grades are stored as int8 (with the codes above), which
+keeps the arrays small; higher grades are refused when the qrels are read."""
 
 
 @dataclass(eq=False)

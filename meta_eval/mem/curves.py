@@ -45,7 +45,8 @@ def expected_precision_recall(S: np.ndarray, R: np.ndarray, lengths: np.ndarray 
     C = np.cumsum(S, axis=1)
     n = np.arange(1, S.shape[1] + 1)
     prec = C / n
-    rec = C / np.asarray(R, dtype=float)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):  # R = 0: recall undefined (NaN/inf), as documented
+        rec = C / np.asarray(R, dtype=float)[:, None]
     if lengths is not None:
         out = np.arange(S.shape[1])[None, :] >= np.asarray(lengths)[:, None]
         prec = np.where(out, np.nan, prec)
@@ -53,14 +54,31 @@ def expected_precision_recall(S: np.ndarray, R: np.ndarray, lengths: np.ndarray 
     return prec, rec
 
 
+_TOL = 1e-12  # a cumulative count within this of a target counts as reaching it
+
+
 def _first_reaching(C: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Per row, the first index m (0-based) with C[m] >= target (C non-decreasing); N if none."""
+    """Per row, the first index m (0-based) with C[m] >= target - tol (C non-decreasing); N if none.
+
+    Counted row by row (m = #{n : C[n] < target - tol}), so a row never affects another; rows with NaN (failed
+    lists) come out as N. For a few targets per row (the 11 recall levels)."""
+    C = np.nan_to_num(np.asarray(C, dtype=float), nan=-np.inf)
+    return (C[:, :, None] < np.asarray(targets, dtype=float)[:, None, :] - _TOL).sum(axis=1)
+
+
+def _first_reaching_counts(C: np.ndarray, top: int) -> np.ndarray:
+    """(L, top + 1) table F[l, i] = first index m with C[l, m] >= i - tol, for every integer i = 0..top.
+
+    Exact and O(L N): since i is an integer, C[n] < i - tol  <=>  floor(C[n] + tol) <= i - 1, so F[l, i] is the
+    cumulative histogram of floor(C + tol) at i - 1. Rows with NaN (failed lists) never reach any i >= 1."""
     L, N = C.shape
-    span = np.nanmax(np.abs(C), initial=0.0) + np.nanmax(np.abs(targets), initial=0.0) + 2.0
-    off = np.arange(L)[:, None] * span * 2.0
-    flat = (C + off).ravel()
-    pos = np.searchsorted(flat, (targets + off).ravel() - 1e-12, side="left").reshape(targets.shape)
-    return np.minimum(pos - np.arange(L)[:, None] * N, N)
+    b = np.floor(np.nan_to_num(C, nan=-1.0) + _TOL)
+    b = np.clip(b, -1, top).astype(np.int64) + 1  # shift: -1 (NaN) -> bucket 0, never reaching i >= 1
+    hist = np.bincount((np.arange(L)[:, None] * (top + 2) + b).ravel(), minlength=L * (top + 2))
+    cum = np.cumsum(hist.reshape(L, top + 2), axis=1)  # cum[l, j] = #{n : floor(C + tol) <= j - 1}
+    out = np.zeros((L, top + 1), dtype=np.int64)
+    out[:, 1:] = cum[:, 1 : top + 1]
+    return out
 
 
 def rms_recall_changes(S: np.ndarray, rel: np.ndarray, lengths: np.ndarray, R: np.ndarray,
@@ -94,8 +112,10 @@ def rms_recall_changes(S: np.ndarray, rel: np.ndarray, lengths: np.ndarray, R: n
         inferred = C / ranks
     else:
         # fractional rank where C reaches i (i = actual count at that relevant document)
-        i = np.where(rel, Cact, 0).astype(float)
-        m = _first_reaching(C, i)  # 0-based index where C[m] >= i
+        i = np.where(rel, Cact, 0)
+        table = _first_reaching_counts(C, int(i.max(initial=0)))
+        m = np.take_along_axis(table, i, axis=1)  # 0-based index where C[m] >= i
+        i = i.astype(float)
         reach = m < N
         mc = np.minimum(m, N - 1)
         Cm = np.take_along_axis(C, mc, axis=1)
@@ -137,9 +157,18 @@ def rms_11pt(S: np.ndarray, rel: np.ndarray, lengths: np.ndarray, R: np.ndarray)
 
 def pr_error(S: np.ndarray, rel: np.ndarray, lengths: np.ndarray, R: np.ndarray,
              protocol: str = "recall-changes", align: str = "recall") -> np.ndarray:
-    """RMS error between inferred and actual PR curves by ``protocol`` ("recall-changes" or "11pt")."""
+    """RMS error between inferred and actual PR curves by ``protocol`` ("recall-changes" or "11pt").
+
+    Lists whose inferred distribution is not finite inside the list (failed MEM solutions) get NaN; every list is
+    computed independently of the others in the batch."""
+    S = np.asarray(S, dtype=float)
+    inside = np.arange(S.shape[1])[None, :] < np.asarray(lengths)[:, None]
+    failed = np.any(inside & ~np.isfinite(S), axis=1)
+    S = np.where(failed[:, None], 0.0, S)
     if protocol == "recall-changes":
-        return rms_recall_changes(S, rel, lengths, R, align=align)
-    if protocol == "11pt":
-        return rms_11pt(S, rel, lengths, R)
-    raise InputError(f"protocol must be 'recall-changes' or '11pt'; got {protocol!r}")
+        out = rms_recall_changes(S, rel, lengths, R, align=align)
+    elif protocol == "11pt":
+        out = rms_11pt(S, rel, lengths, R)
+    else:
+        raise InputError(f"protocol must be 'recall-changes' or '11pt'; got {protocol!r}")
+    return np.where(failed, np.nan, out)

@@ -29,6 +29,7 @@ from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.curves import pr_error
 from meta_eval.mem.expectations import expectation, observed
 from meta_eval.mem.solver import MEMResult, solve_mem
+from meta_eval.rankings import Rankings
 
 SOLVER_VERSION = "2"
 
@@ -50,12 +51,20 @@ class Lists:
 
 
 def lists_from_collection(collection) -> Lists:
-    """Every (run, topic) list of a core ``Collection`` (lists of runs absent for a topic have length 0)."""
-    S, T = len(collection.systems), len(collection.topics)
-    batch = ListBatch.from_rankings(collection.rankings)
-    runs = np.repeat(np.asarray(collection.systems, dtype=object), T)
-    topics = np.tile(np.asarray(collection.topics, dtype=object), S)
-    return Lists(batch, runs, topics)
+    """Every non-empty (run, topic) list of a core ``Collection``, block by block, padded to the longest."""
+    systems = np.asarray(collection.systems, dtype=object)
+    topics = np.asarray(collection.topics, dtype=object)
+    parts = []
+    for block in collection.blocks:
+        r = block.rankings
+        s_idx, t_idx = np.nonzero(r.n_ret > 0)
+        parts.append((r.grades[s_idx, t_idx], r.n_ret[s_idx, t_idx], r.counts[t_idx], systems[s_idx],
+                      topics[block.topics[t_idx]]))
+    depth = max([int(p[1].max(initial=0)) for p in parts] + [1])
+    grades = np.concatenate([np.pad(g[:, :depth], ((0, 0), (0, depth - min(g.shape[1], depth)))) for g, *_ in parts])
+    batch = ListBatch.from_rankings(Rankings(grades, np.concatenate([p[1] for p in parts]),
+                                             np.concatenate([p[2] for p in parts])))
+    return Lists(batch, np.concatenate([p[3] for p in parts]), np.concatenate([p[4] for p in parts]))
 
 
 def select_lists(lists: Lists, min_relevant: int = 5, min_high: int = 5, rel_level: int = 1,
