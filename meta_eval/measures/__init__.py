@@ -4,7 +4,7 @@ Importing this package registers the built-in measures; ``get_measure`` parses c
 spellings; ``register`` adds a user measure with the same interface.
 """
 
-from meta_eval.measures import binary, graded, kishida  # noqa: F401  (registration side effects)
+from meta_eval.measures import binary, graded, incomplete, kishida  # noqa: F401  (registration side effects)
 from meta_eval.measures.registry import Family, Measure, Param, families, get_measure, make_measure, register
 
 __all__ = ["Family", "Measure", "Param", "families", "get_measure", "make_measure", "register"]

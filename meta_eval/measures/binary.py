@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from meta_eval.errors import InputError
 from meta_eval.measures.registry import Param, parse_floats, register
 from meta_eval.rankings import Rankings
 
-K = Param("k", None, int, "rank cutoff")
+K = Param("k", None, int, "rank cutoff", within="[1, inf)")
+
+
+def cutoff(default: int) -> Param:
+    """A rank cutoff ``@k`` (an integer >= 1) with a default."""
+    return Param("k", default, int, "rank cutoff", within="[1, inf)")
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -40,10 +46,29 @@ def num_ret(r: Rankings) -> np.ndarray:
     return r.n_ret.astype(np.float64)
 
 
-@register("NumRel", aliases=("num_rel",), aggregate="sum", integer=True, qrels_only=True)
-def num_rel(r: Rankings) -> np.ndarray:
-    """Number of judged relevant documents R (trec_eval ``num_rel``)."""
+@register("NumRel", aggregate="sum", integer=True, qrels_only=True, params=(
+    Param("summary", "sum", str, "summary over topics under missing=zero: the sum of R, or trec_eval's (every "
+          "judgment with grade > 0 in the qrels, whatever the relevance level)", choices=("sum", "trec_eval")),))
+def num_rel(r: Rankings, summary: str = "sum") -> np.ndarray:
+    """Number of judged relevant documents R (trec_eval ``num_rel``); summed over topics.
+
+    trec_eval's ``-c`` summary is not that sum: it counts every judgment with a grade > 0 in the qrels, ignoring
+    ``-l`` (``m_num_rel.c``, ``te_calc_avg_num_rel``). ``summary=trec_eval`` (the ``num_rel`` alias) reproduces it;
+    the per-topic values are R either way.
+    """
     return r.num_rel().astype(np.float64)
+
+
+@register("NumNonrelJudgedRet", aliases=("num_nonrel_judged_ret",), aggregate="sum", integer=True)
+def num_nonrel_judged_ret(r: Rankings) -> np.ndarray:
+    """Judged non-relevant documents retrieved: grade >= 0 and below the relevance level (trec_eval
+    ``num_nonrel_judged_ret``)."""
+    return (judged_nonrelevant(r) & r.valid()).sum(-1).astype(np.float64)
+
+
+def judged_nonrelevant(r: Rankings) -> np.ndarray:
+    """Boolean (..., D): a judged document (grade >= 0) below the relevance level."""
+    return r.cached("judged_nonrel", lambda: (r.grades >= 0) & (r.grades < r.rel_level))
 
 
 @register("NumRelRet", aliases=("num_rel_ret",), aggregate="sum", integer=True)
@@ -52,19 +77,19 @@ def num_rel_ret(r: Rankings) -> np.ndarray:
     return r.num_rel_ret().astype(np.float64)
 
 
-@register("P", cutoff=Param("k", 10, int, "rank cutoff"), aliases=("precision",))
+@register("P", cutoff=cutoff(10), aliases=("precision",))
 def precision(r: Rankings, k: int) -> np.ndarray:
     """Precision at k: C(k) / k; the denominator is k even when fewer than k documents were retrieved (trec_eval)."""
     return r.count_at(r.cum_relevant(), k) / float(k)
 
 
-@register("Recall", cutoff=Param("k", 1000, int, "rank cutoff"))
+@register("Recall", cutoff=cutoff(1000))
 def recall(r: Rankings, k: int) -> np.ndarray:
     """Recall at k: C(k) / R (trec_eval ``recall_k``)."""
     return _div(r.count_at(r.cum_relevant(), k), r.num_rel())
 
 
-@register("Success", cutoff=Param("k", 10, int, "rank cutoff"))
+@register("Success", cutoff=cutoff(10))
 def success(r: Rankings, k: int) -> np.ndarray:
     """1 if a relevant document is in the top k, else 0 (trec_eval ``success_k``)."""
     return (r.count_at(r.cum_relevant(), k) > 0).astype(np.float64)
@@ -100,7 +125,7 @@ def r_precision(r: Rankings) -> np.ndarray:
     return _div(r.count_at(r.cum_relevant(), R), R)
 
 
-@register("Rprec_mult", cutoff=Param("k", 1.0, float, "multiple of R"))
+@register("Rprec_mult", cutoff=Param("k", 1.0, float, "multiple of R", within="(0, inf)"))
 def r_precision_mult(r: Rankings, k: float) -> np.ndarray:
     """Precision at rank ⌊k·R + 0.9⌋ (trec_eval ``Rprec_mult_k``, whose cutoff rounding this keeps)."""
     cut = np.floor(k * r.num_rel() + 0.9).astype(np.int64)
@@ -114,13 +139,33 @@ def bpref(r: Rankings) -> np.ndarray:
     bpref = (1/R) Σ_{relevant r} (1 − min(N(r), R) / min(N_total, R)), where N(r) counts *judged* non-relevant
     documents above r and N_total the judged non-relevant documents of the topic; unjudged documents are skipped.
     """
-    judged_nonrel = (r.grades >= 0) & (r.grades < r.rel_level)
-    nonrel_above = np.cumsum(judged_nonrel, axis=-1, dtype=np.int32)
+    nonrel_above = np.cumsum(judged_nonrelevant(r), axis=-1, dtype=np.int32)
     R = r.num_rel()[..., None]
     n_nonrel = np.broadcast_to(r.counts[..., : r.rel_level].sum(-1), r.shape)[..., None]
     penalty = _div(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R))
     per_rank = np.where(r.relevant(), np.where(nonrel_above > 0, 1.0 - penalty, 1.0), 0.0)
     return _div(per_rank.sum(-1), r.num_rel())
+
+
+@register("GM_bpref", aliases=("gm_bpref",), aggregate="gmean")
+def gm_bpref(r: Rankings) -> np.ndarray:
+    """Per-topic bpref, averaged geometrically: exp(mean log max(bpref, 1e-5)) (trec_eval ``gm_bpref``)."""
+    return bpref(r)
+
+
+@register("binG")
+def binary_g(r: Rankings) -> np.ndarray:
+    """Binary G (trec_eval ``binG``, Buckley 2008): (1/R) Σ_{relevant r} 1 / log2(2 + r − C(r)), r − C(r) the
+    documents above r that are not relevant; 0 if no relevant document was retrieved."""
+    non_above = r.ranks - r.cum_relevant()
+    return _div(np.where(r.relevant(), 1.0 / np.log2(2.0 + non_above), 0.0).sum(-1), r.num_rel())
+
+
+@register("RelP", cutoff=cutoff(10), aliases=("relative_P",))
+def relative_precision(r: Rankings, k: int) -> np.ndarray:
+    """Relative precision at k: C(k) / min(k, R), precision up to R and recall beyond (trec_eval ``relative_P``);
+    0 if R = 0."""
+    return _div(r.count_at(r.cum_relevant(), k), np.minimum(k, r.num_rel()))
 
 
 @register("SetP", aliases=("set_P",))
@@ -135,7 +180,40 @@ def set_recall(r: Rankings) -> np.ndarray:
     return _div(r.num_rel_ret(), r.num_rel())
 
 
-@register("SetF", params=(Param("beta", 1.0, float, "weight of recall"),), aliases=("set_F",))
+@register("SetRelP", aliases=("set_relative_P",))
+def set_relative_precision(r: Rankings) -> np.ndarray:
+    """Relative set precision C(n) / min(n, R) (trec_eval ``set_relative_P``); 0 if n or R is 0."""
+    return _div(r.num_rel_ret(), np.minimum(r.n_ret, r.num_rel()))
+
+
+@register("SetAP", aliases=("set_map",))
+def set_average_precision(r: Rankings) -> np.ndarray:
+    """Unranked set AP: C(n)² / (n R), set precision times set recall (trec_eval ``set_map``)."""
+    relret = r.num_rel_ret().astype(np.float64)
+    return _div(relret * relret, r.n_ret * r.num_rel().astype(np.float64))
+
+
+def _coefficient(name: str, default: float, doc: str) -> Param:
+    return Param(name, default, float, doc, within="(-inf, inf)")
+
+
+@register("Utility", params=(
+    _coefficient("a", 1.0, "worth of a relevant document retrieved"),
+    _coefficient("b", -1.0, "worth of a non-relevant document retrieved"),
+    _coefficient("c", 0.0, "worth of a relevant document not retrieved"),
+    _coefficient("d", 0.0, "worth of a non-relevant document not retrieved"),
+    Param("N", 0, int, "collection size for the d term (trec_eval -N, default 0)", within="[0, inf)"),
+))
+def utility(r: Rankings, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: float = 0.0, N: int = 0) -> np.ndarray:
+    """Set utility (trec_eval ``utility``): a·C(n) + b·(n − C(n)) + c·(R − C(n)) + d·(N − n − R + C(n)),
+    a weighted sum of the contingency table of retrieved × relevant; averaged over topics, as trec_eval does."""
+    relret = r.num_rel_ret().astype(np.float64)
+    ret = r.n_ret.astype(np.float64)
+    R = r.num_rel().astype(np.float64)
+    return a * relret + b * (ret - relret) + c * (R - relret) + d * (N + relret - ret - R)
+
+
+@register("SetF", params=(Param("beta", 1.0, float, "weight of recall", within="[0, inf)"),), aliases=("set_F",))
 def set_f(r: Rankings, beta: float) -> np.ndarray:
     """Set F-measure (1 + β²)·P·R / (β²·P + R) of set precision and recall (trec_eval ``set_F``)."""
     p, rec = set_precision(r), set_recall(r)
@@ -153,9 +231,10 @@ def interpolated_precision_curve(r: Rankings) -> np.ndarray:
 
 
 RECALL_CUT = Param(
-    "cut", "round", lambda s: {"round": "round", "ceil": "ceil", "v9": "v9"}[s],
+    "cut", "round", str,
     "relevant documents needed for recall r: round(rR) (trec_eval 10), ceil(rR) (recall >= r exactly, Manning "
     "et al.) or floor(rR + 0.9) (trec_eval <= 9.0.8, pytrec_eval)",
+    choices=("round", "ceil", "v9"),
 )
 
 
@@ -182,7 +261,7 @@ def _iprec_at(r: Rankings, level: float, cut: str = "round") -> np.ndarray:
     return np.where(reached & (r.n_ret > 0), value, 0.0)
 
 
-@register("IPrec", params=(RECALL_CUT,), cutoff=Param("k", 0.0, float, "recall level"),
+@register("IPrec", params=(RECALL_CUT,), cutoff=Param("k", 0.0, float, "recall level", within="[0, 1]"),
           aliases=("iprec_at_recall",))
 def iprec_at_recall(r: Rankings, k: float, cut: str = "round") -> np.ndarray:
     """Interpolated precision at recall level k (trec_eval ``iprec_at_recall_k``; ``cut`` chooses how many
@@ -195,7 +274,7 @@ ELEVEN_POINTS = tuple(np.round(np.arange(11) / 10, 1))
 
 @register(
     "IPrec11",
-    params=(Param("levels", ELEVEN_POINTS, parse_floats, "recall levels"), RECALL_CUT),
+    params=(Param("levels", ELEVEN_POINTS, parse_floats, "recall levels", within="[0, 1]"), RECALL_CUT),
     aliases=("11pt", "11pt_avg"),
 )
 def eleven_point(r: Rankings, levels: tuple[float, ...], cut: str = "round") -> np.ndarray:
@@ -205,23 +284,38 @@ def eleven_point(r: Rankings, levels: tuple[float, ...], cut: str = "round") -> 
 
 
 def _collection_size(r: Rankings, N: int | None) -> np.ndarray:
-    missing = r.num_rel() - r.num_rel_ret()
-    return r.n_ret + missing if N is None else np.broadcast_to(np.int64(N), r.shape)
+    """N per list: the given collection size, or the list plus its unretrieved relevant documents.
+
+    Raises
+    ------
+    InputError
+        A given N smaller than some list plus its unretrieved relevant documents (they would not fit).
+    """
+    smallest = r.n_ret + (r.num_rel() - r.num_rel_ret())
+    if N is None:
+        return smallest
+    if np.any(smallest > N):
+        raise InputError(f"collection size N={N} is smaller than a ranked list plus its unretrieved relevant "
+                         f"documents ({int(smallest.max())}); give N >= {int(smallest.max())}")
+    return np.broadcast_to(np.int64(N), r.shape)
 
 
-def _relevant_positions(r: Rankings, N: int | None, transform) -> np.ndarray:
-    """Σ over relevant documents of transform(rank), unretrieved ones placed at the last ranks N−m+1..N."""
-    ret = (np.where(r.relevant(), transform(r.ranks), 0.0)).sum(-1)
+def _relevant_positions(r: Rankings, N: int | None, log: bool) -> np.ndarray:
+    """Σ over relevant documents of rank (or log rank), the m unretrieved ones placed at ranks N−m+1..N.
+
+    The tail sum is closed-form, Σ_{i=N-m+1..N} i = m(2N − m + 1)/2 and Σ log i = lnΓ(N+1) − lnΓ(N−m+1), so a
+    large N costs nothing."""
+    from scipy.special import gammaln
+
+    ranks = np.log(r.ranks) if log else r.ranks
+    ret = np.where(r.relevant(), ranks, 0.0).sum(-1)
     N_ = _collection_size(r, N).astype(np.float64)
     m = (r.num_rel() - r.num_rel_ret()).astype(np.float64)
-    # Σ_{i=N-m+1..N} transform(i), vectorised with a cumulative table over 1..max N.
-    top = int(max(N_.max(initial=1), 1))
-    table = np.concatenate([[0.0], np.cumsum(transform(np.arange(1, top + 1, dtype=np.float64)))])
-    tail = table[N_.astype(np.int64)] - table[(N_ - m).astype(np.int64)]
+    tail = gammaln(N_ + 1) - gammaln(N_ - m + 1) if log else m * (2 * N_ - m + 1) / 2
     return ret + tail
 
 
-N_PARAM = Param("N", None, int, "collection size (default: retrieved + unretrieved relevant)")
+N_PARAM = Param("N", None, int, "collection size (default: retrieved + unretrieved relevant)", within="[1, inf)")
 
 
 @register("NRecall", params=(N_PARAM,))
@@ -234,7 +328,7 @@ def normalized_recall(r: Rankings, N: int | None) -> np.ndarray:
     """
     R = r.num_rel().astype(np.float64)
     N_ = _collection_size(r, N).astype(np.float64)
-    actual = _relevant_positions(r, N, lambda x: x)
+    actual = _relevant_positions(r, N, log=False)
     ideal = R * (R + 1) / 2
     return np.where(N_ > R, 1.0 - _div(actual - ideal, R * (N_ - R)), np.where(R > 0, 1.0, 0.0))
 
@@ -247,7 +341,7 @@ def normalized_precision(r: Rankings, N: int | None) -> np.ndarray:
 
     R = r.num_rel().astype(np.float64)
     N_ = _collection_size(r, N).astype(np.float64)
-    actual = _relevant_positions(r, N, np.log)
+    actual = _relevant_positions(r, N, log=True)
     ideal = gammaln(R + 1)
     log_binom = gammaln(N_ + 1) - gammaln(R + 1) - gammaln(N_ - R + 1)
     return np.where(N_ > R, 1.0 - _div(actual - ideal, log_binom), np.where(R > 0, 1.0, 0.0))

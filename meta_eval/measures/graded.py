@@ -10,10 +10,13 @@ import numpy as np
 
 from meta_eval.errors import InputError
 from meta_eval.measures.binary import K, _div, _upto, average_precision, precision_at_relevant
-from meta_eval.measures.registry import Param, choice, gain_table, parse_floats, parse_gain, register
+from meta_eval.measures.registry import (GAIN_DOMAIN, Param, check_distribution, check_gain, gain_table, parse_bool,
+                                         parse_floats, parse_gain, register)
+from meta_eval.rankings import MAX_GRADE
 from meta_eval.rankings import Rankings
 
-GAIN = Param("gain", "linear", parse_gain, "linear (g), exp (2^g - 1) or a map like 1:3,2:9")
+GAIN = Param("gain", "linear", parse_gain, "linear (g), exp (2^g - 1) or a map like 1:3,2:9", check=check_gain,
+             domain=GAIN_DOMAIN)
 
 
 # --------------------------------------------------------------------------------------------- GAP
@@ -37,7 +40,9 @@ def threshold_probabilities(g: tuple[float, ...] | None, max_grade: int) -> np.n
     return g_arr[:max_grade]
 
 
-@register("GAP", params=(Param("g", None, parse_floats, "threshold probabilities g_1..g_c (sum 1)"),), cutoff=K)
+@register("GAP", params=(Param("g", None, parse_floats, "threshold probabilities g_1..g_c", within="[0, 1]",
+                                check=check_distribution, domain="probabilities g_1..g_c: numbers in [0, 1] summing to 1"),),
+          cutoff=K)
 def graded_average_precision(r: Rankings, g: tuple[float, ...] | None = None, k: int | None = None) -> np.ndarray:
     """Graded average precision (Robertson, Kanoulas & Yilmaz, SIGIR 2010, §2.2):
 
@@ -82,8 +87,8 @@ def discounts(ranks: np.ndarray, discount: str, base: float) -> np.ndarray:
     raise InputError(f"unknown discount {discount!r}; use log2, jk or none")
 
 
-DISCOUNT = Param("discount", "log2", choice("log2", "jk", "none"), "log2: 1/log2(r+1); jk: J&K log base b")
-BASE = Param("base", 2.0, float, "log base b of the jk discount")
+DISCOUNT = Param("discount", "log2", str, "log2: 1/log2(r+1); jk: J&K log base b", choices=("log2", "jk", "none"))
+BASE = Param("base", 2.0, float, "log base b of the jk discount", within="(1, inf)")
 
 
 def _dcg(r: Rankings, gains: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
@@ -125,7 +130,99 @@ def ndcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.nd
     return _div(_dcg(r, r.gains(table), k, discount, base), _ideal_dcg(r, table, k, discount, base))
 
 
-@register("ANDCG", params=(GAIN, Param("discount", "jk", choice("log2", "jk", "none"), "discount"), BASE),
+def _padded(values: np.ndarray, width: int) -> np.ndarray:
+    """(..., w) -> (..., width): cut or padded with zeros."""
+    if values.shape[-1] >= width:
+        return values[..., :width]
+    return np.concatenate([values, np.zeros(values.shape[:-1] + (width - values.shape[-1],))], axis=-1)
+
+
+def _at(cum: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """cum[..., k − 1] per list (k >= 1, held at the last value beyond the end); 0 where k = 0."""
+    k = np.asarray(k, dtype=np.int64)
+    idx = np.clip(k, 1, cum.shape[-1]) - 1
+    value = np.take_along_axis(cum, np.broadcast_to(idx, cum.shape[:-1])[..., None], axis=-1)[..., 0]
+    return np.where(k > 0, value, 0.0)
+
+
+class _TrecDCG:
+    """The run's and the ideal list's cumulative DCG (gain / log2(r + 1)) shared by Rndcg and nDCG_rel."""
+
+    def __init__(self, r: Rankings, gain):
+        self.table = gain_table(gain, r.max_grade)
+        self.gains = r.gains(self.table)
+        self.run = np.cumsum(self.gains / np.log2(r.ranks + 1.0), axis=-1)
+        ideal = r.ideal_gains(self.table)
+        cum = np.cumsum(ideal / np.log2(np.arange(2, ideal.shape[-1] + 2.0)), axis=-1)
+        self.ideal = np.broadcast_to(cum, r.shape + cum.shape[-1:])
+        self.n_pos = np.broadcast_to((ideal > 0).sum(-1), r.shape)  # judged documents with a positive gain
+
+    def ndcg_at(self, k: np.ndarray, n_ret: np.ndarray) -> np.ndarray:
+        """DCG@k / ideal DCG@k, both lists cut at k (the run held at its end)."""
+        return _div(_at(self.run, np.minimum(k, n_ret)), _at(self.ideal, np.minimum(k, self.n_pos)))
+
+
+@register("G", params=(GAIN,))
+def trec_g(r: Rankings, gain="linear") -> np.ndarray:
+    """G (Buckley 2008; trec_eval ``G``): Σ_r g(i_r) / log2(2 + cost(r) − cg(r)) / Σ ideal gains, where cg(r) is the
+    run's cumulated gain and cost(r) = Σ_{r'<=r} max(ideal gain at r', 1), the ideal list's cumulated gain with a
+    minimum cost of 1 per rank. The ideal list holds the topic's judged documents of positive gain; 0 if it is
+    empty. Custom gain maps order the ideal list by gain (trec_eval compares gains as integers, a bug not copied)."""
+    table = gain_table(gain, r.max_grade)
+    gains = r.gains(table)
+    ideal = r.ideal_gains(table)
+    cost = np.cumsum(np.maximum(_padded(ideal, r.depth), 1.0), axis=-1)
+    terms = np.where(gains != 0, gains / np.log2(2.0 + cost - np.cumsum(gains, axis=-1)), 0.0)
+    return _div(terms.sum(-1), np.broadcast_to(ideal.sum(-1), r.shape))
+
+
+@register("Rndcg", params=(GAIN,))
+def r_ndcg(r: Rankings, gain="linear") -> np.ndarray:
+    """nDCG averaged at the R levels (trec_eval ``Rndcg``): the mean of nDCG@b over b = the cumulative number of
+    judged documents at each distinct positive gain, highest first (the ends of the ideal list's gain levels),
+    plus b = n when the list is longer than the ideal one. 0 if no document of the topic is relevant (grade >=
+    ``rel_level``) or none has a positive gain."""
+    dcg = _TrecDCG(r, gain)
+    table = dcg.table
+    counts = _padded(r.counts.astype(np.float64), len(table))
+    total = np.zeros(r.shape)
+    points = np.zeros(r.shape)
+    reached = np.zeros(r.counts.shape[:-1])
+    for value in np.unique(table[table > 0])[::-1]:
+        count = (counts * (table == value)).sum(-1)
+        reached = reached + count
+        has = np.broadcast_to(count > 0, r.shape)
+        total += np.where(has, dcg.ndcg_at(np.broadcast_to(reached, r.shape).astype(np.int64), r.n_ret), 0.0)
+        points += has
+    longer = r.n_ret > dcg.n_pos
+    total += np.where(longer & (dcg.n_pos > 0), dcg.ndcg_at(r.n_ret, r.n_ret), 0.0)
+    points += longer & (dcg.n_pos > 0)
+    return np.where(r.num_rel() > 0, _div(total, points), 0.0)
+
+
+@register("nDCG_rel", params=(GAIN,))
+def ndcg_rel(r: Rankings, gain="linear") -> np.ndarray:
+    """nDCG averaged over the relevant documents (trec_eval ``ndcg_rel``): (1/R⁺) [Σ_{retrieved r, gain > 0}
+    DCG@r / IDCG@min(r, R⁺) + (R⁺ − retrieved with gain > 0) · DCG@n / IDCG@R⁺], R⁺ the judged documents of
+    positive gain (an unretrieved one counts the list's whole DCG against the whole ideal); 0 if that sum is not
+    positive."""
+    dcg = _TrecDCG(r, gain)
+    positive = (dcg.gains > 0) & r.valid()
+    ranks = np.arange(1, r.depth + 1)
+    held = np.minimum(ranks, dcg.n_pos[..., None])
+    at_rel = np.where(positive, _div(dcg.run, _ideal_at(dcg.ideal, held)), 0.0).sum(-1)
+    missing = dcg.n_pos - positive.sum(-1)
+    total = at_rel + missing * _div(_at(dcg.run, r.n_ret), _at(dcg.ideal, dcg.n_pos))
+    return np.where(total > 0, _div(total, dcg.n_pos), 0.0)
+
+
+def _ideal_at(ideal_cum: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Ideal DCG@k for a (..., D) array of cutoffs k >= 0."""
+    idx = np.clip(k, 1, ideal_cum.shape[-1]) - 1
+    return np.where(k > 0, np.take_along_axis(ideal_cum, idx, axis=-1), 0.0)
+
+
+@register("ANDCG", params=(GAIN, Param("discount", "jk", str, "discount", choices=("log2", "jk", "none")), BASE),
           aliases=("vD", "v_D"))
 def average_ndcg(r: Rankings, gain="linear", discount="jk", base=2.0) -> np.ndarray:
     """Average of nDCG over positions 1..n (Kishida 2005 Eq. 32): v_D = (1/n) Σ_{i=1..n} d(i) / d_I(i),
@@ -145,7 +242,8 @@ def average_ndcg(r: Rankings, gain="linear", discount="jk", base=2.0) -> np.ndar
 # --------------------------------------------------------------------------------------------- Q-measure
 
 
-@register("Q", params=(Param("beta", 1.0, float, "weight of gain vs. rank"), GAIN), cutoff=K, aliases=("vQ", "v_Q"))
+@register("Q", params=(Param("beta", 1.0, float, "weight of gain vs. rank", within="[0, inf)"), GAIN), cutoff=K,
+          aliases=("vQ", "v_Q"))
 def q_measure(r: Rankings, beta: float = 1.0, gain="linear", k: int | None = None) -> np.ndarray:
     """Q-measure (Sakai 2004; NTCIREVAL; Kishida Eq. 35 with β = 1 and gain = grade):
 
@@ -178,9 +276,9 @@ def _err_stop_probability(r: Rankings, gain, stop: str, max_grade: int | None) -
 
 
 ERR_PARAMS = (
-    Param("stop", "exp", choice("exp", "linear"),
-          "exp: (2^g-1)/2^gmax (Chapelle et al.); linear: gain/(gmax+1) (NTCIREVAL)"),
-    Param("max_grade", None, int, "gmax; default: the highest grade of the qrels"),
+    Param("stop", "exp", str, "exp: (2^g-1)/2^gmax (Chapelle et al.); linear: gain/(gmax+1) (NTCIREVAL)",
+          choices=("exp", "linear")),
+    Param("max_grade", None, int, "gmax; default: the highest grade of the qrels", within=f"[1, {MAX_GRADE}]"),
     GAIN,
 )
 
@@ -213,13 +311,19 @@ def nerr(r: Rankings, stop="exp", max_grade=None, gain="linear", k=None) -> np.n
     return _div(value, np.broadcast_to(best, r.shape))
 
 
+def _check_bool(value) -> "str | None":
+    return None if isinstance(value, (bool, np.bool_)) else "is not true or false"
+
+
+PERSISTENCE = Param("p", 0.8, float, "persistence", within="(0, 1)")
 RBP_PARAMS = (
-    Param("p", 0.8, float, "persistence"),
-    Param("graded", False, lambda s: s.lower() in ("1", "true", "yes"), "graded: gain/max gain; else binary"),
+    PERSISTENCE,
+    Param("graded", False, parse_bool, "graded: gain/max gain; else binary", check=_check_bool,
+          domain="true or false"),
     GAIN,
-    Param("max", "scale", choice("scale", "topic"),
+    Param("max", "scale", str,
           "graded normaliser: the highest gain of the grade scale (NTCIREVAL) or of the topic's judged documents "
-          "(trec_eval 10's rbp)"),
+          "(trec_eval 10's rbp)", choices=("scale", "topic")),
 )
 
 
@@ -247,14 +351,25 @@ def rbp(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) ->
     return (_rbp_relevance(r, graded, gain, max) * weights * _upto(r, k)).sum(-1)
 
 
-@register("RBP_resid", params=RBP_PARAMS, cutoff=K)
-def rbp_residual(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) -> np.ndarray:
+@register("RBP_resid", cutoff=K, params=(
+    PERSISTENCE,
+    Param("fully_judged", "tail", str, "residual of a list without unjudged documents: p^n for the ranks beyond "
+          "its end (Moffat & Zobel), or 0 (trec_eval 10's rbp_resid)", choices=("tail", "zero")),
+))
+def rbp_residual(r: Rankings, p=0.8, fully_judged="tail", k=None) -> np.ndarray:
     """RBP residual (Moffat & Zobel 2008): the weight of unjudged ranks within the list plus p^n for the ranks
-    beyond its end — how much RBP could still grow if every unknown document were relevant."""
+    beyond its end — how much RBP could still grow if every unknown document were relevant.
+
+    trec_eval 10's ``rbp_resid`` prints 0 for a list without unjudged documents (it adds p^n only when it has
+    seen an unjudged one): ``fully_judged=zero``, which its alias binds.
+    """
     n = r.n_ret if k is None else np.minimum(r.n_ret, k)
     weights = (1.0 - p) * p ** (r.ranks - 1.0)
     unknown = (r.grades < 0) & r.valid() & _upto(r, k)
-    return (weights * unknown).sum(-1) + p ** n.astype(np.float64)
+    residual = (weights * unknown).sum(-1) + p ** n.astype(np.float64)
+    if fully_judged == "zero":
+        return np.where(unknown.any(-1), residual, 0.0)
+    return residual
 
 
 # --------------------------------------------------------------------------------------------- NCP
@@ -263,8 +378,9 @@ def rbp_residual(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k
 @register(
     "NCP",
     params=(
-        Param("stop", "uniform", choice("uniform", "first", "geometric"), "stopping distribution over relevant docs"),
-        Param("q", 0.5, float, "ratio of the geometric stopping distribution"),
+        Param("stop", "uniform", str, "stopping distribution over relevant docs",
+              choices=("uniform", "first", "geometric")),
+        Param("q", 0.5, float, "ratio of the geometric stopping distribution", within="(0, 1]"),
     ),
 )
 def ncp(r: Rankings, stop="uniform", q=0.5) -> np.ndarray:

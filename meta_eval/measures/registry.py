@@ -13,24 +13,121 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from meta_eval.errors import InputError
-from meta_eval.rankings import Rankings
+from meta_eval.rankings import MAX_GRADE, Rankings
 
 MeasureFunction = Callable[..., np.ndarray]
 
 
 @dataclass(frozen=True)
 class Param:
-    """A declared measure parameter: name, default, a parser from text, and a description."""
+    """A declared measure parameter: name, default, a parser from text, a description and its domain.
+
+    The domain is declared once and checked when a name is parsed (:func:`get_measure`) or a measure is bound
+    (:func:`make_measure`), never inside the measure function:
+
+    ``within``
+        an interval in mathematical notation, ``"(0, 1)"``, ``"[1, inf)"``, ``"[0, 1]"``: the value (or every
+        element of a tuple value) must lie in it; numbers must be finite.
+    ``choices``
+        the allowed words.
+    ``check``
+        a callable ``value -> message or None`` for what an interval cannot say (a distribution, a gain map);
+        ``domain`` then describes it in words for ``meta-eval measures``.
+
+    A parameter whose default is None may also be None (no cutoff, default collection size).
+    """
 
     name: str
     default: Any
     parse: Callable[[str], Any] = float
     doc: str = ""
+    within: str | None = None
+    choices: tuple[str, ...] | None = None
+    check: Callable[[Any], "str | None"] | None = None
+    domain: str | None = None
+
+    @property
+    def domain_text(self) -> str:
+        """The allowed values in words: ``"number in (0, 1)"``, ``"integer in [1, inf)"``, ``"one of a, b"``."""
+        if self.domain:
+            return self.domain
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        kind = {int: "integer", float: "number"}.get(self.parse, "value")
+        if self.within:
+            return f"{kind} in {self.within}"
+        return kind
+
+    def validate(self, value: Any, where: str) -> Any:
+        """The value, converted to the declared type, or an InputError naming ``where``, the parameter and its
+        domain."""
+        if value is None and self.default is None:
+            return None
+        if isinstance(value, str) and self.parse is not str and not self.choices:
+            value = _parse_value(self, value, where)
+        problem = self._problem(value)
+        if problem is not None:
+            shown = _format(value) if not isinstance(value, str) else repr(value)
+            raise InputError(f"{where}: parameter {self.name}={shown} {problem}; allowed: {self.domain_text}"
+                             + (f" ({self.doc})" if self.doc and not self.domain else ""))
+        if self.parse is int and not isinstance(value, bool):
+            return int(value)
+        if self.parse is float:
+            return float(value)
+        return value
+
+    def _problem(self, value: Any) -> "str | None":
+        if self.choices is not None:
+            if value not in self.choices:
+                close = did_you_mean(str(value), self.choices)
+                return "is not allowed" + (f" (did you mean {close}?)" if close else "")
+            return None
+        elements = value if isinstance(value, tuple) else (value,)
+        if self.parse in (int, float) or self.within:
+            for v in elements:
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                    return "is not a number"
+                if not np.isfinite(v):
+                    return "is not finite"
+                if self.parse is int and int(v) != v:
+                    return "is not an integer"
+                if self.within and not _in_interval(float(v), self.within):
+                    return "is out of range"
+        if self.check is not None:
+            return self.check(value)
+        return None
+
+
+_INTERVAL = re.compile(r"^\s*([\[(])\s*(-?inf|[-+0-9.e]+)\s*,\s*(-?inf|[-+0-9.e]+)\s*([\])])\s*$")
+
+
+def _in_interval(x: float, interval: str) -> bool:
+    """Whether ``x`` lies in an interval written ``[a, b)``, ``(a, inf)``..."""
+    match = _INTERVAL.match(interval)
+    if match is None:  # pragma: no cover - a malformed declaration is a programming error
+        raise ValueError(f"bad interval {interval!r}")
+    left, a, b, right = match.groups()
+    lo, hi = float(a), float(b)
+    return (x > lo or (left == "[" and x == lo)) and (x < hi or (right == "]" and x == hi))
+
+
+def did_you_mean(word: str, candidates: Iterable[str], n: int = 3) -> str:
+    """The candidates closest to ``word`` (case-insensitive; difflib's ratio), as ``"a, b or c"``; "" if none."""
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(c.lower(), c)
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=n, cutoff=0.6)
+    names = [by_lower[c] for c in close]
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 @dataclass(frozen=True)
@@ -45,10 +142,20 @@ class Family:
     integer: bool = False  # counts (num_ret ...): printed without decimals in trec_eval's layout
     description: str = ""
     qrels_only: bool = False  # depends on the qrels alone (num_rel): not zeroed for topics a run lacks
+    undefined: str = ""  # when the value is NaN (undefined), in words; "" if it never is
 
     @property
     def doc(self) -> str:
         return self.func.__doc__ or ""
+
+    @property
+    def aliases(self) -> list[str]:
+        """Other names of the family (trec_eval spellings are listed by :func:`trec_spellings`)."""
+        return sorted(alias for alias, target in _ALIAS_SPELLING.items() if target == self.name)
+
+    def declared(self) -> tuple[Param, ...]:
+        """Every parameter, the cutoff last."""
+        return self.params + ((self.cutoff,) if self.cutoff is not None else ())
 
 
 @dataclass(frozen=True)
@@ -87,6 +194,7 @@ class Measure:
 
 _FAMILIES: dict[str, Family] = {}
 _ALIASES: dict[str, str] = {}
+_ALIAS_SPELLING: dict[str, str] = {}  # alias as declared -> family name
 
 
 def register(
@@ -99,25 +207,30 @@ def register(
     aliases: tuple[str, ...] = (),
     description: str = "",
     qrels_only: bool = False,
+    undefined: str = "",
 ) -> Callable[[MeasureFunction], MeasureFunction]:
     """Decorator registering a vectorised measure function under ``name`` (and ``aliases``).
 
     The function receives a :class:`~meta_eval.rankings.Rankings` and the declared parameters as keyword arguments
-    and returns one value per list (the leading shape of the rankings).
+    and returns one value per list (the leading shape of the rankings). Parameters declare their domain
+    (:class:`Param`), checked once when a name is parsed; ``undefined`` says in words when the measure is NaN
+    (leave empty for a measure that is always defined).
 
     Examples
     --------
-    >>> @register("Hits", cutoff=Param("k", 10, int, "rank cutoff"), description="relevant in the top k")
+    >>> @register("Hits", cutoff=Param("k", 10, int, "rank cutoff", within="[1, inf)"),
+    ...           description="relevant in the top k")
     ... def hits(r, k):
     ...     return r.count_at(r.cum_relevant(), k)
     """
 
     def decorate(func: MeasureFunction) -> MeasureFunction:
         family = Family(name, func, tuple(params), cutoff, aggregate, integer,
-                        description or (func.__doc__ or "").strip().split("\n")[0], qrels_only)
+                        description or (func.__doc__ or "").strip().split("\n")[0], qrels_only, undefined)
         _FAMILIES[name.lower()] = family
         for alias in aliases:
             _ALIASES[alias.lower()] = name.lower()
+            _ALIAS_SPELLING[alias] = name
         return func
 
     return decorate
@@ -129,12 +242,31 @@ def families() -> list[Family]:
 
 
 def family(name: str) -> Family:
-    key = name.lower()
+    """The family registered under ``name`` or one of its aliases (case-insensitive).
+
+    Raises
+    ------
+    InputError
+        Unknown name, with the closest canonical names and trec_eval spellings ("did you mean").
+    """
+    key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _FAMILIES:
-        known = ", ".join(sorted(f.name for f in _FAMILIES.values()))
-        raise InputError(f"unknown measure {name!r}; known measures: {known}")
+        raise InputError(unknown_measure_message(name))
     return _FAMILIES[key]
+
+
+def unknown_measure_message(spec: str) -> str:
+    """``unknown measure 'nDGC@10'; did you mean nDCG?`` with candidates from the canonical names, their aliases
+    and the trec_eval spellings."""
+    from meta_eval.measures.trec_names import known_trec_names  # local: the alias table imports this module
+
+    canonical = [f.name for f in _FAMILIES.values()] + list(_ALIAS_SPELLING)
+    base = _CANONICAL.match(spec.strip())
+    word = base["name"].strip() if base else spec.strip()
+    close = did_you_mean(word, canonical) or did_you_mean(spec.strip(), known_trec_names())
+    hint = f"did you mean {close}? " if close else ""
+    return f"unknown measure {spec!r}; {hint}(meta-eval measures lists every measure)"
 
 
 _CANONICAL = re.compile(r"^(?P<name>[^()@]+?)\s*(\((?P<params>.*)\))?\s*(@(?P<cut>[^@()]+))?$")
@@ -172,35 +304,56 @@ def get_measure(spec: "str | Measure") -> Measure:
     trec = from_trec_name(spec)
     if trec is not None:
         return trec
-    name, pairs, cut_text = split_name(spec)
-    fam = family(name)
-    values = {p.name: p.default for p in fam.params}
+    try:
+        name, pairs, cut_text = split_name(spec)
+    except InputError:
+        if "(" not in spec and "@" not in spec:
+            raise InputError(unknown_measure_message(spec)) from None
+        raise
+    try:
+        fam = family(name)
+    except InputError:
+        raise InputError(unknown_measure_message(spec)) from None
+    where = f"measure {spec}"
+    values: dict[str, Any] = {}
     for key, text in pairs:
         param = next((p for p in fam.params if p.name == key), None)
         if param is None:
-            names = [p.name for p in fam.params] or ["(none)"]
-            raise InputError(f"measure {fam.name} has no parameter {key!r}; parameters: {', '.join(names)}")
-        values[key] = _parse_value(param, text, spec)
-    if fam.cutoff is not None:
-        values[fam.cutoff.name] = fam.cutoff.default
+            raise InputError(_unknown_parameter(fam, key, spec))
+        values[key] = _parse_value(param, text, where)
     if cut_text is not None:
         if fam.cutoff is None:
             raise InputError(f"measure {fam.name} takes no @cutoff (in {spec!r})")
-        values[fam.cutoff.name] = _parse_value(fam.cutoff, cut_text, spec)
-    return Measure(fam, tuple(values.items()))
+        values[fam.cutoff.name] = _parse_value(fam.cutoff, cut_text, where)
+    return _bind(fam, values, where=where)
 
 
 def make_measure(name: str, label: str | None = None, **params: Any) -> Measure:
-    """Bind parameters programmatically: ``make_measure("nDCG", gain="exp", k=10)``."""
+    """Bind parameters programmatically: ``make_measure("nDCG", gain="exp", k=10)``; each value is checked
+    against its declared domain."""
     fam = family(name)
-    declared = {p.name: p for p in fam.params}
-    if fam.cutoff is not None:
-        declared[fam.cutoff.name] = fam.cutoff
-    unknown = set(params) - set(declared)
-    if unknown:
-        raise InputError(f"measure {fam.name} has no parameter(s) {sorted(unknown)}")
-    values = {key: params.get(key, p.default) for key, p in declared.items()}
+    for key in params:
+        if key not in {p.name for p in fam.declared()}:
+            raise InputError(_unknown_parameter(fam, key, label or fam.name))
+    where = f"measure {label} ({fam.name})" if label and label != fam.name else f"measure {fam.name}"
+    return _bind(fam, params, where=where, label=label)
+
+
+def _bind(fam: Family, given: dict[str, Any], where: str, label: str | None = None) -> Measure:
+    """Validate the given values against the declaration; undeclared ones take their defaults."""
+    values = {}
+    for p in fam.declared():
+        values[p.name] = p.validate(given[p.name], where) if p.name in given else p.default
     return Measure(fam, tuple(values.items()), label=label)
+
+
+def _unknown_parameter(fam: Family, key: str, spec: str) -> str:
+    names = [p.name for p in fam.params]
+    close = did_you_mean(key, names)
+    hint = f" (did you mean {close}?)" if close else ""
+    listed = ", ".join(names) if names else "none"
+    cut = f"; the cutoff is written @{fam.cutoff.name}" if fam.cutoff is not None and key == fam.cutoff.name else ""
+    return f"measure {fam.name} has no parameter {key!r}{hint} in {spec!r}; parameters: {listed}{cut}"
 
 
 def _split_params(text: str, spec: str) -> list[tuple[str, str]]:
@@ -216,11 +369,15 @@ def _split_params(text: str, spec: str) -> list[tuple[str, str]]:
     return [(k, v) for k, v in items]
 
 
-def _parse_value(param: Param, text: str, spec: str) -> Any:
+def _parse_value(param: Param, text: str, where: str) -> Any:
+    if param.choices is not None:
+        return text.strip()  # checked against the choices, with a suggestion, by Param.validate
     try:
-        return param.parse(text)
-    except (ValueError, TypeError, InputError) as exc:
-        raise InputError(f"bad value {text!r} for parameter {param.name!r} in {spec!r}: {exc}") from None
+        return param.parse(text.strip())
+    except (ValueError, TypeError, OverflowError, InputError) as exc:
+        reason = {int: "not an integer", float: "not a number"}.get(param.parse, str(exc))
+        raise InputError(f"{where}: parameter {param.name}={text.strip()!r} is {reason}; allowed: "
+                         f"{param.domain_text}") from None
 
 
 def _format(value: Any) -> str:
@@ -228,6 +385,8 @@ def _format(value: Any) -> str:
         return ",".join(_format(v) for v in value)
     if isinstance(value, dict):
         return ",".join(f"{_format(k)}:{_format(v)}" for k, v in value.items())
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)).lower()
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
@@ -250,6 +409,16 @@ def parse_floats(text: str) -> tuple[float, ...]:
     return values
 
 
+def parse_bool(text: str) -> bool:
+    """``true/false``, ``yes/no``, ``1/0`` (any case)."""
+    word = text.strip().lower()
+    if word in ("1", "true", "yes"):
+        return True
+    if word in ("0", "false", "no"):
+        return False
+    raise ValueError("expected true or false")
+
+
 def parse_gain_map(text: str) -> dict[int, float]:
     """``"1:3,2:9"`` (or trec_eval's ``"1=3,2=9"``) -> {1: 3.0, 2: 9.0}."""
     out: dict[int, float] = {}
@@ -269,6 +438,33 @@ def parse_gain(text: str) -> "str | dict[int, float]":
     return parse_gain_map(text)
 
 
+def check_gain(gain: Any) -> "str | None":
+    """A gain is ``linear``, ``exp`` or a map from grades 0..MAX_GRADE to finite gains."""
+    if isinstance(gain, str):
+        return None if gain in ("linear", "exp") else "is not linear, exp or a grade:gain map"
+    if not isinstance(gain, dict) or not gain:
+        return "is not linear, exp or a grade:gain map"
+    for grade, value in gain.items():
+        if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)) or not 0 <= grade <= MAX_GRADE:
+            return f"maps grade {grade!r}, not a grade in 0..{MAX_GRADE}"
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value):
+            return f"gives grade {grade} the gain {value!r}, not a finite number"
+    return None
+
+
+GAIN_DOMAIN = f"linear, exp, or a map grade:gain (grades 0..{MAX_GRADE}, finite gains) like 1:3,2:9"
+
+
+def check_distribution(values: Any) -> "str | None":
+    """Probabilities: non-negative, summing to 1 (to 1e-9)."""
+    if not isinstance(values, tuple) or not values:
+        return "is not a list of probabilities"
+    if not np.isclose(sum(values), 1.0, rtol=0, atol=1e-9):
+        return f"sums to {sum(values):g}, not 1"
+    return None
+
+
 def choice(*options: str) -> Callable[[str], str]:
     """Parser accepting one of ``options``."""
 
@@ -281,21 +477,19 @@ def choice(*options: str) -> Callable[[str], str]:
 
 
 def gain_table(gain: "str | dict[int, float]", max_grade: int) -> np.ndarray:
-    """Per-grade gain table for grades 0..max_grade."""
+    """Per-grade gain table for grades 0..max(max_grade, the map's highest grade)."""
     grades = np.arange(max_grade + 1, dtype=np.float64)
     if gain == "linear":
         return grades
     if gain == "exp":
         return np.exp2(grades) - 1.0
     if isinstance(gain, dict):
-        table = grades.copy()  # grades not in the map keep their linear gain, as trec_eval's ndcg.<level>=<gain>
+        problem = check_gain(gain)
+        if problem is not None:
+            raise InputError(f"gain map {gain!r} {problem}")
         top = max([max_grade, *gain.keys()])
-        if top > max_grade:
-            table = np.arange(top + 1, dtype=np.float64)
+        table = np.arange(top + 1, dtype=np.float64)  # grades not in the map keep their linear gain (trec_eval)
         for grade, value in gain.items():
-            if grade < 0:
-                raise InputError(f"gain map grade must be >= 0, got {grade}")
             table[grade] = value
         return table
     raise InputError(f"unknown gain {gain!r}; use 'linear', 'exp' or a map like '1:3,2:9'")
-
