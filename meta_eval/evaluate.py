@@ -1,4 +1,10 @@
-"""Scoring a collection: per-topic arrays, topic means, tidy results and trec_eval's printed layout."""
+"""Scoring a collection: per-topic arrays, topic summaries, tidy results and trec_eval's printed layout.
+
+Tidy results have one row per (run, topic, measure) and one summary row per (run, measure) (the mean over topics,
+or the geometric mean or sum the measure declares). Summary rows carry ``summary=True`` and, as in trec_eval's
+output, the topic ``"all"``; the flag, not the topic name, tells them apart, so a topic named ``all`` is kept
+apart from the summary (the trec_eval layout, which cannot tell them apart, refuses to print both).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from meta_eval.collection import Collection
+from meta_eval.errors import InputError
 from meta_eval.measures import Measure, get_measure
 from meta_eval.measures.trec_names import expand_trec_spec
 from meta_eval.rankings import Rankings
@@ -28,14 +35,20 @@ def resolve(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
     return out
 
 
+SUMMARY_TOPIC = "all"  # the topic printed on summary rows, as trec_eval prints it
+
+
 def per_topic(collection: Collection, measure: str | Measure) -> np.ndarray:
     """(S, T) per-topic values; topics a run did not retrieve for are 0 (``missing="zero"``, trec_eval ``-c``)
-    or NaN (``"skip"``). Measures of the qrels alone (``num_rel``) keep their value, as in trec_eval."""
+    or NaN (``"skip"``, trec_eval without ``-c``: the topic is not evaluated). Under ``-c``, measures of the qrels
+    alone (``num_rel``) keep their value for such topics, as in trec_eval."""
     m = get_measure(measure) if isinstance(measure, str) else measure
     values = collection.map_blocks(m)
+    if collection.missing == "skip":
+        return np.where(collection.present, values, np.nan)
     if m.family.qrels_only:
         return values
-    return np.where(collection.present, values, np.nan if collection.missing == "skip" else 0.0)
+    return np.where(collection.present, values, 0.0)
 
 
 def score(collection: Collection, measures):
@@ -53,9 +66,14 @@ def score(collection: Collection, measures):
     return {m.output_name: per_topic(collection, m) for m in resolve(measures)}
 
 
-def aggregate(values: np.ndarray, measure: Measure) -> np.ndarray:
-    """Mean over topics (axis -1) the way the measure declares: arithmetic, geometric (trec_eval gm_*) or sum."""
+def aggregate(values: np.ndarray, measure: Measure, collection: Collection | None = None) -> np.ndarray:
+    """Summary over topics (axis -1) the way the measure declares: arithmetic mean, geometric mean (trec_eval gm_*:
+    exp mean log max(v, 1e-5)), sum, or the family's own summary function ``f(values, measure, collection)``
+    (which may use the collection, e.g. trec_eval's ``num_rel`` under ``-c``). NaN (skipped topics) are left
+    out."""
     how = measure.family.aggregate
+    if callable(how):
+        return how(values, measure, collection)
     if how == "sum":
         return np.nansum(values, axis=-1)
     if how == "gmean":
@@ -71,9 +89,11 @@ def evaluate(
     per_topic_rows: bool = True,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """Tidy results: one row per (run, topic, measure) with ``topic == "all"`` for the mean over topics.
+    """Tidy results: one row per (run, topic, measure) and a summary row per (run, measure).
 
-    Columns: ``run, topic, measure, value``.
+    Columns: ``run, topic, measure, value, summary``; summary rows have ``summary=True`` and ``topic == "all"``
+    (trec_eval's name; the flag keeps them apart from a topic named ``all``). Topics a run skipped under
+    ``missing="skip"`` have no row.
     """
     frames = []
     resolved = resolve(measures)
@@ -90,9 +110,11 @@ def evaluate(
             s_idx, t_idx = np.nonzero(~np.isnan(values))
             frames.append(pd.DataFrame({
                 "run": systems[s_idx], "topic": topics[t_idx], "measure": m.output_name, "value": values[s_idx, t_idx],
+                "summary": False,
             }))
         frames.append(pd.DataFrame({
-            "run": systems, "topic": "all", "measure": m.output_name, "value": aggregate(values, m),
+            "run": systems, "topic": SUMMARY_TOPIC, "measure": m.output_name, "value": aggregate(values, m, collection),
+            "summary": True,
         }))
     return pd.concat(frames, ignore_index=True)
 
@@ -106,25 +128,46 @@ def score_lists(measure: str | Measure, grade_lists, counts=None, rel_level: int
 def format_trec(results: pd.DataFrame, measures: Sequence[Measure], per_topic_rows: bool = True) -> str:
     """Print results in trec_eval's layout (``measure<TAB>topic<TAB>value``, 4 decimals, ``all`` last).
 
-    One block per run, measures in the given order, as ``trec_eval -q`` prints them; counts without decimals.
+    One block per run, measures in the given order, as ``trec_eval -q`` prints them; counts without decimals;
+    geometric means (``gm_map``, ``gm_bpref``) only as summaries, as trec_eval prints them.
+
+    Raises
+    ------
+    InputError
+        Per-topic rows are asked for and a topic is named ``all``: trec_eval's layout could not tell it from the
+        summary lines.
     """
     lines = []
     integer = {m.output_name: m.family.integer for m in measures}
     order = {m.output_name: i for i, m in enumerate(measures)}
-    for run, block in results.groupby("run", sort=False):
-        rows = block if per_topic_rows else block[block.topic == "all"]
-        topic_rows = rows[rows.topic != "all"].copy()
+    summary_only = {m.output_name for m in measures if m.family.aggregate == "gmean"}
+    is_summary = _summary_mask(results)
+    if per_topic_rows and (results.topic[~is_summary] == SUMMARY_TOPIC).any():
+        raise InputError(f"a topic is named {SUMMARY_TOPIC!r}, which trec_eval's layout prints for the summary over "
+                         "topics: its per-topic lines could not be told apart; rename the topic or use a tidy format "
+                         "(csv, tsv, json, parquet), whose 'summary' column keeps them apart")
+    for run, block in results.assign(_summary=is_summary).groupby("run", sort=False):
+        topic_rows = block[~block._summary & ~block.measure.isin(summary_only)].copy() if per_topic_rows \
+            else block.iloc[:0].copy()
+        summary = block[block._summary]
         topic_rows["_m"] = topic_rows.measure.map(order)
         topic_rows["_t"] = topic_rows.topic.map(lambda t: str(t).encode())
         for row in topic_rows.sort_values(["_t", "_m"], kind="stable").itertuples():
             lines.append(_trec_line(row.measure, row.topic, row.value, integer[row.measure]))
-        summary = rows[rows.topic == "all"]
-        lines.append(_trec_line("runid", "all", run, False))
-        if len(topic_rows):
-            lines.append(_trec_line("num_q", "all", topic_rows.topic.nunique(), False))
+        lines.append(_trec_line("runid", SUMMARY_TOPIC, run, False))
+        topics = block.topic[~block._summary]
+        if len(topics):
+            lines.append(_trec_line("num_q", SUMMARY_TOPIC, topics.nunique(), False))
         for row in summary.sort_values("measure", key=lambda s: s.map(order), kind="stable").itertuples():
-            lines.append(_trec_line(row.measure, "all", row.value, integer[row.measure]))
+            lines.append(_trec_line(row.measure, SUMMARY_TOPIC, row.value, integer[row.measure]))
     return "\n".join(lines) + "\n"
+
+
+def _summary_mask(results: pd.DataFrame) -> pd.Series:
+    """Which rows are summaries: the ``summary`` column, or (for frames written before it existed) topic "all"."""
+    if "summary" in results.columns:
+        return results["summary"].astype(bool)
+    return results.topic == SUMMARY_TOPIC
 
 
 def _trec_line(measure: str, topic: str, value, integer: bool) -> str:

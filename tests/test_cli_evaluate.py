@@ -23,7 +23,7 @@ def test_evaluate_csv_matches_library(tmp_path):
     result = runner.invoke(app, ["evaluate", "-m", "nDCG@10", "-q", "-f", "csv", "-o", str(out)])
     assert result.exit_code == 0, result.output
     df = pd.read_csv(out, dtype={"topic": str})
-    assert list(df.columns) == ["run", "topic", "measure", "value"]
+    assert list(df.columns) == ["run", "topic", "measure", "value", "summary"]
     col = me.demo_collection()
     scores = me.score(col, "nDCG@10")
     row = df[(df.run == col.systems[3]) & (df.topic == col.topics[2])]

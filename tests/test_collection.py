@@ -124,8 +124,8 @@ def test_subset_keeps_scores():
 def test_evaluate_tidy_frame_and_csv(tmp_path):
     col = me.demo_collection()
     df = me.evaluate(col, ["AP", "P_5"])
-    assert list(df.columns) == ["run", "topic", "measure", "value"]
-    assert set(df.measure) == {"AP", "P_5"} and (df.topic == "all").sum() == 2 * len(col.systems)
+    assert list(df.columns) == ["run", "topic", "measure", "value", "summary"]
+    assert set(df.measure) == {"AP", "P_5"} and (df.topic == "all").sum() == df.summary.sum() == 2 * len(col.systems)
     from meta_eval.io import write_results
 
     write_results(df, tmp_path / "r.csv")

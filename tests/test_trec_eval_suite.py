@@ -13,12 +13,12 @@ MEAS_PARAMS = ("iprec_at_recall..10,.20,.25,.75,.50 P.5,7,3 recall.20,2000 Rprec
                "utility.2,-1,0,0 11pt_avg..25,.5,.75 ndcg.1=3,2=9,4=4.5 ndcg_cut.10,20,23.4 success.2,5,20").split()
 
 CASES = {
-    # expected output: (qrels, run, load options, measure specs)
-    "out.test.aq": ("qrels.test", "results.test", {}, ["all_trec"]),
+    # expected output: (qrels, run, load options mirroring trec_eval's flags (-c is missing="zero"), measure specs)
+    "out.test.aq": ("qrels.test", "results.test", {"missing": "skip"}, ["all_trec"]),
     "out.test.aqc": ("qrels.test", "results.trunc", {"missing": "zero"}, ["all_trec"]),
     "out.test.aqcM": ("qrels.test", "results.trunc", {"missing": "zero", "depth": 100}, ["all_trec"]),
-    "out.test.aql": ("qrels.rel_level", "results.test", {"rel_level": 2}, ["all_trec"]),
-    "out.test.meas_params": ("qrels.test", "results.test", {}, MEAS_PARAMS),
+    "out.test.aql": ("qrels.rel_level", "results.test", {"rel_level": 2, "missing": "skip"}, ["all_trec"]),
+    "out.test.meas_params": ("qrels.test", "results.test", {"missing": "skip"}, MEAS_PARAMS),
 }
 
 

@@ -46,7 +46,15 @@ def num_ret(r: Rankings) -> np.ndarray:
     return r.n_ret.astype(np.float64)
 
 
-@register("NumRel", aggregate="sum", integer=True, qrels_only=True, params=(
+def _num_rel_summary(values: np.ndarray, measure, collection) -> np.ndarray:
+    """Sum of R over topics; with ``summary=trec_eval`` under ``missing="zero"`` (trec_eval ``-c``), every judgment
+    with a grade > 0 in the qrels, as ``te_calc_avg_num_rel`` counts it."""
+    if dict(measure.params).get("summary") == "trec_eval" and collection is not None and collection.missing == "zero":
+        return np.full(values.shape[:-1], float(collection.counts[:, 1:].sum()))
+    return np.nansum(values, axis=-1)
+
+
+@register("NumRel", aggregate=_num_rel_summary, integer=True, qrels_only=True, params=(
     Param("summary", "sum", str, "summary over topics under missing=zero: the sum of R, or trec_eval's (every "
           "judgment with grade > 0 in the qrels, whatever the relevance level)", choices=("sum", "trec_eval")),))
 def num_rel(r: Rankings, summary: str = "sum") -> np.ndarray:

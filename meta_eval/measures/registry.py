@@ -138,7 +138,8 @@ class Family:
     func: MeasureFunction
     params: tuple[Param, ...] = ()
     cutoff: Param | None = None
-    aggregate: str = "mean"  # "mean", "gmean" (trec_eval gm_*: exp mean log max(v, 1e-5)) or "sum"
+    # "mean", "gmean" (trec_eval gm_*: exp mean log max(v, 1e-5)), "sum", or f(values, measure, collection)
+    aggregate: "str | Callable[..., np.ndarray]" = "mean"
     integer: bool = False  # counts (num_ret ...): printed without decimals in trec_eval's layout
     description: str = ""
     qrels_only: bool = False  # depends on the qrels alone (num_rel): not zeroed for topics a run lacks
@@ -202,7 +203,7 @@ def register(
     *,
     params: tuple[Param, ...] = (),
     cutoff: Param | None = None,
-    aggregate: str = "mean",
+    aggregate: "str | Callable[..., np.ndarray]" = "mean",
     integer: bool = False,
     aliases: tuple[str, ...] = (),
     description: str = "",
