@@ -1,21 +1,28 @@
-"""``meta-eval evaluate``: score runs, per topic and on average, as a table, CSV or trec_eval's layout."""
+"""``meta-eval evaluate``: score runs, per topic and over topics, as a table, tidy file or trec_eval's layout.
+
+The output format follows the ``-o`` file's extension (``.csv .tsv .json .parquet .md .tex .txt .trec``) unless
+``-f`` names one. Machine formats (csv, tsv, json, parquet) keep every float exactly (Python's shortest round-trip
+``repr``); printed formats (table, md, tex) round to ``--digits``; ``trec`` prints trec_eval's 4 decimals.
+"""
 
 from __future__ import annotations
 
+import io
+import json
+import math
+import os
 import sys
+import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Ties,
                                   TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, reports_errors)
-from meta_eval.evaluate import evaluate as evaluate_collection
-from meta_eval.evaluate import format_trec, resolve
+from meta_eval.errors import InputError
 
 DEFAULT_MEASURES = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
 
@@ -23,7 +30,17 @@ DEFAULT_MEASURES = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpre
 class Format(str, Enum):
     table = "table"
     csv = "csv"
+    tsv = "tsv"
+    json = "json"
+    parquet = "parquet"
+    md = "md"
+    tex = "tex"
     trec = "trec"
+
+
+EXTENSIONS = {".csv": Format.csv, ".tsv": Format.tsv, ".json": Format.json, ".parquet": Format.parquet,
+              ".md": Format.md, ".tex": Format.tex, ".txt": Format.table, ".trec": Format.trec}
+TIDY = (Format.csv, Format.tsv, Format.json, Format.parquet)
 
 
 @app.command()
@@ -33,10 +50,14 @@ def evaluate(
     qrels: QrelsOpt = None,
     measure: Annotated[Optional[list[str]], typer.Option(
         "--measure", "-m", help="Measure name, canonical (AP, nDCG@10, GAP(g=0.5,0.5)) or trec_eval "
-        "(map, P.5,10, ndcg_cut.10, all_trec). Repeatable.")] = None,
-    per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="Also print per-topic values.")] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="table, csv (run,topic,measure,value) or trec.")] = Format.table,
+        "(map, P.5,10, ndcg_cut.10, all_trec). Repeatable. 'meta-eval measures' lists them.")] = None,
+    per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="Also give per-topic values.")] = False,
+    fmt: Annotated[Optional[Format], typer.Option(
+        "--format", "-f", help="table, csv/tsv/json/parquet (tidy: run, topic, measure, value, summary), md, tex or "
+        "trec (trec_eval's layout). Default: from the --out extension, else table.", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
+    digits: Annotated[int, typer.Option("--digits", min=0, max=17,
+                                        help="Decimals of the printed formats (table, md, tex).")] = 4,
     depth: DepthOpt = None,
     rel_level: LevelOpt = 1,
     missing: MissingOpt = Missing.zero,
@@ -45,33 +66,173 @@ def evaluate(
     float32: Float32Opt = False,
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
+    from meta_eval.evaluate import evaluate as evaluate_collection
+    from meta_eval.evaluate import resolve
+
+    if out is not None:
+        check_writable(out)
+    fmt = output_format(fmt, out)
+    measures = resolve(measure or DEFAULT_MEASURES)  # bad names fail here, before any file is read
     collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32)
-    measures = resolve(measure or DEFAULT_MEASURES)
-    results = evaluate_collection(collection, measures, per_topic_rows=per_topic or fmt != Format.table,
+    warn_rel_level(rel_level, collection.max_grade)
+    wants_topics = per_topic or fmt == Format.trec
+    results = evaluate_collection(collection, measures, per_topic_rows=wants_topics,
                                   progress=len(measures) * len(collection.systems) > 2000)
+    rendered = render(results, measures, fmt, per_topic=per_topic, digits=digits)
+    if out is None:
+        if isinstance(rendered, bytes):
+            raise InputError(f"the {fmt.value} format is binary: write it to a file with -o")
+        sys.stdout.write(rendered)
+    else:
+        write_atomically(out, rendered)
+
+
+def output_format(fmt: Format | None, out: Path | None) -> Format:
+    """The -f format, else the one the -o extension names, else the console table."""
+    if fmt is not None:
+        return fmt
+    if out is None:
+        return Format.table
+    suffix = out.suffix.lower()
+    if suffix not in EXTENSIONS:
+        known = ", ".join(EXTENSIONS)
+        raise InputError(f"cannot tell the output format from the extension {suffix or '(none)'!r} of {out}; "
+                         f"use one of {known} or give -f")
+    return EXTENSIONS[suffix]
+
+
+def check_writable(path: Path) -> None:
+    """Fail before any work when ``path`` cannot be written (missing or read-only folder, a directory...)."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(f"--out {path} is a directory, expected a file name")
+    if not parent.is_dir():
+        raise InputError(f"--out {path}: the folder {parent} does not exist or is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"--out {path}: permission denied (cannot write there)")
+
+
+def write_atomically(path: Path, content: str | bytes) -> None:
+    """Write a temporary file beside ``path`` and rename it: an interrupted run never leaves a partial file."""
+    data = content.encode() if isinstance(content, str) else content
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def warn_rel_level(rel_level: int, max_grade: int) -> None:
+    """A relevance level above every grade of the qrels makes every binary measure 0: say so on stderr."""
+    if rel_level > max_grade:
+        print(f"meta-eval: warning: --rel-level {rel_level} is above the highest grade in the qrels ({max_grade}): "
+              "no document is relevant, so binary measures (AP, P, RR, ...) are 0", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------------------------- rendering
+
+
+def render(results, measures, fmt: Format, *, per_topic: bool, digits: int = 4) -> str | bytes:
+    """The results in a format: tidy rows (machine formats, exact floats), trec_eval's layout, or tables."""
+    from meta_eval.evaluate import format_trec
+
     if fmt == Format.trec:
-        text = format_trec(results, measures, per_topic_rows=per_topic)
-    elif fmt == Format.csv:
-        rows = results if per_topic else results[results.topic == "all"]
-        text = rows.to_csv(index=False, float_format="%.6f")
-    else:
-        _print_table(results, measures, out)
-        return
-    if out:
-        out.write_text(text)
-    else:
-        sys.stdout.write(text)
-
-
-def _print_table(results, measures, out: Path | None) -> None:
-    means = results[results.topic == "all"].pivot(index="run", columns="measure", values="value")
+        return format_trec(results, measures, per_topic_rows=per_topic)
+    rows = results if per_topic else results[results["summary"]]
+    if fmt in TIDY:
+        return _tidy(rows.reset_index(drop=True), fmt)
     names = [m.output_name for m in measures]
-    means = means.loc[list(dict.fromkeys(results.run)), names]
-    table = Table(title=f"Mean over topics ({len(means)} runs)")
-    table.add_column("run", style="bold")
-    for name in names:
-        table.add_column(name, justify="right")
-    for run, row in means.iterrows():
-        table.add_row(str(run), *(f"{v:.4f}" for v in row.to_numpy()))
-    console = Console(file=open(out, "w") if out else None, width=max(100, 12 * (len(names) + 2)))
-    console.print(table)
+    tables = [("Summary over topics", _wide(results[results["summary"]], names, ["run"]))]
+    if per_topic:
+        tables.insert(0, ("Per topic", _wide(results[~results["summary"]], names, ["run", "topic"])))
+    if fmt == Format.md:
+        return "\n".join(f"**{title}**\n\n{_markdown(t, digits)}\n" for title, t in tables)
+    if fmt == Format.tex:
+        return "\n".join(_latex(t, digits, title) for title, t in tables)
+    return "".join(_console(t, digits, title) for title, t in tables)
+
+
+def _tidy(rows, fmt: Format) -> str | bytes:
+    if fmt == Format.csv:
+        return rows.to_csv(index=False)  # floats as repr: exact round trip
+    if fmt == Format.tsv:
+        return rows.to_csv(index=False, sep="\t")
+    if fmt == Format.json:
+        records = [{k: (None if isinstance(v, float) and math.isnan(v) else _plain(v)) for k, v in r.items()}
+                   for r in rows.to_dict(orient="records")]
+        return json.dumps(records, indent=1) + "\n"  # json.dumps writes floats with repr: exact
+    buffer = io.BytesIO()
+    rows.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _plain(value):
+    """numpy scalars as Python ones (for json)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _wide(rows, names: list[str], index: list[str]):
+    """Rows (run[, topic]) × measure columns, in the order runs, topics and measures first appear."""
+    table = rows.pivot_table(index=index, columns="measure", values="value", aggfunc="first", sort=False)
+    return table.reindex(columns=names)
+
+
+def _cell(value: float, digits: int) -> str:
+    return "" if value != value else f"{value:.{digits}f}"
+
+
+def _markdown(table, digits: int) -> str:
+    head = [*table.index.names, *table.columns]
+    lines = ["| " + " | ".join(_md_escape(h) for h in head) + " |",
+             "|" + "|".join(["---"] * len(table.index.names) + ["---:"] * len(table.columns)) + "|"]
+    for key, row in table.iterrows():
+        keys = key if isinstance(key, tuple) else (key,)
+        cells = [_md_escape(str(k)) for k in keys] + [_cell(v, digits) for v in row.to_numpy()]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|")
+
+
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _tex_escape(text: str) -> str:
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _latex(table, digits: int, title: str) -> str:
+    """A booktabs tabular (needs ``\\usepackage{booktabs}``)."""
+    n_keys = len(table.index.names)
+    lines = [f"% {title}", r"\begin{tabular}{" + "l" * n_keys + "r" * len(table.columns) + "}", r"\toprule",
+             " & ".join(_tex_escape(h) for h in [*table.index.names, *table.columns]) + r" \\", r"\midrule"]
+    for key, row in table.iterrows():
+        keys = key if isinstance(key, tuple) else (key,)
+        lines.append(" & ".join([_tex_escape(k) for k in keys] + [_cell(v, digits) for v in row.to_numpy()])
+                     + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def _console(table, digits: int, title: str) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    shown = Table(title=title, min_width=len(title) + 4)
+    for name in table.index.names:
+        shown.add_column(name, style="bold")
+    for name in table.columns:
+        shown.add_column(str(name), justify="right")
+    for key, row in table.iterrows():
+        keys = key if isinstance(key, tuple) else (key,)
+        shown.add_row(*(str(k) for k in keys), *(_cell(v, digits) for v in row.to_numpy()))
+    console = Console(width=max(100, 14 * (len(table.columns) + len(table.index.names))), file=io.StringIO(),
+                      color_system=None)
+    console.print(shown)
+    return console.file.getvalue()

@@ -69,7 +69,7 @@ def generalized_average_precision(r: Rankings) -> np.ndarray:
     return _div(num, np.broadcast_to(den, r.shape))
 
 
-@register("RHL")
+@register("RHL", undefined="the list holds no relevant document (no relevance mass to take the median of)")
 def ranked_half_life(r: Rankings) -> np.ndarray:
     """Ranked half-life (Borlund & Ingwersen 1998; Kishida §4.1.3): the median rank of the relevance mass of the
     list, as a median for grouped data with rank classes (r−1, r]: RHL = (r* − 1) + (T/2 − F(r* − 1)) / x_{r*},

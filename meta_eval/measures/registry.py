@@ -72,7 +72,7 @@ class Param:
             value = _parse_value(self, value, where)
         problem = self._problem(value)
         if problem is not None:
-            shown = _format(value) if not isinstance(value, str) else repr(value)
+            shown = format_value(value) if not isinstance(value, str) else repr(value)
             raise InputError(f"{where}: parameter {self.name}={shown} {problem}; allowed: {self.domain_text}"
                              + (f" ({self.doc})" if self.doc and not self.domain else ""))
         if self.parse is int and not isinstance(value, bool):
@@ -172,14 +172,14 @@ class Measure:
         """Canonical name: non-default parameters in declaration order, then ``@cutoff``."""
         values = dict(self.params)
         shown = [
-            f"{p.name}={_format(values[p.name])}"
+            f"{p.name}={format_value(values[p.name])}"
             for p in self.family.params
             if not _same(values.get(p.name, p.default), p.default)
         ]
         text = self.family.name + (f"({','.join(shown)})" if shown else "")
         cut = self.family.cutoff
         if cut is not None and values.get(cut.name) is not None:
-            text += f"@{_format(values[cut.name])}"
+            text += f"@{format_value(values[cut.name])}"
         return text
 
     @property
@@ -381,11 +381,12 @@ def _parse_value(param: Param, text: str, where: str) -> Any:
                          f"{param.domain_text}") from None
 
 
-def _format(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """A parameter value as it is written in a name: ``0.5,0.5``, ``1:3,2:9``, ``true``."""
     if isinstance(value, (tuple, list, np.ndarray)):
-        return ",".join(_format(v) for v in value)
+        return ",".join(format_value(v) for v in value)
     if isinstance(value, dict):
-        return ",".join(f"{_format(k)}:{_format(v)}" for k, v in value.items())
+        return ",".join(f"{format_value(k)}:{format_value(v)}" for k, v in value.items())
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value)).lower()
     if isinstance(value, float):
