@@ -1,0 +1,290 @@
+"""The trained-for × tested-on experiment of the GAP paper's Tables 1-2: one ranker per objective metric (same folds,
+same seeds, early stopping on validation), every test query scored with meta-eval's own metrics, and each row
+tested against the best row of its algorithm and test metric.
+
+Conventions:
+
+- A query's "qrels" are its labelled documents (ideal list and R_i from its labels); its documents are ranked by
+  descending model score, ties in file order (:mod:`meta_eval.ltr.groups`).
+- Test queries without any document labelled >= 1 are not scored (every metric of the table would be 0 or
+  undefined for them, whatever the ranker); their number is reported (``LTRResult.skipped``). In training they
+  contribute nothing (no pair with different labels), as in LightGBM's ``lambdarank``.
+- Significance: a paired test over the test queries of all folds (each query is tested in exactly one fold) of
+  every row against the best row of its (algorithm, test measure), by
+  :func:`meta_eval.discpower.classical_test` (Student's paired t-test by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from meta_eval.errors import InputError
+from meta_eval.ltr.data import Fold, load_folds
+from meta_eval.ltr.groups import ranked_rankings
+from meta_eval.measures.registry import Measure
+
+__all__ = ["ALGORITHMS", "LTRResult", "default_data", "ltr_stage_table", "resolve_measures", "run_ltr"]
+
+ALGORITHMS = ("lambdamart", "softrank")
+RESULT_COLUMNS = ["algorithm", "trained_for", "test_measure", "mean", "sem", "p_value", "best"]
+ALGORITHM_LABELS = {"lambdamart": "LambdaMART", "softrank": "SoftRank"}
+
+
+def default_data() -> Path:
+    """The demo LTR set: ``data/ltr-demo`` of a source checkout, or the copy shipped inside the package."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "data" / "ltr-demo" / "demo.txt.gz",
+                      here.parent / "ltr_demo_data" / "demo.txt.gz"):
+        if candidate.is_file():
+            return candidate
+    raise InputError("the LTR demo set is missing from this installation; pass --data")  # pragma: no cover
+
+
+def resolve_measures(specs: Sequence[str]) -> list[Measure]:
+    """Measures named by ``NAME``, ``module:function`` or ``file.py:function`` specifications (one or more each)."""
+    from meta_eval.plugins import load_metric
+
+    out: list[Measure] = []
+    for spec in specs:
+        out.extend(load_metric(spec))
+    names = [m.output_name for m in out]
+    if len(set(names)) != len(names):
+        raise InputError(f"a measure is named twice: {names}")
+    return out
+
+
+@dataclass(eq=False)
+class LTRResult:
+    """Result of :func:`run_ltr`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        ``algorithm, trained_for, test_measure, mean, sem, p_value, best`` (``p_value``: paired test against the
+        best row of the same algorithm and test measure; NaN for the best row itself).
+    per_query : pandas.DataFrame
+        ``algorithm, trained_for, fold, query, test_measure, value`` for every scored test query.
+    skipped : int
+        Test queries not scored (no relevant document).
+    settings : dict
+        Data, folds, seeds and hyper-parameters, for the record.
+    """
+
+    table: object
+    per_query: object
+    skipped: int
+    settings: dict = field(default_factory=dict)
+
+    def wide(self, decimals: int = 4, alpha: float = 0.05):
+        """The paper's layout: rows (algorithm, trained for), columns test measures; the best value of each
+        algorithm and column starred with ``*``, values significantly below it (p < alpha) marked ``†``."""
+        import pandas as pd
+
+        t = self.table
+        cell = t["mean"].map(lambda v: f"{v:.{decimals}f}")
+        cell = cell.where(~t["best"], cell + "*")
+        cell = cell.where(~(t["p_value"] < alpha), cell + "†")
+        wide = pd.DataFrame({"algorithm": t["algorithm"].map(lambda a: ALGORITHM_LABELS.get(a, a)),
+                             "trained for": "Opt " + t["trained_for"], "test": t["test_measure"], "cell": cell})
+        order = list(dict.fromkeys(t["test_measure"]))
+        out = wide.pivot(index=["algorithm", "trained for"], columns="test", values="cell")[order]
+        rows = list(dict.fromkeys(zip(wide["algorithm"], wide["trained for"])))
+        return out.loc[rows]
+
+    def markdown(self, alpha: float = 0.05) -> str:
+        """The table in Markdown, with its legend."""
+        return (self.wide(alpha=alpha).reset_index().to_markdown(index=False) + "\n\n" + self._legend(alpha) + "\n")
+
+    def latex(self, alpha: float = 0.05) -> str:
+        """The table as a LaTeX ``tabular`` (booktabs): best in bold, significantly worse rows with a dagger."""
+        wide = self.wide(alpha=alpha)
+        cols = list(wide.columns)
+        lines = [r"\begin{tabular}{ll" + "r" * len(cols) + "}", r"\toprule",
+                 " & & " + " & ".join(_tex(c) for c in cols) + r" \\", r"\midrule"]
+        previous = None
+        for (algorithm, trained), row in wide.iterrows():
+            first = _tex(algorithm) if algorithm != previous else ""
+            if previous is not None and algorithm != previous:
+                lines.append(r"\midrule")
+            previous = algorithm
+            cells = []
+            for value in row:
+                text = value.replace("*", "").replace("†", "")
+                text = rf"\textbf{{{text}}}" if "*" in value else text
+                cells.append(text + (r"$^\dagger$" if "†" in value else ""))
+            lines.append(f"{first} & {_tex(trained)} & " + " & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        return "\n".join(lines) + "\n"
+
+    def _legend(self, alpha: float) -> str:
+        s = self.settings
+        return (f"Mean over {s.get('n_test_queries', '?')} test queries ({s.get('folds', '?')} fold(s); "
+                f"{self.skipped} without a relevant document not scored). * best of its algorithm; † significantly "
+                f"below it ({s.get('test', 'ttest')}, p < {alpha:g}).")
+
+    def write(self, out: str | Path, figure: bool = True) -> dict[str, Path]:
+        """Write ``results.csv``, ``per_query.csv``, ``table.md``, ``table.tex`` and the figure into ``out``."""
+        import json
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"results": out / "results.csv", "per_query": out / "per_query.csv", "markdown": out / "table.md",
+                 "latex": out / "table.tex", "settings": out / "settings.json"}
+        self.table[RESULT_COLUMNS].to_csv(paths["results"], index=False)
+        self.per_query.to_csv(paths["per_query"], index=False)
+        paths["markdown"].write_text(self.markdown())
+        paths["latex"].write_text(self.latex())
+        paths["settings"].write_text(json.dumps(self.settings, indent=2, default=str) + "\n")
+        if figure:
+            from meta_eval.figures.ltr import ltr_figure
+            from meta_eval.figures.style import save_figure
+
+            fig = ltr_figure(self)
+            for path in save_figure(fig, out / "ltr", ("pdf", "png")):
+                paths[f"figure_{path.suffix.lstrip('.')}"] = path
+        return paths
+
+
+def _tex(text: str) -> str:
+    return str(text).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%").replace("#", r"\#")
+
+
+def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence[str] = ("nDCG", "GAP", "AP"),
+            test: Sequence[str] = ("nDCG@10", "AP", "P@10"), algorithms: Sequence[str] = ("lambdamart",), *,
+            k: int = 5, max_folds: int | None = None, seed: int = 0, rel_level: int = 1, significance: str = "ttest",
+            lambdamart: Mapping | None = None, softrank: Mapping | None = None,
+            progress: bool = True) -> LTRResult:
+    """Train one ranker per (algorithm, objective) on every fold and score the test queries with every test measure.
+
+    Parameters
+    ----------
+    data : path or list of Fold, optional
+        LETOR file (split into ``k`` folds over queries), folder of train/vali/test files, ``Fold*`` tree, or folds
+        already loaded. Default: the demo set.
+    train_for, test : sequence of str
+        Measure specifications (``NAME``, ``module:function``, ``file.py:function``): objectives and test metrics.
+    algorithms : sequence of {"lambdamart", "softrank"}
+    k, max_folds, seed
+        Folds of a single file, how many folds to use, and the seed of splits and training.
+    rel_level : int
+        Binary relevance threshold of binary measures (labels >= rel_level are relevant).
+    significance : {"ttest", "wilcoxon", "sign"}
+        Paired test of each row against the best (:func:`meta_eval.discpower.classical_test`).
+    lambdamart, softrank : mapping, optional
+        Keyword arguments of :func:`~meta_eval.ltr.lambdamart.train_lambdamart` (e.g. ``params``,
+        ``num_boost_round``) and :func:`~meta_eval.ltr.softrank.train_softrank` (e.g. ``model``, ``sigma``).
+    """
+    import pandas as pd
+
+    from meta_eval.progress import progress as progress_bar
+
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if unknown or not algorithms:
+        raise InputError(f"unknown algorithm(s) {unknown}; choose from {', '.join(ALGORITHMS)}")
+    objectives, tests = resolve_measures(train_for), resolve_measures(test)
+    if not objectives or not tests:
+        raise InputError("name at least one objective (--train-for) and one test measure (--test)")
+    if "softrank" in algorithms:
+        from meta_eval.ltr.softrank import smooth_form
+
+        for m in objectives:
+            smooth_form(m)
+    source = data if data is not None and not isinstance(data, (str, Path)) else None
+    folds = list(source) if source is not None else load_folds(data or default_data(), k=k, seed=seed,
+                                                               max_folds=max_folds)
+    max_label = max(f.max_label for f in folds)
+    records, skipped, n_test = [], 0, 0
+    jobs = [(fold, a, m) for fold in folds for a in algorithms for m in objectives]
+    bar = progress_bar(total=len(jobs), desc="ltr: training", unit="model", enabled=progress)
+    for fold in folds:
+        scored = _scored_queries(fold, rel_level)
+        skipped += int((~scored).sum())
+        n_test += int(scored.sum())
+        for algorithm in algorithms:
+            for objective in objectives:
+                scores = _train_and_predict(fold, algorithm, objective, seed, rel_level, max_label,
+                                            lambdamart, softrank)
+                r = ranked_rankings(scores, fold.test.y, fold.test.bounds, max_label, rel_level)
+                for measure in tests:
+                    values = measure(r)
+                    records.append(pd.DataFrame({
+                        "algorithm": algorithm, "trained_for": objective.output_name, "fold": fold.name,
+                        "query": fold.test.queries[scored], "test_measure": measure.output_name,
+                        "value": values[scored]}))
+                bar.update(1)
+    bar.close()
+    per_query = pd.concat(records, ignore_index=True)
+    table = _significance(per_query, significance)
+    settings = {"data": str(data) if source is None else "<folds>", "folds": len(folds),
+                "fold_names": [f.name for f in folds], "algorithms": list(algorithms),
+                "train_for": [m.output_name for m in objectives], "test": significance,
+                "test_measures": [m.output_name for m in tests], "seed": seed, "rel_level": rel_level,
+                "max_label": max_label, "n_test_queries": n_test, "skipped_queries": skipped,
+                "lambdamart": dict(lambdamart or {}), "softrank": dict(softrank or {})}
+    return LTRResult(table, per_query, skipped, settings)
+
+
+def _scored_queries(fold: Fold, rel_level: int) -> np.ndarray:
+    """Test queries with at least one document labelled >= max(1, rel_level)."""
+    relevant = fold.test.y >= max(1, rel_level)
+    return np.add.reduceat(relevant.astype(np.int64), fold.test.bounds[:-1]) > 0 if len(relevant) else np.zeros(0, bool)
+
+
+def _train_and_predict(fold, algorithm, objective, seed, rel_level, max_label, lambdamart, softrank):
+    if algorithm == "lambdamart":
+        from meta_eval.ltr.lambdamart import train_lambdamart
+
+        booster = train_lambdamart(fold, objective, seed=seed, rel_level=rel_level, max_label=max_label,
+                                   **dict(lambdamart or {}))
+        return booster.predict(fold.test.X, num_iteration=booster.best_iteration or None)
+    from meta_eval.ltr.softrank import train_softrank
+
+    model = train_softrank(fold, objective, seed=seed, rel_level=rel_level, max_label=max_label,
+                           **dict(softrank or {}))
+    return model.predict(fold.test.X)
+
+
+def _significance(per_query, test: str):
+    """Mean, SEM and the paired p-value of every row against the best row of its (algorithm, test measure)."""
+    import pandas as pd
+
+    from meta_eval.discpower import classical_test
+
+    rows = []
+    for (algorithm, measure), part in per_query.groupby(["algorithm", "test_measure"], sort=False):
+        wide = part.pivot_table(index="trained_for", columns=["fold", "query"], values="value", sort=False)
+        x = wide.to_numpy()
+        means = x.mean(1)
+        best = int(np.argmax(means))
+        p = np.full(len(x), np.nan)
+        if len(x) > 1:
+            result = classical_test(x, [str(s) for s in wide.index], test=test)
+            for a, b, asl in zip(result.pair_a, result.pair_b, result.asl):
+                if best in (a, b):
+                    p[b if a == best else a] = asl
+        sem = x.std(1, ddof=1) / np.sqrt(x.shape[1]) if x.shape[1] > 1 else np.full(len(x), np.nan)
+        for i, trained in enumerate(wide.index):
+            rows.append({"algorithm": algorithm, "trained_for": trained, "test_measure": measure,
+                         "mean": means[i], "sem": sem[i], "p_value": p[i], "best": i == best})
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+
+
+def ltr_stage_table(result: LTRResult, informativeness: Mapping[str, float] | None = None):
+    """Effectiveness when trained for a metric, beside that metric's informativeness (the study's LTR stage).
+
+    One row per (algorithm, trained-for metric): the mean test score on every test measure and, when
+    ``informativeness`` maps metric names to a value (e.g. the MEM study's mean RMS error or information score),
+    that value in column ``informativeness``. The GAP paper's claim is that the more informative metric is the
+    better objective; the table puts the two side by side without asserting it.
+    """
+    t = result.table
+    wide = t.pivot_table(index=["algorithm", "trained_for"], columns="test_measure", values="mean", sort=False)
+    wide.columns = [f"test {c}" for c in wide.columns]
+    wide = wide.reset_index()
+    if informativeness is not None:
+        wide.insert(2, "informativeness", wide["trained_for"].map(lambda m: informativeness.get(m, np.nan)))
+    return wide
