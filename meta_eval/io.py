@@ -139,12 +139,18 @@ def expand_paths(specs: Iterable[PathLike]) -> list[Path]:
 # --------------------------------------------------------------------------------------------- tables
 
 
+_IRREGULAR = (b"\t", b"\r", b"\x0b", b"\x0c", b"  ", b" \n", b"\n ")
+
+
 def _delimiter(data: bytes) -> tuple[bytes, str]:
-    """Pick pyarrow's delimiter: tab for files without spaces (the common TREC layout), else single spaces after
-    normalising every whitespace run. Irregular tabs (empty fields) surface later as a column-count error or an
-    empty field, both of which send the file through the normalising path."""
+    """Pick pyarrow's delimiter: tab for files without spaces (the common TREC layout), a single space for files
+    whose fields are separated by exactly one space (the other common layout; checked with a few byte searches),
+    else single spaces after normalising every whitespace run. Irregular tabs (empty fields) surface later as a
+    column-count error or an empty field, both of which send the file through the normalising path."""
     if b" " not in data:
         return data, "\t"
+    if not any(pattern in data for pattern in _IRREGULAR) and not data.startswith(b" ") and not data.endswith(b" "):
+        return data, " "
     lines = [_WHITESPACE.sub(b" ", line).strip() for line in data.split(b"\n")]
     return b"\n".join(lines), " "
 
