@@ -9,7 +9,7 @@ from meta_eval.discpower._common import PairwiseTest, pair_indices
 from meta_eval.discpower.analysis import DEFAULT_RESAMPLES, METHODS, DiscPower, discriminative_power
 from meta_eval.discpower.bootstrap import paired_bootstrap, unpaired_bootstrap
 from meta_eval.discpower.classical import benjamini_hochberg, classical_test, holm, sign_test_pvalues
-from meta_eval.discpower.stability import SwapRates, error_rates, swap_rates
+from meta_eval.discpower.stability import SplitHalf, SwapRates, error_rates, split_half, swap_rates
 from meta_eval.discpower.subsets import best_systems, select_systems, select_topics, system_ranks
 from meta_eval.discpower.tukey import tukey_hsd, tukey_null
 
@@ -18,6 +18,7 @@ __all__ = [
     "METHODS",
     "DiscPower",
     "PairwiseTest",
+    "SplitHalf",
     "SwapRates",
     "benjamini_hochberg",
     "best_systems",
@@ -30,6 +31,7 @@ __all__ = [
     "select_systems",
     "select_topics",
     "sign_test_pvalues",
+    "split_half",
     "swap_rates",
     "system_ranks",
     "tukey_hsd",

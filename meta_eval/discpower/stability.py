@@ -1,5 +1,6 @@
-"""Stability of a metric's pairwise conclusions as a function of topic-set size: the Voorhees-Buckley (2002)
-swap rate over disjoint topic sets and the Buckley-Voorhees (2000) error rate with fuzziness."""
+"""Stability of a metric's conclusions as a function of topic-set size: the Voorhees-Buckley (2002) swap rate over
+disjoint topic sets, the Buckley-Voorhees (2000) error rate with fuzziness, and Voorhees' (2009) split-half
+correlation of the system rankings of disjoint topic halves."""
 
 from __future__ import annotations
 
@@ -67,6 +68,18 @@ class SwapRates:
         return pd.DataFrame(rows, columns=["bin_lo", "bin_hi", "size", "swap_rate", "slope", "intercept", "points"])
 
 
+def _disjoint_sets(rng: np.random.Generator, n_top: int, n: int, n_splits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Averaging matrices (T, splits) of two disjoint random sets of n topics per split: column j of
+    ``x @ first`` is each system's mean over the first set of split j."""
+    order = rng.permuted(np.broadcast_to(np.arange(n_top), (n_splits, n_top)), axis=1)
+    first = np.zeros((n_top, n_splits))
+    second = np.zeros((n_top, n_splits))
+    cols = np.arange(n_splits)
+    first[order[:, :n].T, cols] = 1.0 / n
+    second[order[:, n : 2 * n].T, cols] = 1.0 / n
+    return first, second
+
+
 def _check_sizes(sizes: Iterable[int] | None, limit: int, name: str) -> np.ndarray:
     if sizes is None:
         return np.arange(1, limit + 1)
@@ -125,12 +138,7 @@ def swap_rates(
     diffs = x[ia] - x[ib]  # (P, T)
     rows, totals = [], []
     for n in sizes_arr:
-        order = rng.permuted(np.broadcast_to(np.arange(n_top), (n_splits, n_top)), axis=1)
-        first = np.zeros((n_top, n_splits))
-        second = np.zeros((n_top, n_splits))
-        cols = np.arange(n_splits)
-        first[order[:, :n].T, cols] = 1.0 / n
-        second[order[:, n : 2 * n].T, cols] = 1.0 / n
+        first, second = _disjoint_sets(rng, n_top, int(n), n_splits)
         d1 = diffs @ first
         d2 = diffs @ second
         bins = np.floor(np.abs(d1) / bin_width + 1e-9).astype(np.int64).ravel()
@@ -199,3 +207,77 @@ def error_rates(
             total = (gt + lt + eq).sum()
             rows.append((int(n), float(f), np.minimum(gt, lt).sum() / total, eq.sum() / total, int(total)))
     return pd.DataFrame(rows, columns=["size", "fuzziness", "error_rate", "tie_rate", "comparisons"])
+
+
+@dataclass(frozen=True, eq=False)
+class SplitHalf:
+    """Split-half stability of a system ranking (result of :func:`split_half`).
+
+    Attributes
+    ----------
+    splits : DataFrame
+        One row per (size, split): ``size`` (topics per half), ``split``, ``kendall_tau_b``, ``tau_ap_b``.
+    summary : DataFrame
+        One row per (size, coefficient): ``size, coefficient, mean, ci_low, ci_high`` (percentile interval over
+        the splits at ``confidence``), ``splits``.
+    """
+
+    splits: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def split_half(
+    scores,
+    systems: Sequence[str] | None = None,
+    *,
+    sizes: Iterable[int] | None = None,
+    n_splits: int = 100,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> SplitHalf:
+    """Voorhees' (2009) split-half stability: the correlation between the system rankings of two disjoint topic
+    sets of n topics each, as a function of n.
+
+    For each size n (default 1..⌊T/2⌋) and each of ``n_splits`` random splits, draw two disjoint sets of n topics
+    (the same design as :func:`swap_rates`: the same seed gives the same splits), rank the systems by their mean
+    over each set, and compute Kendall's τ_b and the symmetric τ_AP-b between the two rankings (neither half is
+    the reference). τ near 1 at n = T/2 means that another topic set of that size would rank the systems alike.
+
+    Parameters
+    ----------
+    scores : array_like, shape (S, T)
+    systems : sequence of str, optional
+    sizes : iterable of int, optional
+        Topics per half, each in [1, T // 2].
+    n_splits : int
+    confidence : float
+        Level of the percentile intervals over splits.
+    seed : int or None
+
+    References
+    ----------
+    E. M. Voorhees. Topic set size redux. SIGIR 2009.
+    """
+    from meta_eval.correlation.rank import kendall_tau_b, tau_ap_b
+
+    x, _ = check_scores(scores, systems)
+    n_top = x.shape[1]
+    sizes_arr = _check_sizes(sizes, n_top // 2, "sizes")
+    n_splits = check_resamples(n_splits, "n_splits")
+    if not 0 < confidence < 1:
+        raise InputError(f"confidence must lie in (0, 1); got {confidence!r}")
+    rng = np.random.default_rng(seed)
+    frames = []
+    for n in sizes_arr:
+        first, second = _disjoint_sets(rng, n_top, int(n), n_splits)
+        m1, m2 = (x @ first).T, (x @ second).T  # (splits, S)
+        frames.append(pd.DataFrame({"size": int(n), "split": np.arange(n_splits),
+                                    "kendall_tau_b": np.atleast_1d(kendall_tau_b(m1, m2)),
+                                    "tau_ap_b": np.atleast_1d(tau_ap_b(m1, m2))}))
+    splits = pd.concat(frames, ignore_index=True)
+    long = splits.melt(id_vars=["size", "split"], var_name="coefficient", value_name="value")
+    tail = (1 - confidence) / 2
+    grouped = long.groupby(["size", "coefficient"], sort=True)["value"]
+    summary = grouped.agg(mean="mean", ci_low=lambda v: np.nanquantile(v, tail),
+                          ci_high=lambda v: np.nanquantile(v, 1 - tail), splits="count").reset_index()
+    return SplitHalf(splits=splits, summary=summary)

@@ -1,0 +1,237 @@
+"""Incomplete judgments and pool reusability against straightforward reference implementations: reduced qrels
+drawn by a plain loop over topics and grades from the same per-draw seeds, every reduced collection built with
+``Collection.with_judgments`` (and ``condensed``) and scored with ``me.score``, Kendall's τ from scipy and the
+paired t-test from ``scipy.stats.ttest_rel``; leave-one-out pools from Python sets of top-k documents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import meta_eval as me
+from meta_eval.correlation import tau_ap
+from meta_eval.errors import InputError
+from meta_eval.meta import (incomplete_judgments, judgment_masks, prefix_groups, reusability, significant_pairs)
+from meta_eval.meta._rejudge import Rejudger, resolve_measures
+from tests.conftest import write_collection
+
+MEASURES = ["AP", "nDCG@10", "bpref"]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """Six runs x eight topics, documents judged only in part (so unjudged documents exist)."""
+    root = tmp_path_factory.mktemp("meta")
+    qrels, runs = write_collection(root, n_topics=8, n_docs=40, n_runs=6, depth=25, noise=2.0, seed=5)
+    lines = qrels.read_text().splitlines()
+    keep = np.random.default_rng(0).random(len(lines)) < 0.7  # a pool that missed 30 % of the documents
+    qrels.write_text("\n".join(line for line, k in zip(lines, keep) if k) + "\n")
+    return me.load_collection(qrels, [runs])
+
+
+def _reference_masks(col, fractions, n_draws, seed, sampling="uniform"):
+    """Plain loops: per draw, the same uniform keys; per (topic, grade) group keep the round(f n) smallest keys
+    (at least one of a relevant grade), or per topic the round(f n) documents first pooled."""
+    j = col.judgments
+    out = np.zeros((len(fractions), n_draws, len(j)), dtype=bool)
+    first = None
+    if sampling == "depth":
+        first = {}
+        for s in range(len(col.systems)):
+            for t in range(len(col.topics)):
+                for block in col.blocks:
+                    where = np.flatnonzero(block.topics == t)
+                    if where.size:
+                        docs = block.docs[s, where[0]]
+                        for rank, d in enumerate(docs[docs >= 0], start=1):
+                            first[(t, d)] = min(first.get((t, d), 10**9), rank)
+    for d in range(n_draws):
+        u = np.random.default_rng([seed, d]).random(len(j))
+        groups = {}
+        for i in range(len(j)):
+            key = (j.topic[i], j.grade[i]) if sampling == "uniform" else j.topic[i]
+            groups.setdefault(key, []).append(i)
+        for key, rows in groups.items():
+            if sampling == "uniform":
+                rows = sorted(rows, key=lambda i: u[i])
+            else:
+                rows = sorted(rows, key=lambda i: (first.get((j.topic[i], j.doc[i]), col.depth + 1), u[i]))
+            for fi, f in enumerate(fractions):
+                k = int(np.floor(f * len(rows) + 0.5))
+                if sampling == "depth" or key[1] >= col.rel_level:
+                    k = max(k, 1)
+                out[fi, d, rows[:k]] = True
+    return out
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "depth"])
+def test_masks_match_plain_loops(small, sampling):
+    fractions = [0.1, 0.35, 0.8]
+    got = judgment_masks(small, fractions, 3, sampling=sampling, seed=11)
+    assert np.array_equal(got, _reference_masks(small, fractions, 3, 11, sampling))
+    assert np.all(got[0] <= got[1]) and np.all(got[1] <= got[2])  # nested within a draw
+    assert np.array_equal(judgment_masks(small, fractions, 5, sampling=sampling, seed=11)[:, :3], got)
+
+
+def test_engine_matches_with_judgments(small):
+    rj = Rejudger(small)
+    ms = resolve_measures(MEASURES + ["P@5", "NumRel"])
+    keep = np.random.default_rng(2).random((3, rj.n_judgments)) < 0.5
+    which = np.array([[0] * 6, [1] * 6, [2, 2, 1, 1, 0, 0]])
+    out = rj.all_scores(ms, keep, which, ("standard", "condensed"))
+    for k in range(3):
+        for s in range(6):
+            reduced = small.with_judgments(keep[which[k, s]])
+            for m in ms:
+                assert np.allclose(out[(m.output_name, "standard")][k, s], me.score(reduced, m)[s], atol=1e-12)
+                assert np.allclose(out[(m.output_name, "condensed")][k, s],
+                                   me.score(reduced.condensed(), m)[s], atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_significant_pairs_matches_ttest_rel():
+    rng = np.random.default_rng(1)
+    x = rng.random((2, 7, 10)) + np.arange(7)[None, :, None] * 0.05
+    x[0, 1] = x[0, 0]  # identical systems: never significant
+    x[0, 2] = x[0, 0] + 0.1  # constant difference: significant
+    ia, ib = np.triu_indices(7, 1)
+    for k in range(2):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = stats.ttest_rel(x[k, ia], x[k, ib], axis=1).pvalue
+        d = x[k, ia] - x[k, ib]
+        constant = np.ptp(d, axis=1) == 0
+        p = np.where(constant, np.where(d[:, 0] == 0, 1.0, 0.0), p)
+        assert significant_pairs(x, 0.05)[k] == pytest.approx(np.mean(p < 0.05))
+
+
+def test_incomplete_judgments_match_the_reference(small):
+    fractions, n_draws, seed = [0.2, 0.6], 2, 3
+    res = incomplete_judgments(small, MEASURES, fractions=fractions, n_draws=n_draws, seed=seed,
+                               reference="standard")
+    masks = _reference_masks(small, fractions, n_draws, seed)
+    full = {m: me.score(small, m) for m in MEASURES}
+    rows = []
+    for fi, f in enumerate(fractions):
+        for d in range(n_draws):
+            reduced = small.with_judgments(masks[fi, d])
+            for form, col in (("standard", reduced), ("condensed", reduced.condensed())):
+                for m in MEASURES:
+                    v = me.score(col, m)
+                    ref_means, means = full[m].mean(1), v.mean(1)
+                    ia, ib = np.triu_indices(6, 1)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        p = np.nan_to_num(stats.ttest_rel(v[ia], v[ib], axis=1).pvalue, nan=1.0)
+                    rows.append((m, form, f, d, stats.kendalltau(ref_means, means).statistic,
+                                 tau_ap(ref_means, means), np.mean(p < 0.05)))
+    ref = pd.DataFrame(rows, columns=["metric", "form", "fraction", "draw", "kendall_tau_b", "tau_ap", "discpower"])
+    got = res.draws.merge(ref, on=["metric", "form", "fraction", "draw"], suffixes=("", "_ref"))
+    assert len(got) == len(ref) == len(res.draws)
+    for c in ("kendall_tau_b", "tau_ap", "discpower"):
+        assert np.allclose(got[c], got[f"{c}_ref"], atol=1e-12, equal_nan=True), c
+    kept = masks.mean(axis=2)  # (fraction, draw)
+    fi = res.draws["fraction"].map({0.2: 0, 0.6: 1}).to_numpy()
+    assert np.allclose(res.draws["judged_fraction"], kept[fi, res.draws["draw"].to_numpy()])
+    s = res.summary
+    assert set(s.columns) >= {"kendall_tau_b", "kendall_tau_b_low", "tau_ap_high", "discpower_full", "draws"}
+    assert (s["draws"] == n_draws).all()
+    assert s["discpower_full"].iloc[0] == pytest.approx(significant_pairs(full[s["metric"].iloc[0]][None])[0])
+    same = incomplete_judgments(small, MEASURES, fractions=fractions, n_draws=n_draws, seed=seed)
+    cond = same.draws[same.draws["form"] == "condensed"]
+    ref_ap = me.score(small.condensed(), "AP").mean(1)  # each form against itself under the full qrels
+    first = cond[(cond["metric"] == "AP") & (cond["fraction"] == 0.2) & (cond["draw"] == 0)]
+    reduced = me.score(small.with_judgments(masks[0, 0]).condensed(), "AP").mean(1)
+    assert first["kendall_tau_b"].iloc[0] == pytest.approx(stats.kendalltau(ref_ap, reduced).statistic)
+    std = same.draws[same.draws["form"] == "standard"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(std, res.draws[res.draws["form"] == "standard"].reset_index(drop=True))
+
+
+def test_incomplete_judgments_do_not_depend_on_chunks(small, monkeypatch):
+    kwargs = dict(fractions=[0.3, 0.5], n_draws=3, forms=("condensed",), seed=1)
+    one = incomplete_judgments(small, ["AP"], **kwargs)
+    monkeypatch.setattr("meta_eval.meta._rejudge.BUDGET", 2 * 6 * 8 * 25)  # two combos per chunk: 3 chunks
+    monkeypatch.setattr("meta_eval.meta._rejudge.PART", 3 * 8 * 25)  # blocks cut in two parts of 3 systems
+    chunked = incomplete_judgments(small, ["AP"], **kwargs)
+    pd.testing.assert_frame_equal(one.draws, chunked.draws)
+
+
+@pytest.mark.slow
+def test_incomplete_judgments_do_not_depend_on_workers(small, monkeypatch):
+    kwargs = dict(fractions=[0.3, 0.5], n_draws=3, forms=("condensed",), seed=1)
+    one = incomplete_judgments(small, ["AP"], **kwargs)
+    monkeypatch.setattr("meta_eval.meta._rejudge.BUDGET", 2 * 6 * 8 * 25)
+    two = incomplete_judgments(small, ["AP"], n_jobs=2, **kwargs)
+    pd.testing.assert_frame_equal(one.draws, two.draws)
+
+
+def test_incomplete_judgments_errors(small):
+    with pytest.raises(InputError, match="fractions"):
+        incomplete_judgments(small, ["AP"], fractions=[0.0, 0.5])
+    with pytest.raises(InputError, match="sampling"):
+        judgment_masks(small, [0.5], 2, sampling="pool")
+    with pytest.raises(InputError, match="forms"):
+        incomplete_judgments(small, ["AP"], forms=["residual"])
+    condensed_only = small.condensed()
+    with pytest.raises(InputError, match="unjudged='nonrel'"):
+        incomplete_judgments(condensed_only, ["AP"], forms=["standard"])
+
+
+# --------------------------------------------------------------------------------------------- reusability
+
+
+def _reference_reusability(col, measure, groups, depth):
+    """For each group: the judged documents it alone put in the top-``depth`` pool (Python sets), removed; its
+    runs re-scored with ``with_judgments``; rank among the other runs' official means."""
+    j = col.judgments
+    pooled = {}
+    for s, name in enumerate(col.systems):
+        for block in col.blocks:
+            for local, t in enumerate(block.topics):
+                docs = block.docs[s, local, :depth]
+                for d in docs[docs >= 0]:
+                    pooled.setdefault((t, d), set()).add(groups[name])
+    full = me.score(col, measure).mean(1)
+    out = {}
+    for s, name in enumerate(col.systems):
+        g = groups[name]
+        keep = np.array([pooled.get((t, d), set()) != {g} for t, d in zip(j.topic, j.doc)])
+        reduced = me.score(col.with_judgments(keep), measure)[s].mean()
+        others = np.delete(full, s)
+        out[name] = (reduced - full[s], 1 + (others > reduced).sum() - (1 + (others > full[s]).sum()),
+                     int((~keep).sum()))
+    return out
+
+
+@pytest.mark.parametrize("grouping", ["run", "pairs"])
+def test_reusability_matches_the_reference(small, grouping):
+    groups = {s: s for s in small.systems} if grouping == "run" else {s: f"g{i // 2}" for i, s in
+                                                                      enumerate(small.systems)}
+    res = reusability(small, ["AP", "P@10"], groups=None if grouping == "run" else groups, depth=5)
+    for m in ("AP", "P@10"):
+        ref = _reference_reusability(small, m, groups, 5)
+        rows = res.runs[res.runs["metric"] == m].set_index("run")
+        for run, (change, rank_change, removed) in ref.items():
+            assert rows.loc[run, "score_change"] == pytest.approx(change, abs=1e-12)
+            assert rows.loc[run, "rank_change"] == rank_change
+            assert rows.loc[run, "removed"] == removed
+    summary = res.summary.set_index("metric")
+    assert summary.loc["AP", "runs"] == 6
+    ap = res.runs[res.runs.metric == "AP"]
+    assert summary.loc["AP", "mean_score_change"] == pytest.approx(ap.score_change.mean())
+
+
+def test_reusability_options(small):
+    assert prefix_groups(["BBGhelani1", "BBGhelani2", "uog_run-3", "7"]) == {
+        "BBGhelani1": "BBGhelani", "BBGhelani2": "BBGhelani", "uog_run-3": "uog_run", "7": "7"}
+    assert prefix_groups(["abc1", "abd2"], length=2) == {"abc1": "ab", "abd2": "ab"}
+    z = reusability(small, ["AP"], depth=5, standardise="z")
+    assert np.isclose(z.runs["score_full"].mean(), 0.0)  # standardised against the full-qrels reference
+    both = reusability(small, ["AP"], depth=5, forms=("standard", "condensed"))
+    assert set(both.runs["form"]) == {"standard", "condensed"}
+    with pytest.raises(InputError, match="lacks"):
+        reusability(small, ["AP"], groups={"run0": "a"})
+    with pytest.raises(InputError, match="two groups"):
+        reusability(small, ["AP"], groups={s: "one" for s in small.systems})
+    with pytest.raises(InputError, match="depth"):
+        reusability(small, ["AP"], depth=0)
