@@ -25,13 +25,20 @@ PAIRS = {  # pytrec_eval name -> meta-eval name
     "recall_100": "Recall@100",
     # trec_eval <= 9.0.8 (pytrec_eval) needs floor(r·R + 0.9) relevant documents for recall r; trec_eval 10 rounds.
     "iprec_at_recall_0.30": "IPrec(cut=v9)@0.3", "iprec_at_recall_0.70": "IPrec(cut=v9)@0.7",
+    # trec_eval's other measures (issue 14)
+    "infAP": "infAP", "utility": "Utility", "relative_P_5": "RelP@5", "relative_P_10": "RelP@10", "G": "G",
+    "binG": "binG", "Rndcg": "Rndcg", "ndcg_rel": "nDCG_rel", "set_map": "SetAP", "set_relative_P": "SetRelP",
+    "num_nonrel_judged_ret": "NumNonrelJudgedRet",
 }
+# trec_eval stores gm_* per topic as log(max(v, 1e-5)); compared through exp.
+LOGGED = {"gm_bpref": "bpref", "gm_map": "AP"}
 PYTREC_MEASURES = {"map", "P.5,10", "Rprec", "recip_rank", "bpref", "ndcg", "ndcg_cut.5,10", "recall.10,100",
-                   "iprec_at_recall"}
+                   "iprec_at_recall", "infAP", "gm_bpref", "gm_map", "utility", "relative_P.5,10", "G", "binG", "Rndcg",
+                   "ndcg_rel", "set_map", "set_relative_P", "num_nonrel_judged_ret"}
 
 
 def _compare(collection: me.Collection, peer: dict[str, dict[str, dict[str, float]]], atol=1e-12) -> int:
-    scores = me.score(collection, list(PAIRS.values()))
+    scores = me.score(collection, list(PAIRS.values()) + list(LOGGED.values()))
     compared = 0
     for s, run in enumerate(collection.systems):
         for topic, values in peer.get(run, {}).items():
@@ -40,6 +47,9 @@ def _compare(collection: me.Collection, peer: dict[str, dict[str, dict[str, floa
                 np.testing.assert_allclose(scores[ours][s, t], values[peer_name], atol=atol,
                                            err_msg=f"{ours} run={run} topic={topic}")
                 compared += 1
+            for peer_name, ours in LOGGED.items():
+                np.testing.assert_allclose(max(scores[ours][s, t], 1e-5), np.exp(values[peer_name]), rtol=1e-9,
+                                           err_msg=f"{peer_name} run={run} topic={topic}")
     return compared
 
 
@@ -50,7 +60,7 @@ def collections(draw):
     qrels, runs = [], []
     for t in range(n_topics):
         pool = draw(st.integers(1, 25))
-        grades = draw(st.lists(st.integers(0, 3), min_size=pool, max_size=pool))
+        grades = draw(st.lists(st.integers(-1, 3), min_size=pool, max_size=pool))  # -1: pooled, not judged
         judged = draw(st.lists(st.booleans(), min_size=pool, max_size=pool))
         for d, (g, j) in enumerate(zip(grades, judged)):
             if j or d == 0:

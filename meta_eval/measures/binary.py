@@ -7,6 +7,8 @@ matches trec_eval (v10) where trec_eval has the measure; a topic with R = 0 scor
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from meta_eval.errors import InputError
@@ -202,7 +204,7 @@ def set_average_precision(r: Rankings) -> np.ndarray:
 
 
 def _coefficient(name: str, default: float, doc: str) -> Param:
-    return Param(name, default, float, doc, within="(-inf, inf)")
+    return Param(name, default, float, doc, within="[-1e100, 1e100]")
 
 
 @register("Utility", params=(
@@ -225,7 +227,9 @@ def utility(r: Rankings, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: flo
 def set_f(r: Rankings, beta: float) -> np.ndarray:
     """Set F-measure (1 + β²)·P·R / (β²·P + R) of set precision and recall (trec_eval ``set_F``)."""
     p, rec = set_precision(r), set_recall(r)
-    return _div((1 + beta**2) * p * rec, beta**2 * p + rec)
+    b2 = float(beta) * float(beta)  # F = P·R / (w·P + (1 − w)·R), w = β²/(1 + β²): no overflow for large β
+    w = 1.0 if math.isinf(b2) else b2 / (1.0 + b2)
+    return _div(p * rec, w * p + (1.0 - w) * rec)
 
 
 def interpolated_precision_curve(r: Rankings) -> np.ndarray:
@@ -311,16 +315,31 @@ def _collection_size(r: Rankings, N: int | None) -> np.ndarray:
 def _relevant_positions(r: Rankings, N: int | None, log: bool) -> np.ndarray:
     """Σ over relevant documents of rank (or log rank), the m unretrieved ones placed at ranks N−m+1..N.
 
-    The tail sum is closed-form, Σ_{i=N-m+1..N} i = m(2N − m + 1)/2 and Σ log i = lnΓ(N+1) − lnΓ(N−m+1), so a
+    The tail is closed-form, Σ_{i=N-m+1..N} i = m(2N − m + 1)/2 and Σ log i = :func:`_log_falling` (N, m), so a
     large N costs nothing."""
-    from scipy.special import gammaln
-
     ranks = np.log(r.ranks) if log else r.ranks
     ret = np.where(r.relevant(), ranks, 0.0).sum(-1)
+    m = r.num_rel() - r.num_rel_ret()
+    if log:
+        return ret + _log_falling(N, _collection_size(r, N), m)
     N_ = _collection_size(r, N).astype(np.float64)
-    m = (r.num_rel() - r.num_rel_ret()).astype(np.float64)
-    tail = gammaln(N_ + 1) - gammaln(N_ - m + 1) if log else m * (2 * N_ - m + 1) / 2
-    return ret + tail
+    return ret + m * (2 * N_ - m + 1) / 2
+
+
+def _log_falling(N: int | None, N_: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """log(N (N−1) ... (N−m+1)) = Σ_{j<m} log(N − j), per list.
+
+    For a given (possibly huge) collection size N, as m·log N + Σ_{j<m} log1p(−j/N) from a cumulative table over j
+    (no cancellation between two huge lnΓ values); for the default N (the list plus its unretrieved relevant
+    documents, a small number) as lnΓ(N+1) − lnΓ(N−m+1)."""
+    from scipy.special import gammaln
+
+    if N is None:
+        N_ = N_.astype(np.float64)
+        return gammaln(N_ + 1) - gammaln(N_ - m + 1)
+    top = int(m.max(initial=0))
+    table = np.concatenate([[0.0], np.cumsum(np.log1p(-np.arange(top) / N))])
+    return m * np.log(float(N)) + table[m]
 
 
 N_PARAM = Param("N", None, int, "collection size (default: retrieved + unretrieved relevant)", within="[1, inf)")
@@ -347,9 +366,9 @@ def normalized_precision(r: Rankings, N: int | None) -> np.ndarray:
     with the same placement of unretrieved relevant documents as :func:`normalized_recall`."""
     from scipy.special import gammaln
 
-    R = r.num_rel().astype(np.float64)
-    N_ = _collection_size(r, N).astype(np.float64)
-    actual = _relevant_positions(r, N, log=True)
-    ideal = gammaln(R + 1)
-    log_binom = gammaln(N_ + 1) - gammaln(R + 1) - gammaln(N_ - R + 1)
-    return np.where(N_ > R, 1.0 - _div(actual - ideal, log_binom), np.where(R > 0, 1.0, 0.0))
+    R = r.num_rel()
+    N_ = _collection_size(r, N)
+    ideal = gammaln(R + 1.0)
+    excess = _relevant_positions(r, N, log=True) - ideal
+    log_binom = _log_falling(N, N_, R) - ideal
+    return np.where(N_ > R, 1.0 - _div(excess, log_binom), np.where(R > 0, 1.0, 0.0))

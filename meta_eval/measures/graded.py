@@ -19,6 +19,18 @@ GAIN = Param("gain", "linear", parse_gain, "linear (g), exp (2^g - 1) or a map l
              domain=GAIN_DOMAIN)
 
 
+def _check_nonnegative_gain(gain) -> "str | None":
+    problem = check_gain(gain)
+    if problem is None and isinstance(gain, dict) and any(v < 0 for v in gain.values()):
+        return "has a negative gain (this measure turns gains into probabilities)"
+    return problem
+
+
+# Measures that turn gains into probabilities (ERR's stop probability, graded RBP's relevance) need gains >= 0.
+PROBABILITY_GAIN = Param("gain", "linear", parse_gain, check=_check_nonnegative_gain,
+                         domain=GAIN_DOMAIN.replace("gains in [-1e100, 1e100]", "gains in [0, 1e100]"))
+
+
 # --------------------------------------------------------------------------------------------- GAP
 
 
@@ -172,7 +184,8 @@ def trec_g(r: Rankings, gain="linear") -> np.ndarray:
     gains = r.gains(table)
     ideal = r.ideal_gains(table)
     cost = np.cumsum(np.maximum(_padded(ideal, r.depth), 1.0), axis=-1)
-    terms = np.where(gains != 0, gains / np.log2(2.0 + cost - np.cumsum(gains, axis=-1)), 0.0)
+    # 2 + cost − cg >= 2 in exact arithmetic (cg never passes the ideal's cumulated gain); the floor guards rounding
+    terms = np.where(gains != 0, gains / np.log2(np.maximum(2.0 + cost - np.cumsum(gains, axis=-1), 2.0)), 0.0)
     return _div(terms.sum(-1), np.broadcast_to(ideal.sum(-1), r.shape))
 
 
@@ -180,8 +193,9 @@ def trec_g(r: Rankings, gain="linear") -> np.ndarray:
 def r_ndcg(r: Rankings, gain="linear") -> np.ndarray:
     """nDCG averaged at the R levels (trec_eval ``Rndcg``): the mean of nDCG@b over b = the cumulative number of
     judged documents at each distinct positive gain, highest first (the ends of the ideal list's gain levels),
-    plus b = n when the list is longer than the ideal one. 0 if no document of the topic is relevant (grade >=
-    ``rel_level``) or none has a positive gain."""
+    plus b = n when the list is at least two documents longer than the ideal one (trec_eval's loop skips that
+    point for a list exactly one longer; kept). 0 if no document of the topic is relevant (grade >= ``rel_level``)
+    or none has a positive gain."""
     dcg = _TrecDCG(r, gain)
     table = dcg.table
     counts = _padded(r.counts.astype(np.float64), len(table))
@@ -194,7 +208,7 @@ def r_ndcg(r: Rankings, gain="linear") -> np.ndarray:
         has = np.broadcast_to(count > 0, r.shape)
         total += np.where(has, dcg.ndcg_at(np.broadcast_to(reached, r.shape).astype(np.int64), r.n_ret), 0.0)
         points += has
-    longer = r.n_ret > dcg.n_pos
+    longer = r.n_ret > dcg.n_pos + 1  # trec_eval's loop adds this point only from two documents past the ideal
     total += np.where(longer & (dcg.n_pos > 0), dcg.ndcg_at(r.n_ret, r.n_ret), 0.0)
     points += longer & (dcg.n_pos > 0)
     return np.where(r.num_rel() > 0, _div(total, points), 0.0)
@@ -257,7 +271,10 @@ def q_measure(r: Rankings, beta: float = 1.0, gain="linear", k: int | None = Non
     ideal = np.cumsum(r.ideal_gains(table), axis=-1)
     idx = np.minimum(np.arange(r.depth), ideal.shape[-1] - 1)
     cg_star = ideal[..., idx]
-    blended = (r.cum_relevant() + beta * cg) / (r.ranks + beta * cg_star)
+    if beta > 1:  # divided through by β, so that a large β cannot overflow
+        blended = (r.cum_relevant() / beta + cg) / (r.ranks / beta + cg_star)
+    else:
+        blended = (r.cum_relevant() + beta * cg) / (r.ranks + beta * cg_star)
     total = (np.where(r.relevant() & _upto(r, k), blended, 0.0)).sum(-1)
     R = r.num_rel()
     return _div(total, R if k is None else np.minimum(R, k))
@@ -279,7 +296,7 @@ ERR_PARAMS = (
     Param("stop", "exp", str, "exp: (2^g-1)/2^gmax (Chapelle et al.); linear: gain/(gmax+1) (NTCIREVAL)",
           choices=("exp", "linear")),
     Param("max_grade", None, int, "gmax; default: the highest grade of the qrels", within=f"[1, {MAX_GRADE}]"),
-    GAIN,
+    PROBABILITY_GAIN,
 )
 
 
@@ -320,7 +337,7 @@ RBP_PARAMS = (
     PERSISTENCE,
     Param("graded", False, parse_bool, "graded: gain/max gain; else binary", check=_check_bool,
           domain="true or false"),
-    GAIN,
+    PROBABILITY_GAIN,
     Param("max", "scale", str,
           "graded normaliser: the highest gain of the grade scale (NTCIREVAL) or of the topic's judged documents "
           "(trec_eval 10's rbp)", choices=("scale", "topic")),

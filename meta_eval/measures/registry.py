@@ -11,6 +11,7 @@ comma-separated item without ``=`` continues the previous value. trec_eval spell
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -92,11 +93,15 @@ class Param:
             for v in elements:
                 if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                     return "is not a number"
-                if not np.isfinite(v):
+                try:
+                    x = float(v)
+                except OverflowError:
+                    return "is too large"
+                if not math.isfinite(x):
                     return "is not finite"
-                if self.parse is int and int(v) != v:
-                    return "is not an integer"
-                if self.within and not _in_interval(float(v), self.within):
+                if self.parse is int and (int(v) != v or abs(int(v)) > 2**53):
+                    return "is not an integer" if int(v) != v else "is too large (at most 2^53)"
+                if self.within and not _in_interval(x, self.within):
                     return "is out of range"
         if self.check is not None:
             return self.check(value)
@@ -450,12 +455,13 @@ def check_gain(gain: Any) -> "str | None":
         if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)) or not 0 <= grade <= MAX_GRADE:
             return f"maps grade {grade!r}, not a grade in 0..{MAX_GRADE}"
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(value):
-            return f"gives grade {grade} the gain {value!r}, not a finite number"
+                or not abs(value) <= MAX_GAIN:
+            return f"gives grade {grade} the gain {value!r}, not a number in [-1e100, 1e100]"
     return None
 
 
-GAIN_DOMAIN = f"linear, exp, or a map grade:gain (grades 0..{MAX_GRADE}, finite gains) like 1:3,2:9"
+MAX_GAIN = 1e100  # custom gains (and utility coefficients) are bounded so that sums over any list stay finite
+GAIN_DOMAIN = f"linear, exp, or a map grade:gain (grades 0..{MAX_GRADE}, gains in [-1e100, 1e100]) like 1:3,2:9"
 
 
 def check_distribution(values: Any) -> "str | None":
