@@ -58,8 +58,8 @@ def ltr_figure(result, *, alpha: float = 0.05, colors=None, title: str | None = 
             rows = part[part["algorithm"] == algorithm].set_index("trained_for").reindex(objectives)
             y = np.arange(len(objectives)) + offset
             colour = palette[algorithm]
-            ax.errorbar(rows["difference"], y, xerr=[rows["difference"] - rows["low"], rows["high"] - rows["difference"]],
-                        fmt="none", ecolor=colour, elinewidth=1.0, capsize=2)
+            xerr = [rows["difference"] - rows["low"], rows["high"] - rows["difference"]]
+            ax.errorbar(rows["difference"], y, xerr=xerr, fmt="none", ecolor=colour, elinewidth=1.0, capsize=2)
             best = rows["best"].to_numpy(dtype=bool)
             significant = (rows["p_value"] < alpha).to_numpy()
             other = ~best & ~significant

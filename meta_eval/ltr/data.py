@@ -107,7 +107,10 @@ def read_letor(path: str | Path, n_features: int | None = None) -> LTRSet:
 
 def read_letor_files(paths, n_features: int | None = None) -> list[LTRSet]:
     """Read several LETOR files with one feature width (the widest file's, or ``n_features``)."""
-    from sklearn.datasets import load_svmlight_files
+    try:
+        from sklearn.datasets import load_svmlight_files
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise InputError('reading LETOR files needs scikit-learn: pip install "meta-eval[ltr]"') from None
 
     paths = [Path(p) for p in paths]
     for p in paths:

@@ -126,8 +126,9 @@ class LTRResult:
                 f"{self.skipped} without a relevant document not scored). * best of its algorithm; † significantly "
                 f"below it ({s.get('test', 'ttest')}, p < {alpha:g}).")
 
-    def write(self, out: str | Path, figure: bool = True) -> dict[str, Path]:
-        """Write ``results.csv``, ``per_query.csv``, ``table.md``, ``table.tex`` and the figure into ``out``."""
+    def write(self, out: str | Path, figure: bool = True, formats=("pdf", "png"), dpi: int = 300) -> dict[str, Path]:
+        """Write ``results.csv``, ``per_query.csv``, ``table.md``, ``table.tex``, ``settings.json`` and the figure
+        ``ltr.<format>`` into ``out``."""
         import json
 
         out = Path(out)
@@ -144,7 +145,7 @@ class LTRResult:
             from meta_eval.figures.style import save_figure
 
             fig = ltr_figure(self)
-            for path in save_figure(fig, out / "ltr", ("pdf", "png")):
+            for path in save_figure(fig, out / "ltr", formats, dpi=dpi, preview_dpi=150):
                 paths[f"figure_{path.suffix.lstrip('.')}"] = path
         return paths
 

@@ -52,7 +52,8 @@ _FLOAT32_001 = float(np.float32(0.01))  # LightGBM writes 0.01f, promoted to dou
 
 
 def lightgbm_sigmoid(x: np.ndarray, sigmoid: float = 1.0) -> np.ndarray:
-    """LightGBM's tabulated 1 / (1 + exp(σ x)): the value at the left edge of x's bin of 2^20 over [−25/σ, 25/σ]."""
+    """LightGBM's tabulated 1 / (1 + exp(σ x)): the value at the left edge of x's bin, 2^20 bins over
+    [−25/σ, 25/σ]."""
     lo = -50.0 / sigmoid / 2.0
     factor = _BINS / (-lo - lo)
     x = np.asarray(x, dtype=np.float64)
@@ -78,7 +79,7 @@ class MetricObjective:
         LightGBM's ``sigmoid``, ``lambdarank_norm`` and ``lambdarank_truncation_level`` (same defaults).
     deltas : callable, optional
         ``(grades, counts, top) -> (B, top, n)`` replacing :func:`~meta_eval.ltr.deltas.pair_deltas` (e.g.
-        LightGBM's own ΔNDCG, whose ideal DCG is cut at the truncation level, in the tests) (e.g. LightGBM's own ΔNDCG in tests).
+        LightGBM's own ΔNDCG, whose ideal DCG is cut at the truncation level, in the tests).
     """
 
     measure: object
@@ -178,7 +179,10 @@ def train_lambdamart(fold: Fold, measure, *, params: dict | None = None, num_boo
         LightGBM parameters over :data:`DEFAULT_PARAMS`; ``sigmoid``, ``lambdarank_norm`` and
         ``lambdarank_truncation_level`` set the objective as they set LightGBM's ``lambdarank``.
     """
-    import lightgbm as lgb
+    try:
+        import lightgbm as lgb
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise InputError('LambdaMART needs LightGBM: pip install "meta-eval[ltr]"') from None
 
     params = {**DEFAULT_PARAMS, **(params or {}), "seed": seed, "metric": "None"}
     max_label = fold.max_label if max_label is None else max_label
