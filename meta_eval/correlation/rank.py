@@ -112,7 +112,14 @@ def _tau_ap_kernel(ry: Ranked, c: np.ndarray) -> np.ndarray:
 
 
 def _tau_ap_a_kernel(rx: Ranked, ry: Ranked, c: np.ndarray) -> np.ndarray:
-    """tau_AP-a(y | x): expectation of tau_AP(y' | x) over uniformly random tie-breakings y' of y."""
+    """tau_AP-a(y | x): expectation of tau_AP(y' | x) over uniformly random tie-breakings y' of y; NaN (undefined)
+    when the reference x is constant (it ranks nothing; ircor requires an untied x)."""
+    value = _tau_ap_a_value(rx, ry, c)
+    constant_x = rx.group[..., 0] == c.shape[-1]
+    return np.where(constant_x, np.nan, value)
+
+
+def _tau_ap_a_value(rx: Ranked, ry: Ranked, c: np.ndarray) -> np.ndarray:
     n = c.shape[-1]
     a = ry.n_above.astype(np.float64)  # items strictly above i's tie group
     t = ry.group.astype(np.float64)  # size of i's tie group
@@ -264,7 +271,8 @@ def tau_ap_a(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     Returns
     -------
     numpy.ndarray or float
-        Shape (...).
+        Shape (...); NaN (undefined) when the reference ``x`` is constant, as :func:`kendall_tau_b` is for a
+        constant vector.
     """
     x, y = _as_pair(x, y)
     rx, ry = Ranked(x), Ranked(y)
