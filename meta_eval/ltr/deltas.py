@@ -172,4 +172,5 @@ def general_pair_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_lev
         rows = np.arange(len(flat))
         swapped[rows, a], swapped[rows, b] = grades[q, b], grades[q, a]
         out[q, a, b] = measure(Rankings(swapped, n_ret[q], counts[q], rel_level)) - base[q]
-    return out
+    valid = grades >= 0
+    return out * (valid[:, :top, None] & valid[:, None, :])
