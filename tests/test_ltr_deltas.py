@@ -15,7 +15,7 @@ CLOSED = ["nDCG", "nDCG(gain=exp)", "nDCG@5", "nDCG(gain=exp,discount=jk,base=3)
           "GAP(g=0.5,0.5)", "GAP(g=0.2,0.8)", "GAP(g=0,1)"]
 
 
-def random_lists(seed: int, n_lists: int = 12, n: int = 11, max_grade: int = 2):
+def random_lists(seed: int, n_lists: int = 8, n: int = 9, max_grade: int = 2):
     rng = np.random.default_rng(seed)
     grades = rng.integers(0, max_grade + 1, (n_lists, n)).astype(np.int16)
     grades[0] = 1  # all labels equal: every delta is 0

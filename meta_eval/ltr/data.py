@@ -118,7 +118,7 @@ def read_letor_files(paths, n_features: int | None = None) -> list[LTRSet]:
             raise InputError("learning-to-rank file not found", str(p))
     try:
         loaded = load_svmlight_files([str(p) for p in paths], n_features=n_features, query_id=True,
-                                     dtype=np.float64)
+                                     dtype=np.float64, zero_based=False)
     except (ValueError, RuntimeError, OSError, EOFError) as exc:
         for p in paths:
             _diagnose(p)
@@ -128,6 +128,9 @@ def read_letor_files(paths, n_features: int | None = None) -> list[LTRSet]:
 
 def _group(path: Path, X, y, qid) -> LTRSet:
     source = str(path)
+    if len(qid) != len(y):  # scikit-learn skips a missing qid: find the line
+        _diagnose(path)
+        raise InputError("a line has no qid:", source)  # pragma: no cover - _diagnose names it
     if len(y) == 0:
         raise InputError("no query-document pair in the file", source)
     labels = np.asarray(y)
