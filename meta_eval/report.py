@@ -1,7 +1,9 @@
-"""A self-contained report folder: sections of text, tables and figures, rendered to Markdown and HTML.
+"""A self-contained report folder: sections of text, compact tables and figures, rendered to Markdown and HTML.
 
-Tables are written as CSV beside the report and embedded from the same DataFrames, so the numbers in the report
-are the numbers in the CSVs (rounded only for display).
+Each table is a :class:`~meta_eval.tables.PaperTable` (shown in the report, written as ``NAME.tex``) backed by a
+CSV with the full detail (``NAME.csv``); the report shows the numbers of the same frames the CSVs hold (rounded
+only for display). Each figure is written in the requested formats (vector PDF by default) with a PNG preview that
+the report embeds. The folder itself is written by :func:`meta_eval.resultdir.result_folder` (complete or absent).
 """
 
 from __future__ import annotations
@@ -10,11 +12,34 @@ import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-from matplotlib.figure import Figure
+from meta_eval.figures.style import PREVIEW_DPI, check_dpi, check_formats
 
-DISPLAY_DECIMALS = 4
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from meta_eval.tables import PaperTable
+
+
+@dataclass
+class ReportTable:
+    """A table of a section: the compact table shown, and the files behind it."""
+
+    caption: str
+    table: PaperTable
+    csv: str
+    tex: str
+
+
+@dataclass
+class ReportFigure:
+    """A figure of a section: the preview embedded and every file written."""
+
+    caption: str
+    preview: str
+    files: list[str]
 
 
 @dataclass
@@ -23,40 +48,71 @@ class Section:
 
     title: str
     text: str = ""
-    tables: list[tuple[str, str]] = field(default_factory=list)  # (caption, csv file name)
-    figures: list[tuple[str, str]] = field(default_factory=list)  # (caption, image file name)
+    tables: list[ReportTable] = field(default_factory=list)
+    figures: list[ReportFigure] = field(default_factory=list)
     error: str | None = None
 
 
 class Report:
-    """Collects sections, writes each table (CSV) and figure (PNG) into ``out``, then ``report.md``/``report.html``."""
+    """Collects sections; writes each table (CSV + LaTeX) and figure (formats + PNG preview) into ``out``, then
+    ``report.md`` and ``report.html``.
 
-    def __init__(self, out: Path, title: str):
+    Parameters
+    ----------
+    out : path
+        The (temporary) folder to write into.
+    title : str
+    formats : sequence of {"pdf", "png", "svg"}
+        Figure formats (default vector PDF); a PNG preview at ``preview_dpi`` is added when PNG is not requested.
+    dpi : int
+        Resolution of requested PNGs.
+    """
+
+    def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI):
         self.out = Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
         self.title = title
+        self.formats = check_formats(formats)
+        self.dpi = check_dpi(dpi)
+        self.preview_dpi = check_dpi(preview_dpi)
         self.sections: list[Section] = []
-        self._frames: dict[str, pd.DataFrame] = {}
 
     def section(self, title: str, text: str = "") -> Section:
         section = Section(title, text)
         self.sections.append(section)
         return section
 
-    def table(self, section: Section, caption: str, frame: pd.DataFrame, name: str) -> Path:
-        """Write ``frame`` to ``name``.csv and show it in ``section``."""
+    def data(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
+        """Write a CSV that no table shows (e.g. per-topic scores); returns its path."""
         path = self.out / f"{slug(name)}.csv"
-        frame.to_csv(path, index=False)
-        self._frames[path.name] = frame
-        section.tables.append((caption, path.name))
+        frame.to_csv(path, index=index)
         return path
 
-    def figure(self, section: Section, caption: str, fig: Figure, name: str) -> Path:
-        """Save ``fig`` as ``name``.png and show it in ``section``."""
-        path = self.out / f"{slug(name)}.png"
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        section.figures.append((caption, path.name))
-        return path
+    def table(self, section: Section, caption: str, table: PaperTable, name: str,
+              full: pd.DataFrame | None = None) -> ReportTable:
+        """Show ``table`` in ``section``; write ``name.tex`` and ``name.csv`` (``full`` if given, else the table's
+        values with their row labels)."""
+        stem = slug(name)
+        csv = self.out / f"{stem}.csv"
+        if full is not None:
+            full.to_csv(csv, index=False)
+        else:
+            table.values.to_csv(csv, index=True)
+        if not table.caption:
+            table.caption = caption
+        (self.out / f"{stem}.tex").write_text(table.to_latex(label=f"tab:{stem}"))
+        entry = ReportTable(caption, table, csv.name, f"{stem}.tex")
+        section.tables.append(entry)
+        return entry
+
+    def figure(self, section: Section, caption: str, fig: Figure, name: str) -> ReportFigure:
+        """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""
+        from meta_eval.figures.style import save_figure
+
+        paths = save_figure(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
+        entry = ReportFigure(caption, f"{slug(name)}.png", [p.name for p in paths])
+        section.figures.append(entry)
+        return entry
 
     def write(self) -> tuple[Path, Path]:
         md = self.out / "report.md"
@@ -67,6 +123,10 @@ class Report:
 
     # ---------------------------------------------------------------------------------------------- rendering
 
+    @staticmethod
+    def _links(names: list[str]) -> str:
+        return " · ".join(f"[{Path(n).suffix[1:].upper()}]({n})" for n in names)
+
     def markdown(self) -> str:
         parts = [f"# {self.title}\n"]
         for s in self.sections:
@@ -75,36 +135,45 @@ class Report:
                 parts.append(f"**This stage failed:** `{s.error}`\n")
             if s.text:
                 parts.append(s.text.strip() + "\n")
-            for caption, name in s.tables:
-                frame = _display(self._frames[name])
-                parts.append(f"**{caption}** ([{name}]({name}))\n\n{frame.to_markdown(index=False)}\n")
-            for caption, name in s.figures:
-                parts.append(f"![{caption}]({name})\n\n*{caption}*\n")
+            for t in s.tables:
+                parts.append(f"**{t.caption}** ({self._links([t.csv, t.tex])})\n\n{t.table.to_markdown()}")
+            for f in s.figures:
+                others = [n for n in f.files if n != f.preview]
+                extra = f" ({self._links(others)})" if others else ""
+                parts.append(f"![{f.caption}]({f.preview})\n\n*{f.caption}*{extra}\n")
         return "\n".join(parts)
 
     def html(self) -> str:
-        body = [f"<h1>{html.escape(self.title)}</h1>"]
+        e = html.escape
+        body = [f"<h1>{e(self.title)}</h1>"]
         for s in self.sections:
-            body.append(f"<h2>{html.escape(s.title)}</h2>")
+            body.append(f"<h2>{e(s.title)}</h2>")
             if s.error:
-                body.append(f"<p class='error'><b>This stage failed:</b> <code>{html.escape(s.error)}</code></p>")
+                body.append(f"<p class='error'><b>This stage failed:</b> <code>{e(s.error)}</code></p>")
             if s.text:
-                body.extend(f"<p>{html.escape(p)}</p>" for p in s.text.strip().split("\n\n"))
-            for caption, name in s.tables:
-                table = _display(self._frames[name]).to_html(index=False, border=0, classes="table")
-                body.append(f"<p><b>{html.escape(caption)}</b> (<a href='{name}'>{name}</a>)</p>{table}")
-            for caption, name in s.figures:
-                body.append(f"<figure><img src='{name}' alt='{html.escape(caption)}'>"
-                            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-        style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}"
-                 "table{border-collapse:collapse;font-size:90%}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
-                 "img{max-width:100%}.error{color:#a00}")
-        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title>"
+                body.extend(_html_paragraph(p) for p in s.text.strip().split("\n\n"))
+            for t in s.tables:
+                links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in (t.csv, t.tex))
+                body.append(f"<p><b>{e(t.caption)}</b> ({links})</p>{t.table.to_html()}")
+            for f in s.figures:
+                links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in f.files
+                                   if n != f.preview)
+                body.append(f"<figure><img src='{f.preview}' alt='{e(f.caption)}'>"
+                            f"<figcaption>{e(f.caption)}{f' ({links})' if links else ''}</figcaption></figure>")
+        style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;line-height:1.4}"
+                 "table{border-collapse:collapse;font-size:90%;margin-bottom:.5em}"
+                 "td,th{padding:2px 8px;border-bottom:1px solid #ddd}td.num{text-align:right}"
+                 "th{border-bottom:2px solid #444}img{max-width:100%}.error{color:#a00}.note{font-size:85%}")
+        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(self.title)}</title>"
                 f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
 
 
-def _display(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.round(DISPLAY_DECIMALS)
+def _html_paragraph(text: str) -> str:
+    """A paragraph, or a list when every line starts with "- "."""
+    lines = text.split("\n")
+    if all(line.startswith("- ") for line in lines):
+        return "<ul>" + "".join(f"<li>{html.escape(line[2:])}</li>" for line in lines) + "</ul>"
+    return f"<p>{html.escape(text)}</p>"
 
 
 def slug(name: str) -> str:

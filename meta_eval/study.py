@@ -3,7 +3,7 @@
 Stages (each timed; a failing stage is reported in the report, not fatal):
 
 1. scores — per-topic scores of every metric, mean per system;
-2. discriminative power — Sakai's paired bootstrap over all system pairs (and the top-k systems), ASL curves,
+2. discriminative power — Sakai's paired bootstrap over all system pairs and over the top-k systems, ASL curves,
    difference required;
 3. correlation — Kendall τ_b, τ_AP (both directions), Spearman and Pearson between system rankings with bootstrap
    intervals, per-topic correlations, system-pair swaps and how many are significant;
@@ -11,12 +11,15 @@ Stages (each timed; a failing stage is reported in the report, not fatal):
    that declare an expected-value form), RMS error against the actual curves, GAP's RMS error over its
    threshold probabilities g, inferred-vs-actual curves for sample lists.
 
-``manifest.json`` records inputs (with checksums), options, seeds, versions and timings so the study can be rerun.
+The report opens with findings written from the numbers of its tables (:mod:`meta_eval.findings`). Tables are
+compact (one row per metric or a metric x metric matrix) in Markdown, HTML and LaTeX, the full detail in CSVs;
+figures are vector PDF (or the requested formats) with PNG previews, every metric in one colour throughout.
+The folder is written atomically (:func:`meta_eval.resultdir.result_folder`): complete with a ``manifest.json``
+listing every file (inputs with checksums, options, seeds, versions, timings), or not there at all.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import sys
@@ -25,24 +28,34 @@ import traceback
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from meta_eval.collection import Collection
-from meta_eval.evaluate import aggregate
-from meta_eval.measures import Measure
+from meta_eval.errors import InputError
 from meta_eval.plugins import load_metric
 from meta_eval.report import Report, Section
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from meta_eval.measures import Measure
+
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
 DEFAULT_AGAINST = ("GAP", "nDCG")
+STAGE_NAMES = ("scores", "discpower", "correlation", "informativeness")
+CI_METHODS = ("percentile", "basic", "bca", "normal")
 
 
 @dataclass
 class StudyOptions:
-    """Everything that determines a study's numbers (written to the manifest)."""
+    """Everything that determines a study's numbers and files (written to the manifest).
+
+    ``ci`` is the bootstrap interval of the correlations (:func:`meta_eval.correlation.correlate_systems`):
+    ``normal`` by default, the one interval that never puts the estimate at its edge (see the Notes there).
+    ``formats``/``dpi``: figure formats (vector PDF by default, with PNG previews) and the resolution of PNGs.
+    """
 
     metrics: Sequence[str] = DEFAULT_METRICS
     against: Sequence[str] = DEFAULT_AGAINST
@@ -53,6 +66,35 @@ class StudyOptions:
     mem_lists: int = 300
     g_grid_step: float = 0.1
     skip: Sequence[str] = ()
+    ci: str = "normal"
+    confidence: float = 0.95
+    formats: Sequence[str] = ("pdf",)
+    dpi: int = 300
+
+    def check(self) -> "StudyOptions":
+        """Validate every option (an :class:`InputError` naming the option and its allowed values)."""
+        from meta_eval.figures.style import check_dpi, check_formats
+
+        unknown = [s for s in self.skip if s not in STAGE_NAMES[1:]]
+        if unknown:
+            raise InputError(f"skip: unknown stage(s) {unknown}; stages are {', '.join(STAGE_NAMES[1:])}")
+        if self.ci not in CI_METHODS:
+            raise InputError(f"ci must be one of {', '.join(CI_METHODS)}; got {self.ci!r}")
+        if not 0 < self.alpha < 1:
+            raise InputError(f"alpha must be in (0, 1); got {self.alpha!r}")
+        if not 0 < self.confidence < 1:
+            raise InputError(f"confidence must be in (0, 1); got {self.confidence!r}")
+        if int(self.n_resamples) < 10:
+            raise InputError(f"n_resamples must be at least 10; got {self.n_resamples!r}")
+        if int(self.top) < 0 or int(self.mem_lists) < 0:
+            raise InputError(f"top and mem_lists must be >= 0; got {self.top!r}, {self.mem_lists!r}")
+        if not 0 < self.g_grid_step <= 1:
+            raise InputError(f"g_grid_step must be in (0, 1]; got {self.g_grid_step!r}")
+        if not self.metrics:
+            raise InputError("at least one metric to study is needed")
+        self.formats = check_formats(self.formats)
+        check_dpi(self.dpi)
+        return self
 
 
 @dataclass
@@ -63,6 +105,7 @@ class StudyResult:
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     measures: list[str] = field(default_factory=list)
+    findings: list = field(default_factory=list)
 
 
 @dataclass
@@ -73,13 +116,19 @@ class _Context:
     options: StudyOptions
     report: Report
     progress: bool
+    against: list[str]
+    colors: dict
+    tables: dict = field(default_factory=dict)
     shared: dict = field(default_factory=dict)
 
     @property
     def targets(self) -> list[str]:
         """The metrics under study (everything that is not an 'against' reference)."""
-        against = set(self.shared["against"])
-        return [m for m in self.scores if m not in against] or list(self.scores)
+        return [m for m in self.scores if m not in set(self.against)] or list(self.scores)
+
+    def table(self, section: Section, caption: str, table, name: str, full=None) -> None:
+        self.tables[name] = table
+        self.report.table(section, caption, table, name, full)
 
 
 STAGES: list[tuple[str, str]] = [
@@ -105,38 +154,52 @@ def run_study(
     collection : Collection
         The runs and qrels (e.g. ``me.demo_collection()``).
     out : path
-        Report folder: ``report.md``, ``report.html``, the CSVs and PNGs behind them, ``manifest.json``.
+        Report folder: ``report.md``, ``report.html``, the tables (CSV and LaTeX) and figures behind them,
+        ``manifest.json``. Written into a temporary folder and moved into place when complete; an existing
+        meta-eval result folder there is replaced as a whole, anything else is refused.
     options : StudyOptions
         Metrics (names, ``module:function`` or ``file.py:function``), the reference metrics to compare against,
-        bootstrap replicates, α, top-k, seed, and the informativeness sample size.
+        bootstrap replicates, α, top-k, seed, interval method, the informativeness sample size, figure formats.
     inputs : dict, optional
         Descriptions of the input files for the manifest (paths; checksums are computed here).
+    progress : bool
+        Show progress (:func:`meta_eval.progress.progress`).
     """
-    options = options or StudyOptions()
+    from meta_eval.figures.style import metric_colors
+    from meta_eval.progress import progress as progress_bar
+    from meta_eval.resultdir import result_folder
+
+    options = (options or StudyOptions()).check()
     started = time.perf_counter()
-    report = Report(Path(out), "meta-eval study")
-    result = StudyResult(Path(out))
     measures = _measures(list(options.metrics) + list(options.against))
-    scores = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
     against = [m.output_name for m in _measures(list(options.against))]
-    ctx = _Context(collection, measures, scores, options, report, progress, shared={"against": against})
-    result.measures = list(scores)
-    report.section("Collection and metrics", _intro_text(ctx))
-    stages = [(key, title) for key, title in STAGES if key not in set(options.skip)]
-    for key, title in _progress(stages, progress):
-        section = report.section(title)
-        start = time.perf_counter()
-        try:
-            STAGE_FUNCTIONS[key](ctx, section)
-        except Exception as exc:  # a failed stage is reported, not fatal
-            section.error = f"{type(exc).__name__}: {exc}"
-            result.errors[key] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        result.timings[key] = round(time.perf_counter() - start, 3)
-    result.timings["total"] = round(time.perf_counter() - started, 3)
-    report.section("Reproducibility", "Inputs, options, seeds, package versions and stage timings are in "
-                   "manifest.json; rerun with the same options to get the same numbers.")
-    report.write()
-    _write_manifest(result, ctx, inputs or {})
+    result = StudyResult(Path(out))
+    with result_folder(out, kind="study") as tmp:
+        report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi)
+        scores = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
+        ctx = _Context(collection, measures, scores, options, report, progress, against,
+                       colors=metric_colors(list(scores)))
+        result.measures = list(scores)
+        findings = report.section("Findings")
+        report.section("Collection and metrics", _intro_text(ctx))
+        stages = [(key, title) for key, title in STAGES if key not in set(options.skip)]
+        for key, title in progress_bar(stages, desc="study", unit="stage", enabled=progress):
+            section = report.section(title)
+            start = time.perf_counter()
+            try:
+                STAGE_FUNCTIONS[key](ctx, section)
+            except Exception as exc:  # a failed stage is reported, not fatal
+                section.error = f"{type(exc).__name__}: {exc}"
+                result.errors[key] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            result.timings[key] = round(time.perf_counter() - start, 3)
+        result.findings = _findings(ctx)
+        findings.text = _findings_text(ctx, result.findings, result.errors)
+        report.section("Reproducibility", "Inputs, options, seeds, package versions, stage timings and every file "
+                       "of this folder (with checksums) are in manifest.json; rerun with the same options to get the "
+                       "same numbers.")
+        result.timings["total"] = round(time.perf_counter() - started, 3)
+        report.write()
+        _write_manifest(tmp, result, ctx, inputs or {})
     return result
 
 
@@ -144,114 +207,152 @@ def run_study(
 
 
 def stage_scores(ctx: _Context, section: Section) -> None:
+    import pandas as pd
+
+    from meta_eval.evaluate import aggregate
+    from meta_eval.tables import means_table
+
     col = ctx.collection
     means = pd.DataFrame({m.output_name: aggregate(ctx.scores[m.output_name], m) for m in ctx.measures},
-                         index=pd.Index(col.systems, name="run"))
-    first = next(iter(ctx.scores))
-    means = means.sort_values(first, ascending=False).reset_index()
-    section.text = (f"Mean over {len(col.topics)} topics of each metric, systems sorted by {first}. Per-topic "
-                    "scores are in scores.csv (run, topic, measure, value).")
-    ctx.report.table(section, "Mean score per system", means, "system_means")
+                         index=pd.Index(col.systems, name="system"))
+    first = ctx.targets[0]
+    means = means.sort_values(first, ascending=False, kind="stable")
+    section.text = (f"Mean over {len(col.topics)} topics of each metric, systems sorted by {first}; the best value of "
+                    "each metric in bold. Per-topic scores are in scores.csv (run, topic, measure, value).")
+    ctx.table(section, "Mean score per system", means_table(means), "system_means",
+              full=means.reset_index().rename(columns={"system": "run"}))
     tidy = []
     topics = np.asarray(col.topics, dtype=object)
     for name, values in ctx.scores.items():
         s_idx, t_idx = np.nonzero(~np.isnan(values))
         tidy.append(pd.DataFrame({"run": np.asarray(col.systems, dtype=object)[s_idx], "topic": topics[t_idx],
                                   "measure": name, "value": values[s_idx, t_idx]}))
-    pd.concat(tidy, ignore_index=True).to_csv(ctx.report.out / "scores.csv", index=False)
+    ctx.report.data("scores", pd.concat(tidy, ignore_index=True))
 
 
 def stage_discpower(ctx: _Context, section: Section) -> None:
+    import pandas as pd
+
     from meta_eval.discpower import best_systems, discriminative_power
     from meta_eval.figures.asl import asl_curve_figure
+    from meta_eval.tables import discpower_table
 
     opts, systems = ctx.options, list(ctx.collection.systems)
     common = dict(methods=("bootstrap",), alpha=opts.alpha, n_resamples=opts.n_resamples, seed=opts.seed,
                   progress=ctx.progress)
     result = discriminative_power(ctx.scores, systems, **common)
     ctx.shared["discpower"] = result
-    summary = result.summary()
-    top_result = None
+    summary = result.summary().assign(subset="all")
+    top_result, best = None, []
     if 1 < opts.top < len(systems):
         best = best_systems(ctx.scores, systems, opts.top)
         top_result = discriminative_power(ctx.scores, systems, subset=best, **common)
-        top_summary = top_result.summary().assign(subset=f"top {opts.top}")
-        summary = pd.concat([summary.assign(subset="all"), top_summary], ignore_index=True)
+        summary = pd.concat([summary, top_result.summary().assign(subset=f"top {opts.top}")], ignore_index=True)
+    ctx.shared["top_systems"] = best
     section.text = (f"Sakai's (2006) paired bootstrap test, B = {opts.n_resamples}, seed {opts.seed}, one replicate "
-                    f"matrix shared by every pair and metric. A pair is told apart when ASL < {opts.alpha:g}; "
-                    "diff_required is the largest, over pairs, estimated difference needed for significance.")
-    ctx.report.table(section, "Discriminative power", summary, "discpower_summary")
-    result.asl_table().to_csv(ctx.report.out / "asl.csv", index=False)
-    fig = asl_curve_figure(result, top=top_result, method="bootstrap", title="ASL curves (paired bootstrap)",
+                    f"matrix shared by every pair and metric. A pair is told apart when its achieved significance "
+                    f"level (ASL) is below α = {opts.alpha:g}; Δ required is the largest, over pairs, estimated "
+                    "difference in mean score needed for significance (Sakai 2006). Bold: the most pairs told apart, "
+                    "the smallest difference required.")
+    if best:
+        section.text += (f"\n\nTop {opts.top} systems: the {opts.top} systems that rank best under every metric at "
+                         f"once (best_systems rule 'both': the smallest depth d at which the top-d sets of all "
+                         f"{len(ctx.scores)} metrics share at least {opts.top} systems, ties broken by the best worst "
+                         f"rank, then rank sum): {', '.join(best)}.")
+    table = discpower_table(result.summary(), top_result.summary() if top_result else None,
+                            opts.top if top_result else None)
+    ctx.table(section, "Discriminative power (paired bootstrap)", table, "discpower_summary", full=summary)
+    asl = result.asl_table().assign(subset="all")
+    if top_result is not None:
+        asl = pd.concat([asl, top_result.asl_table().assign(subset=f"top {opts.top}")], ignore_index=True)
+    ctx.report.data("asl", asl)
+    fig = asl_curve_figure(result, top=top_result, method="bootstrap", colors=ctx.colors,
                            top_label=f"top {opts.top} systems" if top_result is not None else None)
-    ctx.report.figure(section, "ASL curves: system pairs sorted by achieved significance level", fig, "asl_curves")
+    ctx.report.figure(section, f"ASL curves (paired bootstrap): system pairs sorted by ASL, zoomed on ASL ≤ "
+                      f"{min(1, 4 * opts.alpha):g}; the further right a curve crosses α, the more pairs the metric "
+                      "tells apart", fig, "asl_curves")
 
 
 def stage_correlation(ctx: _Context, section: Section) -> None:
     from meta_eval.correlation import correlate_systems, correlate_topics, swap_table
-    from meta_eval.figures.correlation import correlation_heatmap, means_scatter, rank_rank
+    from meta_eval.figures.correlation import correlation_heatmap, rank_grid, scatter_grid
+    from meta_eval.tables import PaperTable, agreement_table, swaps_compact
 
     opts, col = ctx.options, ctx.collection
     systems = list(col.systems)
     sysres = correlate_systems(ctx.scores, systems, n_resamples=opts.n_resamples, seed=opts.seed,
-                               progress=ctx.progress)
-    section.text = ("Correlation of the system rankings by mean score. τ_AP(y|x) takes x as the reference "
-                    "ranking. Intervals: bootstrap percentile intervals over topics (same seeded design as the "
-                    "discriminative-power test).")
-    ctx.report.table(section, "Correlation of system rankings", sysres.table, "system_correlation")
-    ctx.report.figure(section, "Kendall's τ_b between system rankings",
-                      correlation_heatmap(sysres.matrix("kendall_tau_b"), lower=True), "heatmap_kendall")
-    topres = correlate_topics(ctx.scores, list(col.topics))
-    ctx.report.table(section, "Per-topic scores: pooled Pearson correlation", topres.pooled.reset_index(names="metric"),
-                     "topic_correlation_pooled")
+                               confidence=opts.confidence, ci_method=opts.ci, progress=ctx.progress)
+    section.text = (f"Correlation of the system rankings by mean score. τ_AP(y|x) takes x as the reference ranking; "
+                    f"the symmetrised τ_AP is the mean of both directions (τ_AP-b). Intervals: {opts.confidence:.0%} "
+                    f"bootstrap {opts.ci} intervals over topics (B = {opts.n_resamples}, the design of the "
+                    "discriminative-power test). system_correlation.csv holds every coefficient (τ_AP in both "
+                    "directions, tie-aware τ_AP-a, Spearman, Pearson) with its interval, standard error and bootstrap "
+                    "bias.")
+    ctx.table(section, "Agreement of the system rankings (τ_b below the diagonal, symmetrised τ_AP above)",
+              agreement_table(sysres), "system_correlation", full=sysres.table)
+    heat = correlation_heatmap(sysres.matrix("kendall_tau_b"), upper=sysres.matrix("tau_ap_sym"), fmt=".2f",
+                               vmin=min(0.5, float(sysres.table.value.min())))
+    ctx.report.figure(section, "Kendall's τ_b (below the diagonal) and symmetrised τ_AP (above) between system "
+                      "rankings", heat, "heatmap_agreement")
     dp = ctx.shared.get("discpower")
     pvalues = {m: dp.tests[(m, "bootstrap")].asl for m in ctx.scores} if dp is not None else None
     swaps = swap_table(ctx.scores, pvalues, alpha=opts.alpha, systems=systems)
-    ctx.report.table(section, "System-pair swaps between metrics (significant: paired bootstrap)", swaps, "swaps")
-    for x in ctx.targets:
-        for y in ctx.shared["against"]:
-            if x == y:
-                continue
-            name = f"{x}__{y}"
-            ctx.report.figure(section, f"{x} vs {y}: system means",
-                              means_scatter(ctx.scores[y], ctx.scores[x], name_x=y, name_y=x), f"scatter_{name}")
-            ctx.report.figure(section, f"{x} vs {y}: system ranks",
-                              rank_rank(ctx.scores[y], ctx.scores[x], name_x=y, name_y=x), f"rankrank_{name}")
+    pairs = [(x, y) for x in ctx.targets for y in ctx.against if x != y]
+    test = "paired bootstrap" if pvalues is not None else "none (discriminative power skipped)"
+    ctx.table(section, f"System pairs ordered oppositely by two metrics, and how many of those swaps are significant "
+              f"({test}, α = {opts.alpha:g})", swaps_compact(swaps, pairs or None), "swaps", full=swaps)
+    topres = correlate_topics(ctx.scores, list(col.topics))
+    pooled = topres.pooled.copy()
+    pooled.index.name = ""
+    mask = np.triu(np.ones(pooled.shape, dtype=bool), 1)
+    ctx.table(section, "Pearson correlation of per-topic scores (all system-topic pairs)",
+              PaperTable(pooled.mask(mask)), "topic_correlation", full=topres.to_frame())
+    if pairs:
+        ctx.report.figure(section, "System means (±1 s.e. over topics) under each metric studied (rows) against "
+                          "each reference (columns); τ_AP(row | column)",
+                          scatter_grid(ctx.scores, ctx.targets, ctx.against, colors=ctx.colors), "scatter_means")
+        ctx.report.figure(section, "System ranks (1 = best) under each metric studied (rows) against each reference "
+                          "(columns); the dashed diagonal is 'same rank'",
+                          rank_grid(ctx.scores, ctx.targets, ctx.against, colors=ctx.colors), "rank_rank")
 
 
 def stage_informativeness(ctx: _Context, section: Section) -> None:
     from meta_eval import mem
     from meta_eval.figures.informativeness import figure2, inferred_curves_figure, rms_bar_figure
+    from meta_eval.tables import g_grid_table, informativeness_table
 
     opts = ctx.options
     lists = _mem_sample(ctx)
     with_form, without = _split_by_expectation(list(ctx.scores), lists.batch)
     section.text = (
-        f"Maximum-entropy method (Aslam, Yilmaz & Pavlu 2005; graded as in the GAP paper §4.1) on {lists.batch.n_lists} "
-        f"(run, topic) lists with at least one relevant document retrieved (seeded sample of at most {opts.mem_lists}). "
+        f"Maximum-entropy method (Aslam, Yilmaz & Pavlu 2005; graded as in the GAP paper §4.1) on "
+        f"{lists.batch.n_lists} (run, topic) lists with at least one relevant document retrieved (seeded sample of at "
+        f"most {opts.mem_lists}). "
         "For each metric, the maximum-entropy probability-at-rank distribution consistent with the list's value and "
         "its retrieved grade counts is solved; its expected precision-recall curve is compared with the actual one "
-        "(RMS error at the points where recall changes). Lower is more informative.")
+        "(RMS error at the points where recall changes). Lower is more informative. Means ± 1 standard error over "
+        "lists; lists whose solve did not converge are counted and left out.")
     if without:
         section.text += ("\n\nNo expected-value form is declared for " + ", ".join(without) + " (declare one with "
                          "meta_eval.mem.register_expectation to include a metric here).")
     if not with_form:
         return
     result = mem.informativeness(lists, with_form, progress=ctx.progress)
-    result.lists.to_csv(ctx.report.out / "informativeness_lists.csv", index=False)
-    ctx.report.table(section, "Mean RMS error of inferred PR curves (by relevance threshold)", result.summary,
-                     "informativeness_summary")
-    ctx.report.figure(section, "Mean RMS error of inferred vs actual PR curves", rms_bar_figure(result.summary),
-                      "informativeness_rms")
+    ctx.report.data("informativeness_lists", result.lists)
+    ctx.table(section, "Mean RMS error of inferred precision-recall curves", informativeness_table(result.summary),
+              "informativeness", full=result.summary)
+    ctx.report.figure(section, "Mean RMS error of inferred vs actual PR curves (±1 s.e.)",
+                      rms_bar_figure(result.summary, colors=ctx.colors), "informativeness_rms")
     if lists.batch.n_grades == 3:
         grid = mem.g_grid(opts.g_grid_step)
         fig2 = mem.gap_figure2(lists, grid=grid, filter_lists=False, progress=ctx.progress)
-        ctx.report.table(section, "GAP's RMS error over its threshold probabilities (g1, g2), with nDCG",
-                         fig2.table, "informativeness_g_grid")
-        ctx.report.figure(section, "RMS error vs (g1, g2) (GAP paper, Figure 2)", figure2(fig2.table), "rms_vs_g")
+        ctx.table(section, "GAP's mean RMS error over its threshold probabilities g = (g1, g2), with nDCG",
+                  g_grid_table(fig2.table), "informativeness_g_grid", full=fig2.table)
+        ctx.report.figure(section, "Mean RMS error (±1 s.e.) over GAP's g (GAP paper, Figure 2); nDCG does not "
+                          "depend on g", figure2(fig2.table, colors=ctx.colors), "rms_vs_g")
     samples = _inferred_curves(lists, with_form[:3], seed=opts.seed)
-    ctx.report.figure(section, "Inferred (maximum-entropy) vs actual PR curves for sample lists, grade >= 1",
-                      inferred_curves_figure(samples), "inferred_pr_curves")
+    ctx.report.figure(section, "Inferred (maximum-entropy) vs actual PR curves for sample lists, grade ≥ 1",
+                      inferred_curves_figure(samples, colors=ctx.colors), "inferred_pr_curves")
 
 
 STAGE_FUNCTIONS: dict[str, Callable[[_Context, Section], None]] = {
@@ -263,6 +364,45 @@ STAGE_FUNCTIONS: dict[str, Callable[[_Context, Section], None]] = {
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
+
+def _intro_text(ctx: _Context) -> str:
+    col = ctx.collection
+    s, t, d = col.shape
+    return (f"{s} systems × {t} topics (depth up to {d}, grades 0..{col.max_grade}); "
+            f"ordering: {col.options.get('ties', 'trec_eval')}; missing topics: {col.missing}. "
+            f"Metrics under study: {', '.join(ctx.targets)}; compared against: {', '.join(ctx.against)}.")
+
+
+def _findings(ctx: _Context) -> list:
+    """Findings from the compact tables of the stages that ran."""
+    from meta_eval import findings as F
+
+    opts, out = ctx.options, []
+    if "discpower_summary" in ctx.tables:
+        top = opts.top if ctx.shared.get("top_systems") else None
+        out += F.discpower_findings(ctx.tables, name="discpower_summary", method="paired bootstrap",
+                                    n_resamples=opts.n_resamples, alpha=opts.alpha, top=top)
+    if "system_correlation" in ctx.tables:
+        out += F.agreement_findings(ctx.tables, name="system_correlation", targets=ctx.targets, references=ctx.against,
+                                    interval=opts.ci, confidence=opts.confidence)
+    if "informativeness" in ctx.tables:
+        out += F.informativeness_findings(ctx.tables, name="informativeness", targets=ctx.targets,
+                                          references=ctx.against)
+    return out
+
+
+def _findings_text(ctx: _Context, found: list, errors: dict[str, str]) -> str:
+    parts = ["\n".join(f"- {f.sentence}" for f in found) if found else "No stage produced numbers to summarise."]
+    best = ctx.shared.get("top_systems")
+    if best:
+        parts.append(f"The top-{len(best)} analysis uses the systems that rank best under all {len(ctx.scores)} "
+                     f"metrics at once (rule 'both', see Discriminative power): {', '.join(best)}.")
+    skipped = [s for s in ctx.options.skip]
+    if skipped or errors:
+        parts.append("Not summarised: " + ", ".join([*(f"{s} (skipped)" for s in skipped),
+                                                     *(f"{s} (failed)" for s in errors)]) + ".")
+    return "\n\n".join(parts)
 
 
 def _mem_sample(ctx: _Context):
@@ -280,7 +420,6 @@ def _mem_sample(ctx: _Context):
 def _split_by_expectation(names: list[str], batch) -> tuple[list[str], list[str]]:
     """Metrics that declare an expected-value form (MEM works for them) and those that do not."""
     from meta_eval import mem
-    from meta_eval.errors import InputError
 
     probe = batch.subset(np.arange(min(1, batch.n_lists)))
     with_form, without = [], []
@@ -295,6 +434,8 @@ def _split_by_expectation(names: list[str], batch) -> tuple[list[str], list[str]
 
 def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) -> pd.DataFrame:
     """Tidy actual and inferred PR curves (threshold grade >= 1) for a few sample lists."""
+    import pandas as pd
+
     from meta_eval import mem
 
     rng = np.random.default_rng(seed)
@@ -307,15 +448,16 @@ def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) ->
     for i in range(batch.n_lists):
         n = batch.lengths[i]
         ranks = np.arange(1, n + 1)
-        label = f"{sample.runs[i]} / topic {sample.topics[i]}"
-        frames.append(pd.DataFrame({"list": label, "source": "actual", "recall": actual[i, :n] / R[i],
-                                    "precision": actual[i, :n] / ranks}))
+        label = f"{sample.runs[i]}, topic {sample.topics[i]}"
+        seen = actual[i, :n] > 0  # the curve starts at the first relevant document (recall 0 has no precision)
+        frames.append(pd.DataFrame({"list": label, "source": "actual", "recall": actual[i, :n][seen] / R[i],
+                                    "precision": actual[i, :n][seen] / ranks[seen]}))
     for m in measures:
         res = mem.solve_mem(batch, m)
         prec, rec = mem.expected_precision_recall(res.survival(1), R, batch.lengths)
         for i in range(batch.n_lists):
             n = batch.lengths[i]
-            frames.append(pd.DataFrame({"list": f"{sample.runs[i]} / topic {sample.topics[i]}",
+            frames.append(pd.DataFrame({"list": f"{sample.runs[i]}, topic {sample.topics[i]}",
                                         "source": f"MEM from {m}", "recall": rec[i, :n], "precision": prec[i, :n]}))
     return pd.concat(frames, ignore_index=True)
 
@@ -334,30 +476,6 @@ def _score(collection: Collection, measure: Measure) -> np.ndarray:
     return per_topic(collection, measure)
 
 
-def _intro_text(ctx: _Context) -> str:
-    col = ctx.collection
-    s, t, d = col.grades.shape
-    return (f"{s} systems × {t} topics (depth up to {d}, grades 0..{col.rankings.max_grade}); "
-            f"ordering: {col.options.get('ties', 'trec_eval')}; missing topics: {col.missing}. "
-            f"Metrics under study: {', '.join(ctx.targets)}; compared against: {', '.join(ctx.shared['against'])}.")
-
-
-def _progress(items, enabled: bool):
-    if not enabled:
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc="study", unit="stage")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _versions() -> dict[str, str]:
     out = {"python": sys.version.split()[0], "platform": platform.platform()}
     for package in ("meta-eval", "numpy", "scipy", "pandas", "pyarrow", "cvxpy", "seaborn", "matplotlib"):
@@ -368,7 +486,9 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _write_manifest(result: StudyResult, ctx: _Context, inputs: dict) -> None:
+def _write_manifest(folder: Path, result: StudyResult, ctx: _Context, inputs: dict) -> None:
+    from meta_eval.resultdir import _sha256
+
     files = {}
     for key in ("qrels", "runs"):
         for path in (ctx.collection.options.get(key) or []) if key == "runs" else [ctx.collection.options.get(key)]:
@@ -376,6 +496,7 @@ def _write_manifest(result: StudyResult, ctx: _Context, inputs: dict) -> None:
                 files[str(path)] = _sha256(Path(path))
     options = ctx.options
     manifest = {
+        "meta_eval": "study",
         "meta_eval_study": 1,
         "command": inputs.get("command", " ".join(sys.argv)),
         "inputs": {"qrels": ctx.collection.options.get("qrels"), "runs": ctx.collection.options.get("runs"),
@@ -384,9 +505,10 @@ def _write_manifest(result: StudyResult, ctx: _Context, inputs: dict) -> None:
         "study_options": {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in vars(options).items()},
         "measures": result.measures,
         "seeds": {"bootstrap": options.seed, "informativeness": options.seed},
+        "top_systems": ctx.shared.get("top_systems", []),
         "versions": _versions(),
         "timings_s": result.timings,
         "errors": result.errors,
-        "shape": dict(zip(("systems", "topics", "depth"), map(int, ctx.collection.grades.shape))),
+        "shape": dict(zip(("systems", "topics", "depth"), map(int, ctx.collection.shape))),
     }
-    (result.out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -534,30 +534,3 @@ def test_bootstrap_ranks_pairs_like_the_paired_t_test_on_trec_covid(covid_scores
     assert stats.spearmanr(asl[resolved], p[resolved]).statistic >= 0.95
     assert p[asl == 0].max() < 0.01
     assert np.mean((asl < 0.05) == (p < 0.05)) >= 0.95
-
-
-# --------------------------------------------------------------------------------------------------------
-# figure
-
-
-def test_asl_curve_figure_draws_one_curve_per_metric_and_the_inset():
-    from matplotlib.figure import Figure
-
-    from meta_eval.figures.asl import asl_curve_figure
-
-    x = synthetic(n_sys=8, n_top=20, spread=0.3)
-    scores = {"A": x, "B": np.sqrt(x), "C": x**2}
-    names = [f"r{i}" for i in range(8)]
-    dp = discriminative_power(scores, names, n_resamples=200)
-    top = discriminative_power(scores, names, subset=best_systems(scores, names, 4), n_resamples=200)
-    fig = asl_curve_figure(dp, top=top, title="t")
-    assert isinstance(fig, Figure)
-    ax = fig.axes[0]
-    curves = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 28]
-    assert len(curves) == 3
-    np.testing.assert_allclose(np.sort(curves[0].get_ydata()), np.sort(dp.tests[("A", "bootstrap")].asl))
-    assert any(np.allclose(ln.get_ydata(), 0.05) for ln in ax.get_lines())  # the alpha line
-    inset = ax.child_axes[0]
-    assert sum(len(ln.get_xdata()) == 6 for ln in inset.get_lines()) == 3
-    with pytest.raises(InputError, match="not in the result"):
-        asl_curve_figure(dp, method="tukey")

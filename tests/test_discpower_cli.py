@@ -28,7 +28,7 @@ def collection(tmp_path_factory):
 def test_discpower_writes_tables_matching_the_library(collection, tmp_path):
     out = tmp_path / "out"
     res = runner.invoke(app, ["discpower", "--qrels", str(collection / "qrels.txt"), str(collection / "runs"),
-                              "-m", "AP", "-m", "nDCG", "--B", "300", "--top", "4", "--out", str(out)])
+                              "-m", "AP", "-m", "nDCG", "-B", "300", "--top", "4", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert "Discriminative power" in res.output
     summary = pd.read_csv(out / "summary.csv")
@@ -49,7 +49,7 @@ def test_discpower_writes_tables_matching_the_library(collection, tmp_path):
 
 def test_discpower_methods_topics_and_systems(collection, tmp_path):
     res = runner.invoke(app, ["discpower", "-Q", str(collection / "qrels.txt"), str(collection / "runs"),
-                              "-m", "AP", "--method", "tukey", "--method", "ttest-holm", "--B", "500",
+                              "-m", "AP", "--method", "tukey", "--method", "ttest-holm", "-B", "500",
                               "--system", "run0", "--system", "run3", "--system", "run5",
                               "--topic", "1", "--topic", "2", "--topic", "3", "--topic", "7", "--top", "0",
                               "--out", str(tmp_path), "--no-figures"])
@@ -62,7 +62,7 @@ def test_discpower_methods_topics_and_systems(collection, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--method", "anova"], "unknown method"),
+        (["--method", "anova"], "is not one of"),
         (["-m", "NoSuchMeasure"], ""),
         (["--topic", "999"], "unknown topics"),
         (["--system", "nope", "--system", "run1"], "unknown systems"),

@@ -1,4 +1,6 @@
-"""``meta-eval study``: the report folder is complete, its numbers equal the CSVs, failures are reported."""
+"""``meta-eval study``: the report folder is complete and consistent with its manifest, every figure exists in each
+requested format, tables parse (Markdown) and compile (LaTeX), the numbers the report and its findings quote equal
+the CSVs, re-runs leave no stale files, failures and bad options are reported."""
 
 from __future__ import annotations
 
@@ -13,81 +15,197 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
+from meta_eval.errors import InputError
+from meta_eval.resultdir import result_folder, verify_folder
 from meta_eval.study import StudyOptions, run_study
+from meta_eval.tables import format_number
+from tests.test_tables import check_latex, check_markdown, compile_latex
 
 EXAMPLE = Path(__file__).parent / "data" / "my_metric.py"
+OPTIONS = dict(metrics=("AP", "Q", f"{EXAMPLE}:grbp"), against=("GAP", "nDCG"), n_resamples=100, top=8, mem_lists=12,
+               g_grid_step=1.0, formats=("pdf", "png"), dpi=80)
+MAGIC = {".pdf": b"%PDF", ".png": b"\x89PNG", ".svg": b"<?xml"}
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("study")
-    options = StudyOptions(metrics=("AP", f"{EXAMPLE}:grbp"), against=("GAP", "nDCG"), n_resamples=200, top=8,
-                           mem_lists=40)
-    result = run_study(me.demo_collection(), out, options)
+    out = tmp_path_factory.mktemp("study") / "report"
+    result = run_study(me.demo_collection(), out, StudyOptions(**OPTIONS))
     return out, result
 
 
-def test_every_table_and_figure_exists_and_is_non_empty(report):
+def test_the_folder_is_complete_and_consistent_with_its_manifest(report):
     out, result = report
+    assert not result.errors, result.errors
+    assert verify_folder(out) == []
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is True and manifest["meta_eval"] == "study"
+    assert set(manifest["files"]) == {p.name for p in out.iterdir()} - {"manifest.json"}
+    assert not list(out.parent.glob(".report*")), "a partial folder or lock was left beside the report"
+
+
+def test_every_figure_exists_in_each_requested_format(report):
+    out, _ = report
     text = (out / "report.md").read_text()
-    linked = re.findall(r"\(([\w.@-]+\.(?:csv|png))\)", text)
-    assert linked, "the report links no file"
-    for name in set(linked):
+    previews = re.findall(r"!\[[^\]]*\]\(([\w.@-]+)\.png\)", text)
+    assert {"asl_curves", "heatmap_agreement", "scatter_means", "rank_rank", "informativeness_rms", "rms_vs_g",
+            "inferred_pr_curves"} <= set(previews)
+    for stem in previews:
+        for suffix in (".pdf", ".png"):
+            data = (out / f"{stem}{suffix}").read_bytes()
+            assert data.startswith(MAGIC[suffix]) and len(data) > 2000, stem + suffix
+    for name in set(re.findall(r"\]\(([\w.@-]+\.\w+)\)", text)):
         assert (out / name).stat().st_size > 0, name
-    assert (out / "report.html").stat().st_size > 1000
-    for required in ("system_means.csv", "discpower_summary.csv", "system_correlation.csv", "asl_curves.png",
-                     "scores.csv", "manifest.json"):
-        assert (out / required).exists(), required
+
+
+def test_markdown_tables_parse_and_latex_tables_compile(report, tmp_path):
+    out, _ = report
+    text = (out / "report.md").read_text()
+    tables = check_markdown(text)
+    tex_files = sorted(out.glob("*.tex"))
+    assert len(tables) == len(tex_files) == len(re.findall(r"\[TEX\]\(", text)) >= 7
+    for path in tex_files:
+        check_latex(path.read_text())
+    compile_latex([p.read_text() for p in tex_files], tmp_path)
+    html = (out / "report.html").read_text()
+    assert html.count("<table>") == len(tex_files) and "<ul><li>" in html
+
+
+def _tables(result_out: Path) -> dict[str, list[list[str]]]:
+    """The report's Markdown tables by the CSV they link to."""
+    text = result_out.joinpath("report.md").read_text()
+    names = re.findall(r"\(\[CSV\]\(([\w.@-]+)\.csv\)", text)
+    return dict(zip(names, check_markdown(text)))
 
 
 def test_report_numbers_equal_the_csvs(report):
     out, _ = report
-    text = (out / "report.md").read_text()
-    means = pd.read_csv(out / "system_means.csv")
-    first = means.iloc[0]
-    row = next(line for line in text.splitlines() if line.startswith(f"| {first.run} "))
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    for column, cell in zip(means.columns[1:], cells[1:]):
-        assert float(cell) == pytest.approx(round(first[column], 4), abs=1e-12), column
-    # and the CSV itself equals the library
+    tables = _tables(out)
+    means = pd.read_csv(out / "system_means.csv").set_index("run")
+    header, *rows = tables["system_means"]
+    for row in rows:
+        for column, cell in zip(header[1:], row[1:]):
+            assert cell.strip("*") == format_number(means.loc[row[0], column], 4), (row[0], column)
     col = me.demo_collection()
-    ap = me.score(col, "AP").mean(1)
-    assert means.set_index("run").loc[col.systems, "AP"].to_numpy() == pytest.approx(ap)
+    assert means.loc[col.systems, "AP"].to_numpy() == pytest.approx(me.score(col, "AP").mean(1))
+    disc = pd.read_csv(out / "discpower_summary.csv")
+    header, *rows = tables["discpower_summary"]
+    for row in rows:
+        full = disc[(disc.metric == row[0]) & (disc.subset == "all")].iloc[0]
+        assert row[header.index("% discriminated")].strip("*") == f"{100 * full.proportion:.1f}"
+        assert row[header.index("pairs")] == str(full.pairs) == "496"
+        assert row[header.index("Δ required")].strip("*") == f"{full.diff_required:.3f}"
+    corr = pd.read_csv(out / "system_correlation.csv").set_index(["metric_x", "metric_y", "coefficient"])
+    header, *rows = tables["system_correlation"]
+    names = header[1:]
+    for row in rows:
+        for j, cell in enumerate(row[1:]):
+            i = names.index(row[0])
+            if i == j:
+                continue
+            x, y = (names[j], names[i]) if j < i else (names[i], names[j])
+            r = corr.loc[(x, y, "kendall_tau_b" if j < i else "tau_ap_sym")]
+            assert cell == f"{r.value:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
 
 
-def test_informativeness_stage_ran(report):
+def test_findings_quote_numbers_equal_to_the_tables(report):
     out, result = report
-    assert "informativeness" not in result.errors, result.errors
-    summary = pd.read_csv(out / "informativeness_summary.csv")
-    assert {"AP", "GAP", "nDCG"} <= set(summary.metric) and (summary.mean_rms > 0).all()
-    assert (out / "rms_vs_g.png").stat().st_size > 0 and (out / "inferred_pr_curves.png").stat().st_size > 0
-    # a plug-in metric without an expected-value form is named in the report, not an error
+    text = (out / "report.md").read_text()
+    findings = text.split("## Findings")[1].split("## ")[0]
+    assert len(result.findings) >= 4
+    csv = {"discpower_summary": pd.read_csv(out / "discpower_summary.csv"),
+           "informativeness": pd.read_csv(out / "informativeness.csv")}
+    md = _tables(out)
+    for finding in result.findings:
+        assert finding.sentence in findings
+        rest = finding.sentence
+        for fact in finding.facts:
+            header, *rows = md[fact.table]
+            cell = next(r for r in rows if r[0] == fact.row)[header.index(fact.column)].strip("*")
+            value, _, interval = cell.partition(" ")
+            assert fact.text == (value if fact.part == "value" else interval), fact
+        for fact in sorted(finding.facts, key=lambda f: -len(f.text)):
+            rest = rest.replace(fact.text, "", 1)
+        for name in sorted([*result.measures, *finding.params.values()], key=len, reverse=True):
+            rest = rest.replace(name, "")
+        assert not re.search(r"\d", rest), f"a number not from a table: {rest!r}"
+    # and the tables' cells are the CSVs' numbers
+    best = next(f for f in result.findings if f.sentence.startswith("Discriminative power"))
+    fact = next(f for f in best.facts if f.column == "% discriminated")
+    row = csv["discpower_summary"].set_index(["metric", "subset"]).loc[(fact.row, "all")]
+    assert fact.text == f"{100 * row.proportion:.1f}"
+    top = csv["discpower_summary"].query("subset == 'all'").proportion.max()
+    assert fact.row == row.name[0] and row.proportion == top
+    info = next(f for f in result.findings if f.sentence.startswith("Informativeness"))
+    for fact in info.facts:
+        if fact.column.startswith("RMS"):
+            r = csv["informativeness"].query("metric == @fact.row and threshold == 1").iloc[0]
+            assert fact.text == f"{r.mean_rms:.3f}"
+
+
+def test_top_systems_are_listed_with_their_rule(report):
+    out, result = report
+    from meta_eval.discpower import best_systems
+
+    col = me.demo_collection()
+    scores = {m: me.score(col, m) for m in ("AP", "Q", "GAP", "nDCG")}
+    from meta_eval.plugins import load_metric
+
+    (grbp,) = load_metric(f"{EXAMPLE}:grbp")
+    scores["grbp"] = me.score(col, grbp)
+    best = best_systems(scores, list(col.systems), 8)
+    text = (out / "report.md").read_text()
+    assert "rule 'both'" in text and ", ".join(best) in text
+    assert json.loads((out / "manifest.json").read_text())["top_systems"] == best
+
+
+def test_informativeness_stage_and_plugin_metric(report):
+    out, result = report
+    summary = pd.read_csv(out / "informativeness.csv")
+    assert {"AP", "Q", "GAP", "nDCG"} <= set(summary.metric) and (summary.mean_rms > 0).all()
     assert "No expected-value form is declared for grbp" in (out / "report.md").read_text()
-
-
-def test_plugin_metric_is_studied(report):
-    out, result = report
     assert "grbp" in result.measures
-    summary = pd.read_csv(out / "discpower_summary.csv")
-    assert "grbp" in set(summary.metric)
+    assert "grbp" in set(pd.read_csv(out / "discpower_summary.csv").metric)
 
 
 def test_manifest_allows_a_rerun(report):
-    out, result = report
+    out, _ = report
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["study_options"]["seed"] == 0 and manifest["study_options"]["n_resamples"] == 200
+    assert manifest["study_options"]["seed"] == 0 and manifest["study_options"]["n_resamples"] == 100
+    assert manifest["study_options"]["ci"] == "normal"
     assert manifest["versions"]["numpy"] == np.__version__
     assert set(manifest["timings_s"]) >= {"scores", "discpower", "correlation", "total"}
     assert all(len(h) == 64 for h in manifest["inputs"]["sha256"].values())
 
 
-def test_same_options_same_numbers(report, tmp_path):
+def test_rerun_into_the_folder_leaves_no_stale_files_and_same_numbers(report, tmp_path):
     out, _ = report
-    options = StudyOptions(metrics=("AP", f"{EXAMPLE}:grbp"), against=("GAP", "nDCG"), n_resamples=200, top=8,
-                           mem_lists=40, skip=("informativeness", "correlation"))
-    run_study(me.demo_collection(), tmp_path, options)
+    copy = tmp_path / "again"
+    small = {**OPTIONS, "metrics": ("AP", "Q", f"{EXAMPLE}:grbp"), "against": ("GAP",), "formats": ("png",), "dpi": 50}
+    run_study(me.demo_collection(), copy, StudyOptions(**{**small, "skip": ("informativeness",)}))
+    assert (copy / "system_correlation.csv").exists()
+    run_study(me.demo_collection(), copy, StudyOptions(**{**OPTIONS, "skip": ("informativeness", "correlation"),
+                                                          "formats": ("svg",)}))
+    assert verify_folder(copy) == []
+    names = {p.name for p in copy.iterdir()}
+    assert "system_correlation.csv" not in names and "asl_curves.png" in names and "asl_curves.svg" in names
     pd.testing.assert_frame_equal(pd.read_csv(out / "discpower_summary.csv"),
-                                  pd.read_csv(tmp_path / "discpower_summary.csv"))
+                                  pd.read_csv(copy / "discpower_summary.csv"))
+
+
+def test_folders_that_are_not_ours_are_refused(tmp_path):
+    (tmp_path / "thesis.tex").write_text("precious")
+    with pytest.raises(InputError, match="not a meta-eval result folder"):
+        run_study(me.demo_collection(), tmp_path, StudyOptions(n_resamples=20, skip=("informativeness",)))
+    assert (tmp_path / "thesis.tex").read_text() == "precious" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_second_writer_is_refused(tmp_path):
+    out = tmp_path / "busy"
+    with result_folder(out, kind="study"):
+        with pytest.raises(InputError, match="another meta-eval run .* is writing this folder"):
+            run_study(me.demo_collection(), out, StudyOptions(n_resamples=20, skip=("informativeness",)))
+    assert not out.exists() or verify_folder(out) == []
 
 
 def test_a_failing_stage_is_reported_not_fatal(tmp_path, monkeypatch):
@@ -97,14 +215,48 @@ def test_a_failing_stage_is_reported_not_fatal(tmp_path, monkeypatch):
         raise RuntimeError("solver exploded")
 
     monkeypatch.setitem(study.STAGE_FUNCTIONS, "correlation", broken)
-    result = run_study(me.demo_collection(), tmp_path, StudyOptions(n_resamples=50, skip=("informativeness",)))
+    result = run_study(me.demo_collection(), tmp_path, StudyOptions(n_resamples=50, skip=("informativeness",),
+                                                                     formats=("png",), dpi=60))
     assert "correlation" in result.errors
-    assert "This stage failed" in (tmp_path / "report.md").read_text()
-    assert (tmp_path / "discpower_summary.csv").exists()
+    text = (tmp_path / "report.md").read_text()
+    assert "This stage failed" in text and "correlation (failed)" in text and "informativeness (skipped)" in text
+    assert (tmp_path / "discpower_summary.csv").exists() and verify_folder(tmp_path) == []
 
 
 def test_cli_study_runs_on_demo(tmp_path):
     result = CliRunner().invoke(app, ["study", "--out", str(tmp_path), "-B", "50", "--skip", "informativeness",
-                                      "--no-progress", "-m", "AP"])
+                                      "--skip", "correlation", "--no-progress", "-m", "AP", "--format", "png",
+                                      "--dpi", "60", "--top", "0"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "report.html").exists()
+    assert (tmp_path / "report.html").exists() and (tmp_path / "asl_curves.png").exists()
+    assert not list(tmp_path.glob("*.pdf"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--skip", "informativenes"], "'informativenes' is not one of"),
+    (["--ci", "bootstrap-t"], "is not one of"),
+    (["--format", "gif"], "is not one of"),
+    (["--alpha", "0"], "must be in (0, 1)"),
+    (["--dpi", "5"], "--dpi"),
+])
+def test_cli_bad_options_exit_2_before_any_work(tmp_path, args, message):
+    result = CliRunner().invoke(app, ["study", "--out", str(tmp_path / "x"), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and not (tmp_path / "x").exists()
+
+
+def test_cli_refuses_an_output_that_is_a_file(tmp_path):
+    target = tmp_path / "report.txt"
+    target.write_text("x")
+    result = CliRunner().invoke(app, ["study", "--out", str(target), "--no-progress"])
+    assert result.exit_code == 2 and "exists and is not a folder" in result.output
+
+
+def test_cli_defaults_equal_the_library():
+    from meta_eval.cli import study as cli_study
+    from meta_eval.cli.discpower import Method
+    from meta_eval.discpower import METHODS
+    from meta_eval.study import DEFAULT_AGAINST, DEFAULT_METRICS
+
+    assert cli_study.DEFAULT_METRICS == DEFAULT_METRICS and cli_study.DEFAULT_AGAINST == DEFAULT_AGAINST
+    assert [m.value for m in Method] == list(METHODS)

@@ -1,4 +1,8 @@
-"""Pieces shared by the subcommands: collection options, loading, error reporting."""
+"""Pieces shared by the subcommands: one definition (name, short form, help) per option concept, collection
+loading, error reporting. Every command takes its options from here, so the same concept has the same name and help
+everywhere: ``--qrels/-Q``, positional runs, ``--measure/-m`` (alias ``--metric``), ``--resamples/-B``, ``--seed``,
+``--alpha``, ``--out/-o``, ``--format``, ``--dpi``, ``--float32``, ``--no-progress``. Every choice is an Enum, so a
+typo is rejected with the allowed values."""
 
 from __future__ import annotations
 
@@ -32,6 +36,19 @@ class Ties(str, Enum):
     rank = "rank"
 
 
+class FigureFormat(str, Enum):
+    pdf = "pdf"
+    png = "png"
+    svg = "svg"
+
+
+class CIMethod(str, Enum):
+    normal = "normal"
+    percentile = "percentile"
+    basic = "basic"
+    bca = "bca"
+
+
 QrelsOpt = Annotated[Optional[Path], typer.Option("--qrels", "-Q", help="Qrels file (topic iteration docid grade). "
                                                   "Default: the embedded demo collection.")]
 RunsArg = Annotated[Optional[list[str]], typer.Argument(help="Run files, directories or glob patterns (.gz ok).",
@@ -42,6 +59,58 @@ MissingOpt = Annotated[Missing, typer.Option("--missing", help="Topics a run lac
 UnjudgedOpt = Annotated[Unjudged, typer.Option("--unjudged", help="Unjudged documents: not relevant, or removed (-J).")]
 TiesOpt = Annotated[Ties, typer.Option("--ties", help="Ordering: trec_eval (score desc, docid desc), docid_asc, input, rank.")]
 Float32Opt = Annotated[bool, typer.Option("--float32", help="32-bit scores: reproduce trec_eval 9.x / pytrec_eval ties.")]
+RunsOptDeprecated = Annotated[Optional[list[str]], typer.Option("--runs", "-r", hidden=True,
+                                                                help="Deprecated: give the runs as arguments.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every randomised procedure (bootstrap, permutations, "
+                                      "samples); the same seed gives the same numbers.")]
+def _open_unit(value: float) -> float:
+    if not 0.0 < value < 1.0:
+        raise typer.BadParameter(f"must be in (0, 1); got {value:g}")
+    return value
+
+
+AlphaOpt = Annotated[float, typer.Option("--alpha", callback=_open_unit, help="Significance level, in (0, 1).")]
+ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress: bars on a terminal, "
+                                           "plain lines with the time left otherwise.")]
+FormatOpt = Annotated[Optional[list[FigureFormat]], typer.Option(
+    "--format", help="Figure format (repeatable): vector pdf (default) or svg, each with a PNG preview, or png at "
+    "--dpi.", show_default=False)]
+DpiOpt = Annotated[int, typer.Option("--dpi", min=50, max=1200, help="Resolution of PNG figures.")]
+ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
+                                              help="Confidence level of the intervals.")]
+CIOpt = Annotated[CIMethod, typer.Option("--ci", help="Bootstrap interval of the correlations: normal (centred on the "
+                                         "estimate), percentile, basic or bca (both correct the downward bias of "
+                                         "resampled correlations).")]
+OutDirOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Result folder (written completely or not at "
+                                                   "all; an earlier meta-eval result folder there is replaced, "
+                                                   "anything else is refused).")]
+
+
+def resamples_option(default_help: str) -> object:
+    """``--resamples/-B``: one name and help for the replicates of every randomised procedure."""
+    return Annotated[Optional[int], typer.Option("--resamples", "-B", min=1, help="Replicates of the randomised "
+                     f"procedures ({default_help}).")]
+
+
+def measures_option(defaults: tuple[str, ...] | list[str], what: str = "Measure") -> object:
+    """``--measure/-m`` (alias ``--metric``): one name and help for measure names everywhere."""
+    return Annotated[Optional[list[str]], typer.Option(
+        "--measure", "-m", "--metric", help=f"{what}: a name (AP, nDCG@10, GAP(g=0.5,0.5)), a trec_eval name (map, "
+        "P.5,10) or module:function / file.py:function (repeatable). Default: " + ", ".join(defaults) + ".",
+        show_default=False)]
+
+
+def figure_formats(formats: list | None) -> tuple[str, ...]:
+    """The ``--format`` values (default: pdf)."""
+    return tuple(_value(f) for f in formats) if formats else ("pdf",)
+
+
+def merge_runs(runs: list[str] | None, deprecated: list[str] | None) -> list[str] | None:
+    """Positional runs plus those of the deprecated ``--runs`` option (with a warning on stderr)."""
+    if deprecated:
+        print("meta-eval: warning: --runs is deprecated; give the runs as arguments", file=sys.stderr)
+    merged = [*(runs or []), *(deprecated or [])]
+    return merged or None
 
 
 def collection_from_cli(

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
-import numpy as np
-import pandas as pd
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.report import slug
-from meta_eval.cli.common import (DepthOpt, LevelOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Unjudged, UnjudgedOpt,
-                                  collection_from_cli, reports_errors)
+from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
+                                  LevelOpt, Missing, MissingOpt, OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt,
+                                  Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, figure_formats,
+                                  measures_option, reports_errors)
 
 DEFAULT_MEASURES = ("AP", "GAP", "nDCG", "P@10")
+
+MeasuresOpt = measures_option(DEFAULT_MEASURES, "Measure (at least two; the first is the reference of the "
+                              "scatter and rank plots)")
 
 
 class SignificanceTest(str, Enum):
@@ -26,19 +25,14 @@ class SignificanceTest(str, Enum):
     none = "none"
 
 
-class CIMethod(str, Enum):
-    percentile = "percentile"
-    basic = "basic"
-
-
 class TopicMethod(str, Enum):
     pearson = "pearson"
     spearman = "spearman"
     kendall = "kendall"
 
 
-def _pvalues(scores: dict[str, np.ndarray], systems: list[str], test: SignificanceTest, n_resamples: int,
-             alpha: float, seed: int | None, progress: bool) -> dict[str, np.ndarray] | None:
+def _pvalues(scores, systems: list[str], test: SignificanceTest, n_resamples: int, alpha: float, seed: int | None,
+             progress: bool):
     """Condensed pairwise p-values (pairs a < b, row-major) per metric, from meta_eval.discpower."""
     if test is SignificanceTest.none:
         return None
@@ -55,80 +49,57 @@ def _pvalues(scores: dict[str, np.ndarray], systems: list[str], test: Significan
     return out
 
 
-def _print_systems(console: Console, table: pd.DataFrame, confidence: float, n_resamples: int) -> None:
-    t = Table(title="Correlation of system rankings (systems ranked by mean over topics)")
-    t.add_column("x (reference)")
-    t.add_column("y")
-    t.add_column("coefficient")
-    t.add_column("value", justify="right")
-    if n_resamples:
-        t.add_column(f"{confidence:.0%} CI (B={n_resamples})", justify="right")
-    for _, rows in table.groupby(["metric_x", "metric_y"], sort=False):
-        for r in rows.itertuples():
-            cells = [r.metric_x, r.metric_y, r.coefficient, f"{r.value:.3f}"]
-            if n_resamples:
-                cells.append("-" if np.isnan(r.ci_low) else f"[{r.ci_low:.3f}, {r.ci_high:.3f}]")
-            t.add_row(*cells)
-        t.add_section()
-    console.print(t)
-
-
-def _print_matrix(console: Console, frame: pd.DataFrame, title: str, fmt: str = "{:.3f}") -> None:
-    t = Table(title=title)
-    t.add_column("")
-    for c in frame.columns:
-        t.add_column(str(c), justify="right")
-    for name, row in frame.iterrows():
-        t.add_row(str(name), *(fmt.format(v) for v in row))
-    console.print(t)
-
-
-def _print_rows(console: Console, frame: pd.DataFrame, title: str) -> None:
-    t = Table(title=title)
-    for c in frame.columns:
-        t.add_column(str(c), justify="left" if frame[c].dtype == object else "right")
-    for row in frame.itertuples(index=False):
-        t.add_row(*("-" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in row))
-    console.print(t)
-
-
 @app.command()
 @reports_errors
 def correlate(
     runs: RunsArg = None,
     qrels: QrelsOpt = None,
-    measures: Annotated[Optional[list[str]], typer.Option("--measure", "-m", help="Measure (repeat; at least two). "
-                        f"Default: {', '.join(DEFAULT_MEASURES)}.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Directory for CSV tables and PNG figures.")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", "-B", min=0, help="Bootstrap replicates over topics "
-                                           "(0: no confidence intervals).")] = 1000,
-    confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
-    ci: Annotated[CIMethod, typer.Option(help="Bootstrap interval: percentile, or basic (corrects the downward shift "
-                                         "of the replicates; see correlate_systems).")] = CIMethod.percentile,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap replicate design (shared with the test).")] = 0,
+    measures: MeasuresOpt = None,
+    out: OutDirOpt = None,
+    resamples: Annotated[int, typer.Option("--resamples", "-B", min=0, help="Replicates of the randomised procedures "
+                                           "(bootstrap intervals over topics; 0: no intervals).")] = 1000,
+    confidence: ConfidenceOpt = 0.95,
+    ci: CIOpt = CIMethod.normal,
+    seed: SeedOpt = 0,
     test: Annotated[SignificanceTest, typer.Option(help="Pairwise test that decides which swapped system pairs are "
                                                    "significant: Sakai's paired bootstrap (B = --resamples, or 1000 "
                                                    "when it is 0), paired t-test, or none.")]
     = SignificanceTest.bootstrap,
-    alpha: Annotated[float, typer.Option(help="Significance level for the swaps.")] = 0.05,
+    alpha: AlphaOpt = 0.05,
     per_topic: Annotated[TopicMethod, typer.Option(help="Coefficient of the per-topic correlations.")]
     = TopicMethod.pearson,
+    fmt: FormatOpt = None,
+    dpi: DpiOpt = 300,
     depth: DepthOpt = None,
     rel_level: LevelOpt = 1,
     missing: MissingOpt = Missing.zero,
     unjudged: UnjudgedOpt = Unjudged.nonrel,
+    ties: TiesOpt = Ties.trec_eval,
+    float32: Float32Opt = False,
     figures: Annotated[bool, typer.Option(help="Write figures to --out.")] = True,
-    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
     """Correlate metrics: Kendall's tau-b, tau_AP (both directions, symmetrised, tie-aware), Spearman and Pearson on
     system rankings with bootstrap intervals; per-topic correlation matrices; system-pair swaps and their
-    significance. In tau_AP(y|x) the metric x (listed first) is the reference."""
+    significance. In tau_AP(y|x) the metric x is the reference. With --out: system_correlation.csv (every
+    coefficient), system_means.csv, topic_correlation.csv, swaps.csv, LaTeX tables and the figures."""
+    import numpy as np
+    from rich.console import Console
+
     import meta_eval as me
     from meta_eval.correlation import correlate_systems, correlate_topics, swap_table
+    from meta_eval.figures.style import check_formats
+    from meta_eval.resultdir import check_output_folder, result_folder
+    from meta_eval.tables import PaperTable, agreement_table, swaps_compact
 
     console = Console()
+    if not console.is_terminal:  # files and pipes: wide enough for the tables
+        console = Console(width=160)
     names = list(measures or DEFAULT_MEASURES)
-    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, progress=progress)
+    formats = check_formats(figure_formats(fmt))
+    if out is not None:
+        check_output_folder(out)
+    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
     scores = {name: np.asarray(me.score(col, name)) for name in dict.fromkeys(names)}  # keep the user's spelling
     systems = list(col.systems)
     sysres = correlate_systems(scores, systems, n_resamples=resamples, confidence=confidence, seed=seed,
@@ -138,37 +109,48 @@ def correlate(
     swaps = swap_table(scores, pvals, alpha=alpha, systems=systems)
 
     console.print(f"{len(systems)} systems × {len(col.topics)} topics; measures: {', '.join(scores)}")
-    _print_systems(console, sysres.table, confidence, resamples)
-    _print_matrix(console, topres.pooled, f"Per-topic scores, pooled {per_topic.value} (all system-topic pairs)")
-    _print_matrix(console, topres.mean, f"Per-topic scores, mean over topics of {per_topic.value}")
-    swap_cols = ["metric_x", "metric_y", "n_pairs", "n_swaps", "n_tied", "n_swaps_significant_x",
-                 "n_swaps_significant_y", "n_swaps_significant_both"]
-    _print_rows(console, swaps[swap_cols], f"System-pair swaps (significant: {test.value}, alpha={alpha})")
+    agreement = agreement_table(sysres)
+    console.print(agreement.to_rich())
+    if agreement.note:
+        console.print(agreement.note)
+    directional = sysres.matrix("tau_ap")
+    tau_ap = PaperTable(directional, caption="tau_AP(column | row): the row metric is the reference")
+    console.print(tau_ap.to_rich())
+    pooled = PaperTable(topres.pooled, caption=f"Per-topic scores, pooled {per_topic.value} (all system-topic pairs)")
+    console.print(pooled.to_rich())
+    mean = PaperTable(topres.mean, caption=f"Per-topic scores, mean over topics of {per_topic.value}")
+    console.print(mean.to_rich())
+    console.print(swaps_compact(swaps).to_rich(f"System-pair swaps (significant: {test.value}, alpha={alpha:g})"))
 
     if out is None:
         return
-    out.mkdir(parents=True, exist_ok=True)
-    sysres.table.to_csv(out / "system_correlation.csv", index=False)
-    sysres.means.to_csv(out / "system_means.csv")
-    topres.to_frame().to_csv(out / "topic_correlation.csv", index=False)
-    swaps.to_csv(out / "swaps.csv", index=False)
-    written = 4
-    if figures:
-        from meta_eval.figures.correlation import correlation_heatmap, means_scatter, rank_rank
-
-        figs = {
-            "heatmap_kendall_tau_b.png": correlation_heatmap(sysres.matrix("kendall_tau_b"), lower=True),
-            "heatmap_tau_ap.png": correlation_heatmap(sysres.matrix("tau_ap")),
-            f"heatmap_topics_{per_topic.value}.png": correlation_heatmap(
-                topres.pooled, title=f"per-topic scores, pooled {per_topic.value}", lower=True),
-        }
-        metric_names = list(scores)
-        for i, x in enumerate(metric_names):
-            for y in metric_names[i + 1:]:
-                pair = f"{slug(x)}__{slug(y)}"
-                figs[f"scatter_{pair}.png"] = means_scatter(scores[x], scores[y], name_x=x, name_y=y)
-                figs[f"rankrank_{pair}.png"] = rank_rank(scores[x], scores[y], name_x=x, name_y=y)
-        for fname, fig in figs.items():
-            fig.savefig(out / fname, dpi=120)
-        written += len(figs)
+    with result_folder(out, kind="correlate") as tmp:
+        sysres.table.to_csv(tmp / "system_correlation.csv", index=False)
+        sysres.means.to_csv(tmp / "system_means.csv")
+        topres.to_frame().to_csv(tmp / "topic_correlation.csv", index=False)
+        swaps.to_csv(tmp / "swaps.csv", index=False)
+        (tmp / "system_correlation.tex").write_text(agreement.to_latex("tab:system_correlation"))
+        (tmp / "tau_ap.tex").write_text(tau_ap.to_latex("tab:tau_ap"))
+        if figures:
+            _figures(tmp, scores, sysres, topres, per_topic.value, formats, dpi)
+        written = len(list(tmp.iterdir()))
     console.print(f"wrote {written} files to {out}")
+
+
+def _figures(folder, scores, sysres, topres, per_topic: str, formats, dpi: int) -> None:
+    from meta_eval.figures.correlation import correlation_heatmap, rank_grid, scatter_grid
+    from meta_eval.figures.style import metric_colors, save_figure
+
+    colors = metric_colors(list(scores))
+    names = list(scores)
+    figs = {
+        "heatmap_agreement": correlation_heatmap(sysres.matrix("kendall_tau_b"), upper=sysres.matrix("tau_ap_sym"),
+                                                 fmt=".2f"),
+        "heatmap_tau_ap": correlation_heatmap(sysres.matrix("tau_ap"), fmt=".2f"),
+        f"heatmap_topics_{per_topic}": correlation_heatmap(topres.pooled, title=f"per-topic scores, pooled "
+                                                           f"{per_topic}", lower=True, fmt=".2f"),
+        "scatter_means": scatter_grid(scores, names[1:], names[:1], colors=colors),
+        "rank_rank": rank_grid(scores, names[1:], names[:1], colors=colors),
+    }
+    for stem, fig in figs.items():
+        save_figure(fig, folder / stem, formats, dpi=dpi, preview_dpi=150)

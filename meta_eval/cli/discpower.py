@@ -3,22 +3,30 @@ ASL-curve figure, and the GAP paper's best-systems inset."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from enum import Enum
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.report import slug
-from meta_eval.cli.common import (DepthOpt, LevelOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Unjudged, UnjudgedOpt,
-                                  collection_from_cli, reports_errors)
+from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, LevelOpt, Missing, MissingOpt,
+                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, Ties, TiesOpt, Unjudged,
+                                  UnjudgedOpt, collection_from_cli, figure_formats, measures_option, reports_errors,
+                                  resamples_option)
 
 DEFAULT_MEASURES = ("GAP", "nDCG", "AP")
+# meta_eval.discpower.METHODS, listed here so that --help does not import scipy (a test keeps them equal)
+_TESTS, _CORRECTIONS = ("ttest", "wilcoxon", "sign"), ("holm", "bonferroni", "bh")
+Method = Enum("Method", {m: m for m in ("bootstrap", "unpaired-bootstrap", "tukey", *_TESTS,
+                                        *(f"{t}-{c}" for t in _TESTS for c in _CORRECTIONS))}, type=str)
+
+MeasuresOpt = measures_option(DEFAULT_MEASURES)
+ResamplesOpt = resamples_option("default 1000 for the bootstraps, 5000 for Tukey HSD")
 
 
-def _print_summary(console: Console, frame, title: str) -> None:
+def _print_summary(console, frame, title: str) -> None:
+    from rich.table import Table
+
     t = Table(title=title)
     t.add_column("metric", no_wrap=True, min_width=max([6, *(len(m) for m in frame["metric"])]))
     t.add_column("method", no_wrap=True)
@@ -35,41 +43,50 @@ def _print_summary(console: Console, frame, title: str) -> None:
 def discpower(
     runs: RunsArg = None,
     qrels: QrelsOpt = None,
-    measures: Annotated[Optional[list[str]], typer.Option("--measure", "-m", help="Measure (repeat). Default: "
-                                                          f"{', '.join(DEFAULT_MEASURES)}.")] = None,
-    method: Annotated[Optional[list[str]], typer.Option("--method", help="Test (repeat): bootstrap, "
-                      "unpaired-bootstrap, tukey, ttest, wilcoxon, sign, and e.g. ttest-holm, wilcoxon-bh. "
-                      "Default: bootstrap.")] = None,
-    resamples: Annotated[Optional[int], typer.Option("--B", "-B", min=1, help="Replicates of the randomised tests "
-                         "(default 1000 for the bootstraps, 5000 for Tukey HSD).")] = None,
-    alpha: Annotated[float, typer.Option(help="Significance level: pairs with ASL < alpha are told apart.")] = 0.05,
-    top: Annotated[int, typer.Option(help="Also analyse the top-k systems by every metric (GAP paper, Fig. 3 "
-                                     "inset); 0 to skip.")] = 15,
+    measures: MeasuresOpt = None,
+    method: Annotated[Optional[list[Method]], typer.Option("--method", help="Test (repeatable): bootstrap (Sakai's "
+                      "paired bootstrap), unpaired-bootstrap, tukey (randomised Tukey HSD), ttest, wilcoxon, sign, "
+                      "and the corrected forms e.g. ttest-holm, wilcoxon-bh. Default: bootstrap.", show_default=False)]
+    = None,
+    resamples: ResamplesOpt = None,
+    alpha: AlphaOpt = 0.05,
+    top: Annotated[int, typer.Option(min=0, help="Also analyse the top-k systems by every metric (GAP paper, Fig. 3); "
+                                     "0 to skip.")] = 15,
     system: Annotated[Optional[list[str]], typer.Option("--system", help="Analyse only these systems (repeat).")]
     = None,
     topic: Annotated[Optional[list[str]], typer.Option("--topic", help="Analyse only these topics (repeat).")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the replicate matrix and permutations (shared by all "
-                                      "metrics).")] = 0,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Directory for summary.csv, asl.csv and the "
-                                                "ASL-curve figure.")] = None,
+    seed: SeedOpt = 0,
+    out: OutDirOpt = None,
+    fmt: FormatOpt = None,
+    dpi: DpiOpt = 300,
     depth: DepthOpt = None,
     rel_level: LevelOpt = 1,
     missing: MissingOpt = Missing.zero,
     unjudged: UnjudgedOpt = Unjudged.nonrel,
+    ties: TiesOpt = Ties.trec_eval,
+    float32: Float32Opt = False,
     figures: Annotated[bool, typer.Option(help="Write the ASL-curve figure to --out.")] = True,
-    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
     """Discriminative power: how many system pairs each metric tells apart (ASL < alpha), with the estimated
-    difference required; Sakai's (2006) paired bootstrap by default, one replicate matrix shared by all metrics."""
+    difference required; Sakai's (2006) paired bootstrap by default, one replicate matrix shared by all metrics.
+    With --out: summary.csv, asl.csv, the same for the top-k systems, and the ASL-curve figure."""
     import numpy as np
+    from rich.console import Console
 
     import meta_eval as me
     from meta_eval.discpower import best_systems, discriminative_power
+    from meta_eval.figures.style import check_formats
+    from meta_eval.report import slug
+    from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console()
     names = list(measures or DEFAULT_MEASURES)
-    methods = list(method or ["bootstrap"])
-    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, progress=progress)
+    methods = [m.value for m in method] if method else ["bootstrap"]
+    formats = check_formats(figure_formats(fmt))
+    if out is not None:
+        check_output_folder(out)
+    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
     scores = me.score(col, names)
     if not isinstance(scores, dict):
         scores = {names[0]: scores}
@@ -99,22 +116,21 @@ def discpower(
 
     if out is None:
         return
-    out.mkdir(parents=True, exist_ok=True)
-    result.summary().to_csv(out / "summary.csv", index=False)
-    result.asl_table().to_csv(out / "asl.csv", index=False)
-    written = ["summary.csv", "asl.csv"]
-    if top_result is not None:
-        top_result.summary().to_csv(out / "summary_top.csv", index=False)
-        top_result.asl_table().to_csv(out / "asl_top.csv", index=False)
-        (out / "top_systems.txt").write_text("\n".join(best) + "\n")
-        written += ["summary_top.csv", "asl_top.csv", "top_systems.txt"]
-    if figures:
-        from meta_eval.figures.asl import asl_curve_figure
+    with result_folder(out, kind="discpower") as tmp:
+        result.summary().to_csv(tmp / "summary.csv", index=False)
+        result.asl_table().to_csv(tmp / "asl.csv", index=False)
+        if top_result is not None:
+            top_result.summary().to_csv(tmp / "summary_top.csv", index=False)
+            top_result.asl_table().to_csv(tmp / "asl_top.csv", index=False)
+            (tmp / "top_systems.txt").write_text("\n".join(best) + "\n")
+        if figures:
+            from meta_eval.figures.asl import asl_curve_figure
+            from meta_eval.figures.style import save_figure
 
-        for m in methods:
-            fname = "asl_curve.png" if len(methods) == 1 else f"asl_curve_{slug(m)}.png"
-            fig = asl_curve_figure(result, top=top_result, method=m, title=f"Discriminative power ({m})",
-                                   top_label=f"top {top} systems" if top_result is not None else None)
-            fig.savefig(out / fname, dpi=120)
-            written.append(fname)
+            for m in methods:
+                stem = "asl_curve" if len(methods) == 1 else f"asl_curve_{slug(m)}"
+                fig = asl_curve_figure(result, top=top_result, method=m,
+                                       top_label=f"top {top} systems" if top_result is not None else None)
+                save_figure(fig, tmp / stem, formats, dpi=dpi, preview_dpi=150)
+        written = sorted(p.name for p in tmp.iterdir())
     console.print(f"wrote {', '.join(written)} to {out}")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -11,8 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import reports_errors
-from meta_eval.errors import InputError
+from meta_eval.cli.common import DpiOpt, FormatOpt, OutDirOpt, figure_formats, reports_errors
 from meta_eval.reproduce import TARGETS, Reproduction, reproduce as run_target
 
 _STYLE = {"ok": "green", "MISMATCH": "bold red", "documented": "yellow", "info": "cyan"}
@@ -51,12 +49,16 @@ def _print(console: Console, result: Reproduction) -> None:
 @reports_errors
 def reproduce(
     target: Annotated[str, typer.Argument(help="Target to reproduce (see --list) or 'all'.")] = "all",
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write TARGET.csv (target,row,column,"
-                                                "published,computed) and figures to this directory.")] = None,
-    fig_format: Annotated[str, typer.Option("--format", help="Figure format: png or pdf.")] = "png",
+    out: OutDirOpt = None,
+    fmt: FormatOpt = None,
+    dpi: DpiOpt = 300,
     list_targets: Annotated[bool, typer.Option("--list", help="List the targets and exit.")] = False,
 ) -> None:
-    """Reproduce the seed papers' tables and figures and compare them with the published numbers."""
+    """Reproduce the seed papers' tables and figures and compare them with the published numbers. With --out:
+    TARGET.csv (target,row,column,published,computed) and TARGET.pdf (or --format) per target."""
+    from meta_eval.figures.style import check_formats, save_figure
+    from meta_eval.resultdir import check_output_folder, result_folder
+
     console = Console()
     if not console.is_terminal:  # files and pipes: wide enough for the tables
         console = Console(width=160)
@@ -64,20 +66,22 @@ def reproduce(
         for name, (description, _) in TARGETS.items():
             console.print(f"{name:22s} {description}")
         return
-    if fig_format not in ("png", "pdf"):
-        raise InputError(f"--format must be png or pdf, got {fig_format!r}")
+    formats = check_formats(figure_formats(fmt))
     names = list(TARGETS) if target == "all" else [target]
+    results = []
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-    total = 0
+        check_output_folder(out)
     for name in names:
         result = run_target(name)
         _print(console, result)
-        total += result.n_mismatches
-        if out is not None:
-            result.csv_table().to_csv(out / f"{name}.csv", index=False)
-            if result.figure is not None:
-                result.figure.savefig(out / f"{name}.{fig_format}", dpi=120)
+        results.append(result)
+    total = sum(r.n_mismatches for r in results)
+    if out is not None:
+        with result_folder(out, kind="reproduce") as tmp:
+            for name, result in zip(names, results):
+                result.csv_table().to_csv(tmp / f"{name}.csv", index=False)
+                if result.figure is not None:
+                    save_figure(result.figure, tmp / name, formats, dpi=dpi, preview_dpi=150)
     console.print(f"[bold]{'no mismatch' if total == 0 else f'{total} MISMATCHES'}[/] in {len(names)} target(s)")
     if total:
         raise typer.Exit(code=1)

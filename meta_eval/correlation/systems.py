@@ -1,9 +1,9 @@
 """Correlation between metrics on system rankings (systems ranked by their mean score over topics).
 
 For every pair of metrics: Kendall's tau-b, tau_AP in both directions, its symmetrised form (= tau_AP-b), the
-tie-aware tau_AP-a in both directions, Spearman and Pearson, each with a percentile bootstrap confidence interval
-over topics drawn from :func:`meta_eval.resampling.bootstrap_indices` (the seeded replicate design shared with the
-discriminative-power analysis, so the same seed resamples the same topic sets).
+tie-aware tau_AP-a in both directions, Spearman and Pearson, each with a bootstrap confidence interval (percentile,
+basic, BCa or normal) over topics drawn from :func:`meta_eval.resampling.bootstrap_indices` (the seeded replicate
+design shared with the discriminative-power analysis, so the same seed resamples the same topic sets).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy.stats import rankdata
-from tqdm.auto import tqdm
 
 from meta_eval.correlation._inputs import score_stack, system_means
 from meta_eval.correlation.rank import (
@@ -29,6 +28,7 @@ from meta_eval.correlation.rank import (
     _tau_ap_kernel,
 )
 from meta_eval.errors import InputError
+from meta_eval.progress import progress as progress_bar
 from meta_eval.resampling import bootstrap_indices
 
 __all__ = ["COEFFICIENTS", "SystemCorrelation", "correlate_systems"]
@@ -45,6 +45,8 @@ COEFFICIENTS: tuple[str, ...] = (
     "spearman",
     "pearson",
 )
+#: Bootstrap interval methods of :func:`correlate_systems`.
+CI_METHODS = ("percentile", "basic", "bca", "normal")
 _DIRECTIONAL = {"tau_ap": ("tau_ap(y|x)", "tau_ap(x|y)"), "tau_ap_a": ("tau_ap_a(y|x)", "tau_ap_a(x|y)")}
 
 
@@ -141,6 +143,61 @@ def _all_pairs(means: np.ndarray) -> list[dict[str, np.ndarray]]:
     ]
 
 
+def _resampled(stack: np.ndarray, counts: np.ndarray, divisor: int, decimals: int | None, progress: bool,
+               desc: str) -> np.ndarray:
+    """Every coefficient of every metric pair on resampled topic sets: column b of ``counts`` says how often each
+    topic enters set b and the system means are ``scores @ counts / divisor``. Returns (pairs, coefficients, B)."""
+    n_metrics, n_systems, n_topics = stack.shape
+    n_sets = counts.shape[1]
+    n_pairs = n_metrics * (n_metrics - 1) // 2
+    out = np.full((n_pairs, len(COEFFICIENTS), n_sets), np.nan)
+    chunk = max(1, int(2e7 // (n_metrics * n_systems * n_systems)))  # ~40 MB of boolean order matrices
+    flat = stack.reshape(n_metrics * n_systems, n_topics)
+    bar = progress_bar(total=n_sets, desc=desc, unit="rep", enabled=progress)
+    for start in range(0, n_sets, chunk):
+        stop = min(start + chunk, n_sets)
+        block = np.ascontiguousarray(counts[:, start:stop])
+        means = (flat @ block / divisor).reshape(n_metrics, n_systems, stop - start)  # one BLAS call
+        if decimals is not None:
+            means = np.round(means, decimals)
+        for p, coefs in enumerate(_all_pairs(np.swapaxes(means, 1, 2))):
+            for c, name in enumerate(COEFFICIENTS):
+                out[p, c, start:stop] = coefs[name]
+        bar.update(stop - start)
+    bar.close()
+    return out
+
+
+def _interval(replicates: np.ndarray, value: float, confidence: float, method: str,
+              jackknife: np.ndarray | None = None) -> tuple[float, float]:
+    """Bootstrap interval of one coefficient from its finite replicates (see :func:`correlate_systems`)."""
+    from scipy.special import ndtr, ndtri
+
+    if replicates.size == 0 or not np.isfinite(value):
+        return np.nan, np.nan
+    alpha = (1.0 - confidence) / 2.0
+    if method == "normal":
+        half = ndtri(1.0 - alpha) * replicates.std(ddof=1) if replicates.size > 1 else np.nan
+        return max(-1.0, value - half), min(1.0, value + half)
+    levels = np.array([alpha, 1.0 - alpha])
+    if method == "bca":
+        # bias correction: share of replicates below the value, ties counted half (as scipy.stats.bootstrap)
+        below = (np.count_nonzero(replicates < value) + np.count_nonzero(replicates <= value)) / (2 * replicates.size)
+        z0 = ndtri(below)
+        jk = jackknife[np.isfinite(jackknife)] if jackknife is not None else np.empty(0)
+        d = jk.mean() - jk if jk.size > 2 else np.zeros(1)
+        den = 6.0 * (d @ d) ** 1.5
+        accel = float((d**3).sum() / den) if den > 0 else 0.0
+        z = ndtri(levels)
+        levels = ndtr(z0 + (z0 + z) / (1.0 - accel * (z0 + z)))
+        if not np.all(np.isfinite(levels)):
+            return np.nan, np.nan
+    lo, hi = np.quantile(replicates, levels)
+    if method == "basic":  # reflected around the value, truncated to the coefficients' range
+        lo, hi = max(-1.0, 2.0 * value - hi), min(1.0, 2.0 * value - lo)
+    return float(lo), float(hi)
+
+
 def correlate_systems(
     scores: Mapping[str, ArrayLike],
     systems: Sequence[str] | None = None,
@@ -149,7 +206,7 @@ def correlate_systems(
     confidence: float = 0.95,
     seed: int | None = 0,
     decimals: int | None = 12,
-    ci_method: Literal["percentile", "basic"] = "percentile",
+    ci_method: Literal["percentile", "basic", "bca", "normal"] = "percentile",
     progress: bool = False,
 ) -> SystemCorrelation:
     r"""Correlate metrics by the system rankings they induce (systems ranked by mean score over topics).
@@ -162,10 +219,17 @@ def correlate_systems(
     Confidence intervals: B bootstrap replicates of the topic set, ``idx = bootstrap_indices(T, B, seed)``
     (column b = the T topics of replicate b); in each replicate the system means are recomputed (all replicates
     in one matrix product) and every coefficient recomputed; the interval is the percentile interval
-    [q_{(1-c)/2}, q_{(1+c)/2}] of the replicate values (Efron & Tibshirani 1993, ch. 13), or with
-    ``ci_method="basic"`` the reverse-percentile interval [2v - q_{(1+c)/2}, 2v - q_{(1-c)/2}] around the value v
-    (Davison & Hinkley 1997, Eq. 5.6), truncated to [-1, 1]. Replicates where a coefficient is undefined are
-    left out and counted in ``n_undefined``.
+    [q_{(1-c)/2}, q_{(1+c)/2}] of the replicate values (Efron & Tibshirani 1993, ch. 13), or
+
+    * ``basic``: the reverse-percentile interval [2v - q_{(1+c)/2}, 2v - q_{(1-c)/2}] around the value v
+      (Davison & Hinkley 1997, Eq. 5.6), truncated to [-1, 1];
+    * ``bca``: bias-corrected and accelerated, [q_{a1}, q_{a2}] with a_i = Φ(z0 + (z0 + z_i)/(1 - a (z0 + z_i))),
+      z0 = Φ⁻¹(share of replicates below v, ties counted half) and the acceleration a from the leave-one-topic-out
+      (jackknife) values (Efron & Tibshirani 1993, Eq. 14.9-14.15; as ``scipy.stats.bootstrap(method="BCa")``);
+    * ``normal``: the standard interval v ± z_{(1+c)/2} se with the bootstrap standard error
+      (Efron & Tibshirani 1993, Eq. 13.2), truncated to [-1, 1].
+
+    Replicates where a coefficient is undefined are left out and counted in ``n_undefined``.
 
     Parameters
     ----------
@@ -182,8 +246,8 @@ def correlate_systems(
     decimals : int or None
         System means are rounded to this many decimals before ranking, so that floating-point noise does not
         break exact ties (e.g. identical runs); None ranks the raw means.
-    ci_method : {"percentile", "basic"}
-        Bootstrap interval (see Notes).
+    ci_method : {"percentile", "basic", "bca", "normal"}
+        Bootstrap interval (see above and Notes).
     progress : bool
         Show a progress bar over replicate chunks.
 
@@ -198,10 +262,14 @@ def correlate_systems(
     the observed ones, and so the two metrics' rankings agree less. The ``bias`` column (mean of the replicates
     minus the value) measures the shift; with few topics or many close systems the percentile interval can lie
     entirely below the value. It then describes the spread of the coefficient over resampled topic sets rather
-    than covering the value; the basic interval corrects the shift (it is truncated at 1, which it would
-    otherwise exceed for coefficients close to 1). ``scipy.stats.bootstrap(method="percentile")`` over topics
-    with the same statistic shows the same shift (its own random draws give equal intervals up to Monte Carlo
-    error).
+    than covering the value; the basic and BCa intervals correct the shift, and then put the value near their
+    lower end (the basic interval is truncated at 1, which it would otherwise exceed for coefficients close to 1).
+    The normal interval is centred on the value by construction and ignores the shift, which ``bias`` reports.
+    On the demo collection (20 topics) the value lies in the outer tenth of its percentile interval for 19 % of
+    the coefficients, of its basic interval for 17 %, of its BCa interval for 10 % and of its normal interval
+    for none; on TREC-COVID round 1 (30 topics) for 10 %, 10 %, 0 % and 0 %.
+    ``scipy.stats.bootstrap(method="percentile")`` over topics with the same statistic shows the same shift (its
+    own random draws give equal intervals up to Monte Carlo error).
 
     Examples
     --------
@@ -212,8 +280,8 @@ def correlate_systems(
     >>> float(res.table.set_index("coefficient").loc["kendall_tau_b", "value"])
     1.0
     """
-    if ci_method not in ("percentile", "basic"):
-        raise InputError(f"ci_method must be 'percentile' or 'basic', got {ci_method!r}")
+    if ci_method not in CI_METHODS:
+        raise InputError(f"ci_method must be one of {', '.join(CI_METHODS)}; got {ci_method!r}")
     names, stack, systems = score_stack(scores, systems, min_systems=3)
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}")
@@ -229,31 +297,20 @@ def correlate_systems(
         # counts[t, b] = how often topic t is drawn in replicate b, so that means = scores @ counts / T
         counts = np.zeros((n_topics, n_resamples))
         np.add.at(counts, (idx, np.arange(n_resamples)[None, :]), 1.0)
-        chunk = max(1, int(2e7 // (n_metrics * n_systems * n_systems)))  # ~40 MB of boolean order matrices
-        flat = stack.reshape(n_metrics * n_systems, n_topics)
-        bar = tqdm(total=n_resamples, desc="bootstrap correlations", unit="rep", disable=not progress)
-        for start in range(0, n_resamples, chunk):
-            stop = min(start + chunk, n_resamples)
-            block = np.ascontiguousarray(counts[:, start:stop])
-            means = (flat @ block / n_topics).reshape(n_metrics, n_systems, stop - start)  # one BLAS call
-            if decimals is not None:
-                means = np.round(means, decimals)
-            for p, coefs in enumerate(_all_pairs(np.swapaxes(means, 1, 2))):
-                for c, name in enumerate(COEFFICIENTS):
-                    reps[p, c, start:stop] = coefs[name]
-            bar.update(stop - start)
-        bar.close()
+        reps = _resampled(stack, counts, n_topics, decimals, progress, "bootstrap correlations")
+    jackknife = None
+    if ci_method == "bca" and n_resamples:
+        # leave-one-topic-out values for the acceleration of BCa (Efron & Tibshirani 1993, Eq. 14.15)
+        jackknife = _resampled(stack, 1.0 - np.eye(n_topics), n_topics - 1, decimals, False, "")
 
-    alpha = (1.0 - confidence) / 2.0
     rows = []
     for p, (x, y) in enumerate(pairs):
         for c, name in enumerate(COEFFICIENTS):
             r = reps[p, c]
             ok = r[np.isfinite(r)]
             value = float(point[p][name])
-            lo, hi = np.quantile(ok, [alpha, 1.0 - alpha]) if ok.size else (np.nan, np.nan)
-            if ci_method == "basic":  # reflected around the value, truncated to the coefficients' range
-                lo, hi = max(-1.0, 2.0 * value - hi), min(1.0, 2.0 * value - lo)
+            jk = jackknife[p, c] if jackknife is not None else None
+            lo, hi = _interval(ok, value, confidence, ci_method, jk)
             se = ok.std(ddof=1) if ok.size > 1 else np.nan
             bias = ok.mean() - value if ok.size else np.nan
             rows.append((x, y, name, value, lo, hi, se, bias, int(r.size - ok.size)))

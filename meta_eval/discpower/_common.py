@@ -83,6 +83,30 @@ def pair_indices(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     return a.astype(np.intp), b.astype(np.intp)
 
 
+def resolve_pairs(n_systems: int, pairs=None) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (a, b) a test compares: all C(S, 2) pairs a < b (``pairs=None``), or the given ones.
+
+    ``pairs`` is a pair of equal-length integer sequences (system positions); a pair may be in either order (the
+    test's difference is mean(a) - mean(b)) but never a system with itself.
+    """
+    if pairs is None:
+        return pair_indices(n_systems)
+    try:
+        a, b = (np.asarray(p) for p in pairs)
+    except (TypeError, ValueError):
+        raise InputError("pairs must be two sequences of system positions (a, b)") from None
+    if a.ndim != 1 or a.shape != b.shape or a.size == 0:
+        raise InputError(f"pairs must be two non-empty 1-D sequences of equal length; got shapes {a.shape}, {b.shape}")
+    if not (np.issubdtype(a.dtype, np.integer) and np.issubdtype(b.dtype, np.integer)):
+        raise InputError("pairs must hold integer system positions")
+    if min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= n_systems:
+        raise InputError(f"pair positions must lie in [0, {n_systems}); got [{min(a.min(), b.min())}, "
+                         f"{max(a.max(), b.max())}]")
+    if np.any(a == b):
+        raise InputError(f"a pair compares system {int(a[a == b][0])} with itself")
+    return a.astype(np.intp), b.astype(np.intp)
+
+
 def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray) -> np.ndarray:
     """|t| = |mean| / sqrt(var / n), with the s.d. = 0 rule.
 
@@ -164,7 +188,7 @@ class PairwiseTest:
     systems : tuple of str
         The S system names; pairs index into it.
     pair_a, pair_b : ndarray of int, shape (P,)
-        The pairs (a < b).
+        The pairs (a < b for all pairs; as given when a test was asked for chosen pairs).
     difference : ndarray, shape (P,)
         Observed difference of mean scores, mean(a) - mean(b).
     asl : ndarray, shape (P,)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from meta_eval.discpower._common import (
     TIE_RTOL,
@@ -24,8 +23,10 @@ from meta_eval.discpower._common import (
     pair_chunks,
     pair_indices,
     replicate_counts,
+    resolve_pairs,
 )
 from meta_eval.errors import InputError
+from meta_eval.progress import progress as progress_bar
 from meta_eval.resampling import bootstrap_indices
 
 
@@ -38,8 +39,9 @@ def paired_bootstrap(
     seed: int | None = 0,
     indices: np.ndarray | None = None,
     progress: bool = False,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairwiseTest:
-    """Paired bootstrap test of Sakai (2006) for every pair of systems, two-sided.
+    """Paired bootstrap test of Sakai (2006) for every pair of systems (or the given pairs), two-sided.
 
     For systems X, Y with per-topic scores x_t, y_t (t = 1..n)::
 
@@ -68,7 +70,10 @@ def paired_bootstrap(
         A replicate matrix of topic indices to use instead of drawing one. Passing the same matrix to several
         metrics makes the comparisons across metrics paired too (MATTERS does so).
     progress : bool
-        Show a tqdm progress bar over chunks of pairs.
+        Show progress over chunks of pairs (:func:`meta_eval.progress.progress`).
+    pairs : (array of int, array of int), optional
+        Test only these pairs (a, b) of system positions, e.g. every run against a baseline; default all
+        C(S, 2) pairs a < b.
 
     Returns
     -------
@@ -99,12 +104,12 @@ def paired_bootstrap(
     counts = replicate_counts(indices, n_top)
     n_rep = counts.shape[1]
     k = n_extreme(n_rep, alpha)
-    ia, ib = pair_indices(n_sys)
+    ia, ib = resolve_pairs(n_sys, pairs)
     asl = np.empty(ia.size)
     need = np.empty(ia.size)
     critical = np.empty(ia.size)
     chunks = list(pair_chunks(ia.size, n_rep))
-    for sl in tqdm(chunks, desc="bootstrap", unit="chunk", disable=not progress, leave=False):
+    for sl in progress_bar(chunks, desc="bootstrap", unit="chunk", enabled=progress):
         z = x[ia[sl]] - x[ib[sl]]
         zbar = z.mean(axis=1)
         scale = np.abs(z).max(axis=1)
@@ -198,7 +203,7 @@ def unpaired_bootstrap(
     need = np.empty(ia.size)
     critical = np.empty(ia.size)
     chunks = list(pair_chunks(ia.size, n_rep))
-    for sl in tqdm(chunks, desc="unpaired bootstrap", unit="chunk", disable=not progress, leave=False):
+    for sl in progress_bar(chunks, desc="unpaired bootstrap", unit="chunk", enabled=progress):
         a, b = ia[sl], ib[sl]
         scale = np.maximum(absmax[a], absmax[b])
         t_obs = abs_studentised(means[a] - means[b], var_obs[a] + var_obs[b], n_top, scale)

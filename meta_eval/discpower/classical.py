@@ -1,5 +1,5 @@
-"""Classical paired tests of every system pair (t-test, Wilcoxon signed-rank, sign test) and the Holm and
-Benjamini-Hochberg corrections, for comparison with the bootstrap."""
+"""Classical paired tests of every system pair (t-test, Wilcoxon signed-rank, sign test) and the Holm, Bonferroni
+and Benjamini-Hochberg corrections, for comparison with the bootstrap."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-from meta_eval.discpower._common import PairwiseTest, check_alpha, check_scores, pair_indices
+from meta_eval.discpower._common import PairwiseTest, check_alpha, check_scores, resolve_pairs
 from meta_eval.errors import InputError
 
 TESTS = ("ttest", "wilcoxon", "sign")
-CORRECTIONS = ("holm", "bh")
+CORRECTIONS = ("holm", "bonferroni", "bh")
 
 
 def holm(pvalues) -> np.ndarray:
@@ -27,6 +27,23 @@ def holm(pvalues) -> np.ndarray:
     out = np.empty(m)
     out[order] = adjusted
     return out
+
+
+def bonferroni(pvalues) -> np.ndarray:
+    """Bonferroni adjusted p-values: min(1, m p_i)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    return np.minimum(1.0, p.size * p)
+
+
+def adjust_pvalues(pvalues, correction: str | None) -> np.ndarray:
+    """p-values adjusted for multiple comparisons over the whole array: ``None``/``"none"``, ``"holm"``,
+    ``"bonferroni"`` or ``"bh"`` (Benjamini-Hochberg)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if correction in (None, "none"):
+        return p.copy()
+    if correction not in CORRECTIONS:
+        raise InputError(f"unknown correction {correction!r}; expected none or one of {', '.join(CORRECTIONS)}")
+    return {"holm": holm, "bonferroni": bonferroni, "bh": benjamini_hochberg}[correction](p)
 
 
 def benjamini_hochberg(pvalues) -> np.ndarray:
@@ -55,8 +72,9 @@ def classical_test(
     test: str = "ttest",
     correction: str | None = None,
     alpha: float = 0.05,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairwiseTest:
-    """A classical paired test of every pair of systems over the shared topics.
+    """A classical paired test of every pair of systems (or of the given pairs) over the shared topics.
 
     Parameters
     ----------
@@ -65,10 +83,12 @@ def classical_test(
     test : {'ttest', 'wilcoxon', 'sign'}
         ``ttest``: ``scipy.stats.ttest_rel`` (two-sided); ``wilcoxon``: ``scipy.stats.wilcoxon`` (two-sided,
         zero differences dropped, exact for small samples without ties); ``sign``: exact binomial sign test.
-    correction : {None, 'holm', 'bh'}
-        Multiple-comparison adjustment over all C(S, 2) pairs: Holm's step-down (family-wise error) or
+    correction : {None, 'holm', 'bonferroni', 'bh'}
+        Multiple-comparison adjustment over the pairs tested: Holm's step-down or Bonferroni (family-wise error),
         Benjamini-Hochberg (false discovery rate).
     alpha : float
+    pairs : (array of int, array of int), optional
+        Test only these pairs (a, b) of system positions (default all C(S, 2) pairs a < b).
 
     Returns
     -------
@@ -82,7 +102,7 @@ def classical_test(
         raise InputError(f"unknown classical test {test!r}; expected one of {TESTS}")
     if correction not in (None, *CORRECTIONS):
         raise InputError(f"unknown correction {correction!r}; expected None or one of {CORRECTIONS}")
-    ia, ib = pair_indices(x.shape[0])
+    ia, ib = resolve_pairs(x.shape[0], pairs)
     diffs = x[ia] - x[ib]
     with np.errstate(divide="ignore", invalid="ignore"):
         if test == "ttest":
@@ -91,11 +111,7 @@ def classical_test(
             p = _wilcoxon(diffs)
         else:
             p = sign_test_pvalues(diffs)
-    p = np.where(np.isnan(p), 1.0, p)
-    if correction == "holm":
-        p = holm(p)
-    elif correction == "bh":
-        p = benjamini_hochberg(p)
+    p = adjust_pvalues(np.where(np.isnan(p), 1.0, p), correction)
     means = x.mean(axis=1)
     return PairwiseTest(
         method=test if correction is None else f"{test}-{correction}",
@@ -109,13 +125,22 @@ def classical_test(
 
 
 def _wilcoxon(diffs: np.ndarray) -> np.ndarray:
-    """Wilcoxon signed-rank p-values per row; rows of all zeros get p = 1."""
+    """Wilcoxon signed-rank p-values per row, each as ``scipy.stats.wilcoxon(row)`` gives it; rows of all zeros
+    get p = 1.
+
+    scipy's vectorised call chooses the exact or the normal-approximation method once for the whole array (ties or
+    zero differences in any row make every row approximate), so the rows are tested in two groups: those without
+    ties or zeros (exact for n <= 50, as scipy does for a single row) and the others.
+    """
+    import warnings
+
     p = np.ones(diffs.shape[0])
     live = np.any(diffs != 0, axis=1)
-    if live.any():
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            p[live] = stats.wilcoxon(diffs[live], axis=1).pvalue
+    magnitude = np.sort(np.abs(diffs), axis=1)
+    irregular = (magnitude[:, 0] == 0) | np.any((np.diff(magnitude, axis=1) == 0) & (magnitude[:, 1:] > 0), axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for group in (live & ~irregular, live & irregular):
+            if group.any():
+                p[group] = stats.wilcoxon(diffs[group], axis=1).pvalue
     return p

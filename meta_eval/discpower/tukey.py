@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from meta_eval.discpower._common import (
     TIE_RTOL,
@@ -16,6 +15,7 @@ from meta_eval.discpower._common import (
     n_extreme,
     pair_indices,
 )
+from meta_eval.progress import progress as progress_bar
 
 #: Replicates permuted per batch; fixed so that results depend only on (seed, B), not on memory settings.
 TUKEY_BATCH = 256
@@ -46,7 +46,7 @@ def tukey_null(scores, *, n_resamples: int = 5000, seed: int | None = 0, progres
     by_topic = x.T  # (T, S): permute within each row
     out = np.empty(n_rep)
     starts = range(0, n_rep, TUKEY_BATCH)
-    for start in tqdm(starts, desc="tukey", unit="batch", disable=not progress, leave=False):
+    for start in progress_bar(starts, desc="tukey", unit="batch", enabled=progress):
         stop = min(n_rep, start + TUKEY_BATCH)
         perm = rng.permuted(np.broadcast_to(by_topic, (stop - start, *by_topic.shape)), axis=-1)
         means = perm.mean(axis=1)  # (batch, S)

@@ -1,4 +1,5 @@
-"""Figures of the seed papers' analyses (``meta-eval reproduce``), drawn with seaborn on pyplot-free Figures.
+"""Figures of the seed papers' analyses (``meta-eval reproduce``), drawn with seaborn on pyplot-free Figures in the
+style of :mod:`meta_eval.figures.style`.
 
 Every function takes the tidy output of an analysis in :mod:`meta_eval.properties` or :mod:`meta_eval.curves` and
 returns a :class:`matplotlib.figure.Figure` (``fig.savefig("x.png")`` renders it with Agg).
@@ -11,6 +12,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from meta_eval.errors import InputError
+from meta_eval.figures.style import styled
 
 __all__ = ["graded_pr_figure", "pr_roc_figure", "pattern_scatter", "position_profile_figure", "sensitivity_figure"]
 
@@ -20,6 +22,7 @@ def _need(df: pd.DataFrame, columns: set[str], what: str) -> None:
         raise InputError(f"{what} needs a DataFrame with columns {sorted(columns)}")
 
 
+@styled
 def sensitivity_figure(profile: pd.DataFrame, title: str = "Increment when rank j turns relevant") -> Figure:
     """Δ metric against the rank j of the newly relevant document (Kishida Eq. 10 for AP), one line per metric;
     ``profile`` is :func:`meta_eval.properties.sensitivity_profile`'s output."""
@@ -31,6 +34,7 @@ def sensitivity_figure(profile: pd.DataFrame, title: str = "Increment when rank 
     return fig
 
 
+@styled
 def position_profile_figure(profile: pd.DataFrame, title: str = "One relevant document at position i") -> Figure:
     """Metric values against the position of a single relevant document (IJCSIT 2015, Figure 3): ``profile``
     indexed by ``position`` with one column per metric."""
@@ -44,6 +48,7 @@ def position_profile_figure(profile: pd.DataFrame, title: str = "One relevant do
     return fig
 
 
+@styled
 def pr_roc_figure(pr: pd.DataFrame, roc: pd.DataFrame, hue: str = "system") -> Figure:
     """Precision-recall (with interpolated precision, dashed) and ROC curves side by side (Manning et al.
     Fig. 8.2 and 8.4); inputs from :func:`meta_eval.curves.pr_curve` and :func:`meta_eval.curves.roc_curve`."""
@@ -62,6 +67,7 @@ def pr_roc_figure(pr: pd.DataFrame, roc: pd.DataFrame, hue: str = "system") -> F
     return fig
 
 
+@styled
 def graded_pr_figure(curve: pd.DataFrame, hue: str = "list", title: str = "Graded precision-recall") -> Figure:
     """Graded PR curve of the GAP paper §3.2 (input: :func:`meta_eval.curves.graded_pr_curve`)."""
     _need(curve, {hue, "recall", "precision"}, "graded_pr_figure")
@@ -73,6 +79,7 @@ def graded_pr_figure(curve: pd.DataFrame, hue: str = "list", title: str = "Grade
     return fig
 
 
+@styled
 def pattern_scatter(scores: pd.DataFrame, title: str = "Kishida's 136 patterns") -> Figure:
     """Pairwise scatter of the metrics over the patterns (Table 4's correlations made visible)."""
     if not isinstance(scores, pd.DataFrame) or scores.shape[1] < 2:

@@ -1,0 +1,112 @@
+"""``meta-eval compare``: runs against a baseline (or all pairs) with significance tests, ranx/PyTerrier style."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from meta_eval.cli.app import app
+from meta_eval.cli.common import (AlphaOpt, ConfidenceOpt, DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt,
+                                  ProgressOpt, QrelsOpt, RunsArg, SeedOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt,
+                                  collection_from_cli, measures_option, reports_errors, resamples_option)
+
+DEFAULT_MEASURES = ("AP", "nDCG@10")
+OUTPUTS = (".csv", ".md", ".tex")
+MeasuresOpt = measures_option(DEFAULT_MEASURES)
+ResamplesOpt = resamples_option("bootstrap: default 1000; randomisation: default 10000")
+
+
+class Test(str, Enum):
+    t = "t"
+    wilcoxon = "wilcoxon"
+    bootstrap = "bootstrap"
+    randomisation = "randomisation"
+
+
+class Correction(str, Enum):
+    holm = "holm"
+    bonferroni = "bonferroni"
+    bh = "bh"
+    none = "none"
+
+
+def _check_output(path: Path | None) -> None:
+    """The output file's format from its extension, and that it can be written — before any work."""
+    import os
+
+    from meta_eval.errors import InputError
+
+    if path is None:
+        return
+    if path.suffix.lower() not in OUTPUTS:
+        raise InputError(f"-o {path}: the format follows the extension, one of {', '.join(OUTPUTS)}")
+    parent = path.expanduser().absolute().parent
+    if path.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError(f"-o {path}: cannot write this file (is its folder there and writable?)")
+
+
+@app.command()
+@reports_errors
+def compare(
+    runs: RunsArg = None,
+    qrels: QrelsOpt = None,
+    measures: MeasuresOpt = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", "-b", help="Run (name) every other run is compared "
+                                                    "with. Default: the first run.", show_default=False)] = None,
+    all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Compare every pair of runs instead (ranx-style "
+                                            "letters mark the runs each one is significantly better than).")] = False,
+    test: Annotated[Test, typer.Option("--test", help="Paired test: t (Student), wilcoxon (signed-rank), bootstrap "
+                                       "(Sakai 2006) or randomisation.")] = Test.t,
+    correction: Annotated[Correction, typer.Option("--correction", help="Multiple-comparison correction over the "
+                                                   "comparisons of each measure.")] = Correction.holm,
+    alpha: AlphaOpt = 0.05,
+    confidence: ConfidenceOpt = 0.95,
+    resamples: ResamplesOpt = None,
+    seed: SeedOpt = 0,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the result to this file; the format "
+                                                "follows the extension: .csv (one row per comparison, full "
+                                                "precision), .md or .tex (tables).", show_default=False)] = None,
+    depth: DepthOpt = None,
+    rel_level: LevelOpt = 1,
+    missing: MissingOpt = Missing.zero,
+    unjudged: UnjudgedOpt = Unjudged.nonrel,
+    ties: TiesOpt = Ties.trec_eval,
+    float32: Float32Opt = False,
+    progress: ProgressOpt = True,
+) -> None:
+    """Compare runs against a baseline (or all pairs) under each measure: means, mean difference with its t
+    interval, effect size (Cohen's d_z), p-values (paired t, Wilcoxon, Sakai's bootstrap or randomisation) with a
+    multiple-comparison correction, and topics won/tied/lost."""
+    from rich.console import Console
+
+    from meta_eval.compare import compare as run_compare
+    from meta_eval.resultdir import write_text_atomic
+
+    _check_output(out)
+    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
+    result = run_compare(col, list(measures or DEFAULT_MEASURES), baseline=baseline, all_pairs=all_pairs,
+                         test=test.value, correction=correction.value, alpha=alpha, confidence=confidence,
+                         n_resamples=resamples, seed=seed, progress=progress)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    table = result.paper_table()
+    console.print(f"{len(col.systems)} runs × {len(col.topics)} topics; mean scores:")
+    console.print(table.to_rich(""))
+    console.print(table.note)
+    if not all_pairs:
+        console.print(result.detail_table().to_rich())
+    if out is None:
+        return
+    suffix = out.suffix.lower()
+    if suffix == ".csv":
+        text = result.to_csv()
+    elif suffix == ".md":
+        text = result.to_markdown()
+    else:
+        text = result.to_latex(label="tab:compare")
+    write_text_atomic(out, text)
+    console.print(f"wrote {out}")

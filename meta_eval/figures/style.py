@@ -1,0 +1,143 @@
+"""The one figure style of meta-eval, and the helper that saves a figure in the requested formats.
+
+Every figure function is wrapped in :func:`styled`: seaborn's ``paper`` context on the ``ticks`` style (no top and
+right spines, light horizontal grid), Paul Tol's colour-blind-safe "bright" palette (then his "muted" one for more
+than seven metrics; seaborn's ``colorblind`` palette has two oranges among its first six), TrueType fonts in PDF and PS
+(the Type 3 fonts matplotlib embeds by default are refused by ACM and IEEE checks). Metric colours come from
+:func:`metric_colors`, so a study passes one mapping to every figure and a metric keeps its colour throughout.
+
+Sizes are for a two-column paper: :data:`FULL_WIDTH` (7 in, both columns) and :data:`COLUMN_WIDTH` (3.35 in).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from meta_eval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["COLUMN_WIDTH", "FORMATS", "FULL_WIDTH", "metric_colors", "paper_style", "save_figure", "styled"]
+
+FULL_WIDTH = 7.0
+COLUMN_WIDTH = 3.35
+FORMATS = ("pdf", "png", "svg")
+#: Paul Tol's qualitative "bright" scheme, then "muted" (https://personal.sron.nl/~pault/#sec:qualitative).
+PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB",
+           "#332288", "#117733", "#44AA99", "#88CCEE", "#DDCC77", "#CC6677", "#882255")
+#: Resolution of the PNG previews a report embeds beside vector figures.
+PREVIEW_DPI = 110
+
+_RC = {
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "svg.fonttype": "path",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "grid.color": "0.9",
+    "grid.linewidth": 0.6,
+    "legend.frameon": False,
+    "figure.dpi": 100,
+    "savefig.dpi": 300,
+}
+
+
+@contextmanager
+def paper_style():
+    """Context in which a figure is built in the paper style (seaborn paper context, ticks, colour-blind)."""
+    import matplotlib as mpl
+    import seaborn as sns
+
+    rc = {**sns.axes_style("ticks"), **sns.plotting_context("paper", font_scale=1.05), **_RC,
+          "axes.prop_cycle": mpl.cycler(color=list(PALETTE))}
+    with mpl.rc_context(rc):
+        yield
+
+
+def styled(func: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Decorator: build the figure inside :func:`paper_style`."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with paper_style():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def metric_colors(names: Iterable[str], fixed: Mapping[str, object] | None = None) -> dict[str, tuple]:
+    """One colour per metric, in order, from the colour-blind-safe palette (cycled after 14 metrics).
+
+    Pass the same mapping to every figure of a study so that a metric keeps its colour; ``fixed`` pins colours.
+    """
+    names = list(dict.fromkeys(names))
+    out = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+    out.update(dict(fixed or {}))
+    return out
+
+
+def colors_for(names: Sequence[str], colors: Mapping[str, object] | None) -> dict[str, object]:
+    """``colors`` restricted to ``names``, with palette colours for names it lacks."""
+    if colors is None:
+        return metric_colors(names)
+    missing = [n for n in names if n not in colors]
+    extra = metric_colors([*colors, *missing])
+    return {n: colors[n] if n in colors else extra[n] for n in names}
+
+
+def check_formats(formats: Iterable[str] | str) -> tuple[str, ...]:
+    """Validated figure formats (``pdf``, ``png``, ``svg``), in order, without repeats."""
+    items = [formats] if isinstance(formats, str) else list(formats)
+    out = []
+    for f in items:
+        value = getattr(f, "value", f)
+        if value not in FORMATS:
+            raise InputError(f"figure format must be one of {', '.join(FORMATS)}; got {value!r}")
+        if value not in out:
+            out.append(value)
+    if not out:
+        raise InputError(f"at least one figure format is needed ({', '.join(FORMATS)})")
+    return tuple(out)
+
+
+def check_dpi(dpi: int) -> int:
+    """A resolution in [50, 1200] dots per inch."""
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 50 <= dpi <= 1200:
+        raise InputError(f"dpi must be an integer in [50, 1200]; got {dpi!r}")
+    return dpi
+
+
+def save_figure(
+    fig: Figure,
+    stem: str | Path,
+    formats: Iterable[str] | str = ("pdf",),
+    *,
+    dpi: int = 300,
+    preview_dpi: int | None = None,
+) -> list[Path]:
+    """Write ``fig`` as ``stem.<format>`` for every format (PNG at ``dpi``; PDF and SVG are vector).
+
+    With ``preview_dpi``, a PNG preview ``stem.png`` at that resolution is also written when PNG was not
+    requested (reports embed it). Returns the paths written, the requested formats first.
+    """
+    formats = check_formats(formats)
+    dpi = check_dpi(dpi)
+    stem = Path(stem)
+    jobs = [(fmt, dpi) for fmt in formats]
+    if preview_dpi is not None and "png" not in formats:
+        jobs.append(("png", check_dpi(preview_dpi)))
+    written = []
+    with paper_style():  # font embedding is decided when the file is written
+        for fmt, resolution in jobs:
+            path = stem.with_name(f"{stem.name}.{fmt}")
+            metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt)
+            fig.savefig(path, format=fmt, dpi=resolution, bbox_inches="tight", pad_inches=0.02, metadata=metadata)
+            written.append(path)
+    return written

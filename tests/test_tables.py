@@ -1,0 +1,203 @@
+"""Paper tables (meta_eval.tables): the same cells in Markdown (parsed by markdown-it), LaTeX (a structural parser
+check, and pdflatex when it is installed) and HTML; bold best and markers; the compact tables of the analyses."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from meta_eval.errors import InputError
+from meta_eval.tables import PaperTable, best_mask, format_number, latex_escape, matrix_table
+
+# ------------------------------------------------------------------------------------------------ checkers
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    """Every table of a Markdown document, parsed by markdown-it (GFM tables): rows of cell texts, header first."""
+    from markdown_it import MarkdownIt
+
+    tables, rows, row = [], None, None
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    for i, tok in enumerate(tokens):
+        if tok.type == "table_open":
+            rows = []
+        elif tok.type == "tr_open":
+            row = []
+        elif tok.type in ("th_open", "td_open"):
+            row.append(tokens[i + 1].content if tokens[i + 1].type == "inline" else "")
+        elif tok.type == "tr_close":
+            rows.append(row)
+        elif tok.type == "table_close":
+            tables.append(rows)
+    return tables
+
+
+def check_markdown(text: str) -> list[list[list[str]]]:
+    """Every table parses and each row has as many cells as the header."""
+    tables = markdown_tables(text)
+    n_pipes_tables = len(re.findall(r"^\| .* \|\n\| (?:-{3}:?|:?-{3})", text, flags=re.M))
+    assert len(tables) == n_pipes_tables, "a Markdown table did not parse"
+    for rows in tables:
+        assert all(len(r) == len(rows[0]) for r in rows), rows
+    return tables
+
+
+def check_latex(text: str) -> None:
+    """A parser check of a LaTeX table: ASCII only, balanced braces and environments, booktabs rules, every row
+    with as many cells as the column spec, no unescaped special character."""
+    assert text.isascii(), sorted({c for c in text if not c.isascii()})
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("%"))
+    depth = 0
+    for i, ch in enumerate(body):
+        if ch in "{}" and (i == 0 or body[i - 1] != "\\"):
+            depth += 1 if ch == "{" else -1
+            assert depth >= 0, body[max(0, i - 40):i + 1]
+    assert depth == 0
+    envs = re.findall(r"\\(begin|end)\{(\w+)\}", body)
+    stack = []
+    for kind, name in envs:
+        if kind == "begin":
+            stack.append(name)
+        else:
+            assert stack and stack.pop() == name, envs
+    assert not stack
+    for spec, inner in re.findall(r"\\begin\{tabular\}\{([lrc]+)\}(.*?)\\end\{tabular\}", body, flags=re.S):
+        assert r"\toprule" in inner and r"\midrule" in inner and r"\bottomrule" in inner
+        rows = [r for r in inner.split("\n") if r.strip() and not r.strip().startswith("\\") or "&" in r]
+        for row in rows:
+            assert row.rstrip().endswith(r"\\"), row
+            cells = re.split(r"(?<!\\)&", row)
+            assert len(cells) == len(spec), (spec, row)
+        unescaped = re.findall(r"(?<!\\)[_%#$^~]", re.sub(r"\\ensuremath\{[^{}]*(\{[^{}]*(\{[^{}]*\})?\})?\}", "",
+                                                             re.sub(r"\\textsuperscript\{.*?\}\}?", "", inner)))
+        assert not unescaped, unescaped
+
+
+def compile_latex(snippets: list[str], tmp_path) -> None:
+    """Compile the tables in one document with pdflatex (skips when pdflatex is not installed)."""
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+    doc = ("\\documentclass{article}\n\\usepackage{booktabs,amssymb}\n\\begin{document}\n" + "\n".join(snippets)
+           + "\n\\end{document}\n")
+    (tmp_path / "tables.tex").write_text(doc)
+    res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "tables.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-3000:]
+    assert (tmp_path / "tables.pdf").stat().st_size > 1000
+
+
+# ------------------------------------------------------------------------------------------------ tests
+
+
+def _table() -> PaperTable:
+    values = pd.DataFrame({"tau_ap(y|x)": [0.91234, 0.5, np.nan], "n_pairs": [496, 105, 3], "note": ["a|b", "x_y",
+                                                                                                   "50% #1"]},
+                          index=pd.Index(["AP", "nDCG@10", "GAP(g=0.5,0.5)"], name="metric"))
+    bold = best_mask(values, {"tau_ap(y|x)": "max"}, 3)
+    markers = pd.DataFrame("", index=values.index, columns=values.columns)
+    markers.iloc[0, 0] = "▲"
+    low = pd.DataFrame(np.nan, index=values.index, columns=values.columns)
+    high = low.copy()
+    low.iloc[0, 0], high.iloc[0, 0] = 0.8, 0.95
+    return PaperTable(values, caption="Coefficients (τ_AP ≥ 0.5, α = 0.05)", decimals=3, bold=bold,
+                      markers=markers, low=low, high=high, note="▲: better; Δ required; ±")
+
+
+def test_cells_format_bold_interval_and_marker():
+    t = _table()
+    assert t.text("AP", "tau_ap(y|x)") == "0.912" and t.interval("AP", "tau_ap(y|x)") == "[0.800, 0.950]"
+    assert t.text("GAP(g=0.5,0.5)", "tau_ap(y|x)") == "–" and t.text("AP", "n_pairs") == "496"
+    assert t.cells()[0][0] == ("0.912", "[0.800, 0.950]", "▲", True)
+    assert [c[3] for c in (t.cells()[1][0], t.cells()[2][0])] == [False, False]
+    assert format_number(-0.00001, 3) == "0.000" and format_number(np.float32(1.5), 1) == "1.5"
+
+
+def test_markdown_is_valid_and_keeps_pipes_in_cells():
+    t = _table()
+    (rows,) = check_markdown(t.to_markdown())
+    assert rows[0] == ["metric", "tau_ap(y|x)", "n_pairs", "note"]
+    assert rows[1][0] == "AP" and rows[1][3] == "a|b" and rows[1][1].startswith("**0.912**")
+    assert len(rows) == 4
+
+
+def test_latex_is_ascii_booktabs_and_parses(tmp_path):
+    t = _table()
+    tex = t.to_latex("tab:x")
+    check_latex(tex)
+    assert r"\textbf{0.912}" in tex and r"\blacktriangle" in tex and r"\usepackage{amssymb}" in tex
+    assert r"tau\_ap(y|x)" in tex and r"a|b" in tex and r"50\% \#1" in tex and r"\ensuremath{\tau_{\mathrm{AP}}}" in tex
+    compile_latex([tex, t.to_latex(float_env=False)], tmp_path)
+
+
+def test_latex_escape_refuses_unknown_characters():
+    assert latex_escape("τ_AP-b ≥ 0.5") == r"\ensuremath{\tau_{\mathrm{AP-b}}} \ensuremath{\geq} 0.5"
+    with pytest.raises(InputError, match="no LaTeX form"):
+        latex_escape("λ")
+
+
+def test_html_and_console_show_the_same_cells():
+    t = _table()
+    page = t.to_html()
+    assert "<b>0.912</b> <small>[0.800, 0.950]</small><sup>▲</sup>" in page and "a|b" in page
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(t.to_rich())
+    assert "0.912 [0.800, 0.950]▲" in console.export_text()
+
+
+def test_best_mask_compares_displayed_values():
+    values = pd.DataFrame({"x": [0.12341, 0.12344, 0.1], "y": [3, 1, 1]})
+    mask = best_mask(values, {"x": "max", "y": "min"}, 3)
+    assert mask["x"].tolist() == [True, True, False] and mask["y"].tolist() == [False, True, True]
+    with pytest.raises(InputError):
+        best_mask(values, {"z": "max"})
+    with pytest.raises(InputError):
+        PaperTable(values, bold=mask.iloc[:2])
+
+
+def test_matrix_table_puts_two_coefficients_in_the_triangles():
+    names = ["A", "B", "C"]
+    lower = pd.DataFrame(np.arange(9.0).reshape(3, 3), index=names, columns=names)
+    upper = -lower
+    t = matrix_table(lower, upper, caption="m", low=(lower - 1, upper - 1), high=(lower + 1, upper + 1))
+    assert t.text("B", "A") == "3.000" and t.text("A", "B") == "-1.000" and t.text("A", "A") == "–"
+    assert t.interval("C", "A") == "[5.000, 7.000]" and t.interval("A", "C") == "[-3.000, -1.000]"
+
+
+def test_compact_tables_of_the_analyses():
+    from meta_eval.correlation import correlate_systems
+    from meta_eval.discpower import discriminative_power
+    from meta_eval.tables import agreement_table, discpower_table, informativeness_table
+
+    rng = np.random.default_rng(0)
+    base = rng.random((8, 12))
+    scores = {"A": base, "B": base + rng.normal(0, 0.05, base.shape), "C": base**2}
+    dp = discriminative_power(scores, n_resamples=100)
+    t = discpower_table(dp.summary())
+    summary = dp.summary().set_index("metric")
+    for m in scores:
+        assert t.text(m, "% discriminated") == f"{100 * summary.loc[m, 'proportion']:.1f}"
+        assert t.text(m, "pairs") == "28"
+    check_markdown(t.to_markdown())
+    check_latex(t.to_latex())
+    res = correlate_systems(scores, n_resamples=50, ci_method="normal")
+    a = agreement_table(res)
+    row = res.table[(res.table.metric_x == "A") & (res.table.metric_y == "C")]
+    tau = row[row.coefficient == "kendall_tau_b"].iloc[0]
+    sym = row[row.coefficient == "tau_ap_sym"].iloc[0]
+    assert a.text("C", "A") == f"{tau.value:.3f}" and a.text("A", "C") == f"{sym.value:.3f}"
+    assert a.interval("C", "A") == f"[{tau.ci_low:.3f}, {tau.ci_high:.3f}]"
+    check_latex(a.to_latex())
+    summary = pd.DataFrame({"metric": ["A", "A", "B", "B"], "threshold": [1, 2, 1, 2], "mean_rms": [0.1, 0.2, 0.3, 0.1],
+                            "sem_rms": [0.01] * 4, "n_lists": [30, 29, 30, 29], "n_failed": [0, 1, 0, 1]})
+    i = informativeness_table(summary)
+    assert list(i.values.columns) == ["RMS, grade ≥ 1", "s.e., grade ≥ 1", "lists, grade ≥ 1", "RMS, grade ≥ 2",
+                                      "s.e., grade ≥ 2", "lists, grade ≥ 2", "failed"]
+    assert i.bold.loc["A", "RMS, grade ≥ 1"] and i.bold.loc["B", "RMS, grade ≥ 2"]
+    check_latex(i.to_latex())
