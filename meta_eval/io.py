@@ -16,7 +16,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from meta_eval import adapters
 from meta_eval.errors import InputError
 from meta_eval.rankings import MAX_GRADE
 
@@ -278,13 +279,14 @@ def _parse(data: bytes, source: str, fields, types, keep, checks) -> pa.Table:
 # --------------------------------------------------------------------------------------------- runs
 
 
-def read_run(source: PathLike | pd.DataFrame, *, name: str | None = None, with_rank: bool = False) -> RunTable:
+def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool = False) -> RunTable:
     """Read one TREC run (``topic Q0 docid rank score tag``; any whitespace; plain or gzip).
 
     Parameters
     ----------
-    source : path or pandas.DataFrame
-        A run file, or a DataFrame with columns ``topic, docid, score`` (``rank``, ``run``/``tag`` optional).
+    source : path or in-memory run
+        A run file, or an object :mod:`meta_eval.adapters` reads: a DataFrame (``topic``/``qid``,
+        ``docid``/``docno``, ``score``), a ``{qid: {docid: score}}`` dict, a ranx Run, ScoredDoc records...
     name : str, optional
         Run name; default: the tag of the first line (trec_eval's ``runid``).
     with_rank : bool
@@ -296,8 +298,11 @@ def read_run(source: PathLike | pd.DataFrame, *, name: str | None = None, with_r
         Wrong number of fields, non-numeric / NaN / infinite score, (with ``with_rank``) non-numeric rank,
         empty or corrupt file; the message names the file and line.
     """
-    if isinstance(source, pd.DataFrame):
-        return _run_from_frame(source, name=name, with_rank=with_rank)
+    if not adapters.is_path(source):
+        runs = adapters.read_run_object(source, name=name, with_rank=with_rank)
+        if len(runs) != 1:
+            raise InputError(f"holds {len(runs)} runs; read it with read_runs", runs[0].source)
+        return runs[0]
     label = str(source)
     data = read_bytes(source)
     keep = ["topic", "docid", "score"] + (["rank"] if with_rank else [])
@@ -335,52 +340,18 @@ def _first_tag(data: bytes) -> str:
     return "run"
 
 
-def _run_from_frame(frame: pd.DataFrame, *, name: str | None, with_rank: bool) -> RunTable:
-    label = f"DataFrame {name or ''}".strip()
-    missing = {"topic", "docid", "score"} - set(frame.columns)
-    if missing:
-        raise InputError(f"run DataFrame lacks columns {sorted(missing)}; has {list(frame.columns)}", label)
-    score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64)
-    if not np.isfinite(score).all():
-        row = int(np.flatnonzero(~np.isfinite(score))[0])
-        raise InputError(f"score must be a finite number, got {frame['score'].iloc[row]!r}", label, row + 1)
-    if name is None:
-        for column in ("run", "tag", "system"):
-            if column in frame.columns and len(frame):
-                name = str(frame[column].iloc[0])
-                break
-    if name is None:
-        raise InputError("a run DataFrame needs a name (name=...) or a 'run' column", label)
-    rank = None
-    if with_rank:
-        if "rank" not in frame.columns:
-            raise InputError("ties='rank' needs a 'rank' column", label)
-        rank = pd.to_numeric(frame["rank"], errors="coerce").to_numpy(dtype=np.float64)
-    return RunTable(
-        name=name,
-        source=label,
-        topic=pa.array(frame["topic"].astype(str).tolist(), pa.string()),
-        docid=pa.array(frame["docid"].astype(str).tolist(), pa.string()),
-        score=score,
-        rank=rank,
-    )
-
-
 def read_runs(
-    sources: Sequence[PathLike | pd.DataFrame] | PathLike, *, with_rank: bool = False, progress: bool = False
+    sources: Sequence[PathLike | Any] | PathLike | Any, *, with_rank: bool = False, progress: bool = False
 ) -> list[RunTable]:
-    """Read many runs: files, directories, glob patterns, or DataFrames (a DataFrame with a ``run`` column is split
-    into one run per value). Run names must be unique. ``progress`` shows a bar over the files."""
-    if isinstance(sources, (str, Path, pd.DataFrame)):
+    """Read many runs: files, directories, glob patterns, or in-memory runs (:mod:`meta_eval.adapters`; a
+    DataFrame with a ``run`` column is split into one run per value). Run names must be unique. ``progress``
+    shows a bar over the files."""
+    if not isinstance(sources, (list, tuple)) or adapters.is_single_run(sources):
         sources = [sources]
     runs: list[RunTable] = []
-    paths = [s for s in sources if not isinstance(s, pd.DataFrame)]
-    for frame in (s for s in sources if isinstance(s, pd.DataFrame)):
-        if "run" in frame.columns:
-            runs.extend(_run_from_frame(part, name=str(key), with_rank=with_rank)
-                        for key, part in frame.groupby("run", sort=False))
-        else:
-            runs.append(_run_from_frame(frame, name=None, with_rank=with_rank))
+    paths = [s for s in sources if adapters.is_path(s)]
+    for i, obj in enumerate(s for s in sources if not adapters.is_path(s)):
+        runs.extend(adapters.read_run_object(obj, with_rank=with_rank, position=i))
     files = expand_paths(paths)
     # Decompression and Arrow parsing release the GIL: read files on every core.
     with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1) or 1) as pool:
@@ -412,19 +383,20 @@ def _unique_names(runs: list[RunTable]) -> list[RunTable]:
 # --------------------------------------------------------------------------------------------- qrels
 
 
-def read_qrels(source: PathLike | pd.DataFrame) -> QrelsTable:
+def read_qrels(source: PathLike | Any) -> QrelsTable:
     """Read TREC qrels (``topic iteration docid grade``; any whitespace; plain or gzip).
 
     Grades must be integers; negative grades are kept (judged, not relevant for every measure, as in trec_eval).
-    A DataFrame needs columns ``topic, docid, grade`` (``relevance`` is accepted for ``grade``).
+    In-memory qrels are read by :mod:`meta_eval.adapters`: a DataFrame (``topic``/``qid``, ``docid``/``docno``,
+    ``grade``/``label``/``relevance``), a ``{qid: {docid: grade}}`` dict, a ranx Qrels, Qrel records...
 
     Raises
     ------
     InputError
         Wrong number of fields, non-integer grade, empty or corrupt file (file and line named).
     """
-    if isinstance(source, pd.DataFrame):
-        return _qrels_from_frame(source)
+    if not adapters.is_path(source):
+        return adapters.read_qrels_object(source)
     label = str(source)
     data = read_bytes(source)
     table = _parse(data, label, QRELS_FIELDS, {"grade": pa.int64()}, ["topic", "docid", "grade"], {"grade": "int"})
@@ -447,26 +419,6 @@ def _check_grade_range(grade: np.ndarray, source: str, line_of_row) -> None:
         raise InputError(f"grade {int(grade[row])} is above the largest supported grade {MAX_GRADE} (relevance "
                          f"grades are stored as small integers; map the grades to 0..{MAX_GRADE})", source,
                          line_of_row(row))
-
-
-def _qrels_from_frame(frame: pd.DataFrame) -> QrelsTable:
-    label = "qrels DataFrame"
-    frame = frame.rename(columns={"relevance": "grade", "query_id": "topic", "doc_id": "docid"})
-    missing = {"topic", "docid", "grade"} - set(frame.columns)
-    if missing:
-        raise InputError(f"qrels DataFrame lacks columns {sorted(missing)}; has {list(frame.columns)}", label)
-    grade = pd.to_numeric(frame["grade"], errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(grade) | (grade != np.round(grade))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"grade must be an integer, got {frame['grade'].iloc[row]!r}", label, row + 1)
-    _check_grade_range(grade, label, lambda row: row + 1)
-    return QrelsTable(
-        source=label,
-        topic=pa.array(frame["topic"].astype(str).tolist(), pa.string()),
-        docid=pa.array(frame["docid"].astype(str).tolist(), pa.string()),
-        grade=grade.astype(np.int64),
-    )
 
 
 def line_of_pair(source: str, topic: str, docid: str, occurrence: int = 2) -> int | None:

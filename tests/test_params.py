@@ -23,7 +23,7 @@ BAD = [
     ("iprec_at_recall_1.5", "k=1.5", "[0, 1]"), ("IPrec@-0.1", "k=-0.1", "[0, 1]"),
     ("IPrec(cut=floor)@0.5", "cut='floor'", "round, ceil, v9"), ("IPrec11(levels=0.5,2)", "levels=0.5,2", "[0, 1]"),
     ("Rprec_mult@0", "k=0", "(0, inf)"), ("SetF(beta=-1)", "beta=-1", "[0, inf)"),
-    ("GAP(g=0.5,0.6)", "g=0.5,0.6", "summing to 1"), ("GAP(g=-0.5,1.5)", "g=-0.5,1.5", "[0, 1]"),
+    ("GAP(g=0.5,0.6)", "g=0.5,0.6", "does not sum to 1"), ("GAP(g=-0.5,1.5)", "g=-0.5,1.5", "[0, 1]"),
     ("nDCG(gain=1:3,200:9)", "gain=1:3,200:9", "0..127"), ("nDCG(gain=-1:3)", "gain=-1:3", "0..127"),
     ("nDCG(gain=1:nan)", "gain=1:nan", "[-1e100, 1e100]"), ("nDCG(gain=squared)", "gain='squared'", "linear, exp"),
     ("nDCG(discount=log3)", "discount='log3'", "log2, jk, none"), ("DCG(discount=jk,base=1)", "base=1", "(1, inf)"),

@@ -382,7 +382,7 @@ def _parse_value(param: Param, text: str, where: str) -> Any:
         return param.parse(text.strip())
     except (ValueError, TypeError, OverflowError, InputError) as exc:
         reason = {int: "not an integer", float: "not a number"}.get(param.parse, str(exc))
-        raise InputError(f"{where}: parameter {param.name}={text.strip()!r} is {reason}; allowed: "
+        raise InputError(f"{where}: bad value for parameter {param.name}={text.strip()!r} ({reason}); allowed: "
                          f"{param.domain_text}") from None
 
 
@@ -469,7 +469,7 @@ def check_distribution(values: Any) -> "str | None":
     if not isinstance(values, tuple) or not values:
         return "is not a list of probabilities"
     if not np.isclose(sum(values), 1.0, rtol=0, atol=1e-9):
-        return f"sums to {sum(values):g}, not 1"
+        return f"does not sum to 1 (sums to {sum(values):g})"
     return None
 
 
