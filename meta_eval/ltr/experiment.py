@@ -124,7 +124,7 @@ class LTRResult:
         s = self.settings
         return (f"Mean over {s.get('n_test_queries', '?')} test queries ({s.get('folds', '?')} fold(s); "
                 f"{self.skipped} without a relevant document not scored). * best of its algorithm; † significantly "
-                f"below it ({s.get('test', 'ttest')}, p < {alpha:g}).")
+                f"below it ({s.get('significance', 'ttest')}, p < {alpha:g}).")
 
     def write(self, out: str | Path, figure: bool = True, formats=("pdf", "png"), dpi: int = 300) -> dict[str, Path]:
         """Write ``results.csv``, ``per_query.csv``, ``table.md``, ``table.tex``, ``settings.json`` and the figure
@@ -222,7 +222,7 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
     table = _significance(per_query, significance)
     settings = {"data": str(data) if source is None else "<folds>", "folds": len(folds),
                 "fold_names": [f.name for f in folds], "algorithms": list(algorithms),
-                "train_for": [m.output_name for m in objectives], "test": significance,
+                "train_for": [m.output_name for m in objectives], "significance": significance,
                 "test_measures": [m.output_name for m in tests], "seed": seed, "rel_level": rel_level,
                 "max_label": max_label, "n_test_queries": n_test, "skipped_queries": skipped,
                 "lambdamart": dict(lambdamart or {}), "softrank": dict(softrank or {})}
