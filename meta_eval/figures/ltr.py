@@ -78,5 +78,6 @@ def ltr_figure(result, *, alpha: float = 0.05, colors=None, title: str | None = 
         seen = dict(zip(labels, handles))
         fig.legend(list(seen.values()), list(seen.keys()), loc="outside right center", frameon=False)
     fig.supxlabel("mean paired difference from the best objective (◆), 95 % CI", fontsize="small")
-    fig.suptitle(title or f"● significantly below the best (p < {alpha:g}), ○ not", fontsize="small")
+    who = "" if len(algorithms) > 1 else f"{algorithms[0]}: "
+    fig.suptitle(title or f"{who}● significantly below the best (p < {alpha:g}), ○ not", fontsize="small")
     return fig
