@@ -238,14 +238,36 @@ class Rejudger:
                 else:
                     grades, n_ret = b.condensed(keep[w[:, b.cond_sys], b.cond_row])
                 rk = Rankings(grades, n_ret, block_counts, rel_level=self.rel_level)
+                prefixes: dict[int, Rankings] = {}
                 for m in measures:
-                    out[(m.output_name, form)][cell] = np.broadcast_to(m(rk), rk.shape)
+                    k = _prefix_cutoff(m)
+                    if k is not None and k < rk.depth:  # the top k suffice (tests/test_properties.py)
+                        if k not in prefixes:
+                            prefixes[k] = Rankings(grades[..., :k], np.minimum(n_ret, k), block_counts,
+                                                   rel_level=self.rel_level)
+                        value = m(prefixes[k])
+                    else:
+                        value = m(rk)
+                    out[(m.output_name, form)][cell] = np.broadcast_to(value, rk.shape)
         fill = np.nan if self.missing == "skip" else 0.0
         for m in measures:
             if not m.family.qrels_only:
                 for f in forms:
                     out[(m.output_name, f)] = np.where(self.present, out[(m.output_name, f)], fill)
         return out
+
+
+#: Families whose value at cutoff k depends on the top k documents only (a property test checks each), so that
+#: they are computed on the first k ranks instead of the whole list.
+PREFIX_FAMILIES = frozenset({"P", "nDCG", "AP", "Recall", "Q", "ERR", "RBP", "GAP"})
+
+
+def _prefix_cutoff(measure: Measure) -> int | None:
+    family = measure.family
+    if family.name not in PREFIX_FAMILIES or family.cutoff is None:
+        return None
+    k = dict(measure.params).get(family.cutoff.name)
+    return int(k) if k is not None else None
 
 
 def _run_group(rejudger: Rejudger, measures, keep, counts, which, forms, slices, reduce) -> list:
