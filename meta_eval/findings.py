@@ -169,14 +169,14 @@ def informativeness_findings(tables: Mapping[str, PaperTable], *, name: str, tar
         lower = [r for r in refs if m + 1.96 * s < number(r, mean_col) - 1.96 * number(r, se_col)]
         higher = [r for r in refs if number(r, mean_col) + 1.96 * number(r, se_col) < m - 1.96 * s]
         same = [r for r in refs if r not in lower and r not in higher]
-        verdict = "; ".join(part for part in (
+        verdict = ", ".join(part for part in (
             f"more informative than {' and '.join(lower)}" if lower else "",
             f"less informative than {' and '.join(higher)}" if higher else "",
             f"not distinguishable from {' and '.join(same)}" if same else "") if part)
-        clauses.append(f"{quoted(x)}" + (f", {verdict}" if verdict else ""))
-    references_text = (", against " + " and ".join(quoted(r) for r in refs)) if refs else ""
-    sentence = (f"Informativeness: the mean RMS error (± s.e.) of precision-recall curves inferred from each metric "
-                f"(relevant: grade ≥ {q.param('threshold', threshold)}; lower is more informative; differences "
-                f"claimed only where the {q.param('level', 95)} % intervals do not overlap) is {'; '.join(clauses)}"
-                f"{references_text}.")
+        clauses.append(f"{quoted(x)}" + (f": {verdict}" if verdict else ""))
+    references_text = (" and ".join(quoted(r) for r in refs) + "; ") if refs else ""
+    sentence = (f"Informativeness (mean RMS error ± s.e. of the precision-recall curves inferred from a metric's value, "
+                f"relevant: grade ≥ {q.param('threshold', threshold)}; lower is more informative; a difference is "
+                f"claimed only where the {q.param('level', 95)} % intervals do not overlap): {references_text}"
+                f"{'; '.join(clauses)}.")
     return [q.finding(sentence)]

@@ -219,7 +219,8 @@ def stage_scores(ctx: _Context, section: Section) -> None:
     means = means.sort_values(first, ascending=False, kind="stable")
     section.text = (f"Mean over {len(col.topics)} topics of each metric, systems sorted by {first}; the best value of "
                     "each metric in bold. Per-topic scores are in scores.csv (run, topic, measure, value).")
-    ctx.table(section, "Mean score per system", means_table(means), "system_means",
+    ctx.table(section, f"Mean score of each system over {len(col.topics)} topics (best in bold)", means_table(means),
+              "system_means",
               full=means.reset_index().rename(columns={"system": "run"}))
     tidy = []
     topics = np.asarray(col.topics, dtype=object)
@@ -261,7 +262,10 @@ def stage_discpower(ctx: _Context, section: Section) -> None:
                          f"rank, then rank sum): {', '.join(best)}.")
     table = discpower_table(result.summary(), top_result.summary() if top_result else None,
                             opts.top if top_result else None)
-    ctx.table(section, "Discriminative power (paired bootstrap)", table, "discpower_summary", full=summary)
+    top_text = f" and over the top {opts.top}" if top_result else ""
+    ctx.table(section, f"Discriminative power: percentage of system pairs told apart (ASL < {opts.alpha:g}) by Sakai's "
+              f"paired bootstrap (B = {opts.n_resamples}) and the difference required (Δ), over all {len(systems)} "
+              f"systems{top_text}", table, "discpower_summary", full=summary)
     asl = result.asl_table().assign(subset="all")
     if top_result is not None:
         asl = pd.concat([asl, top_result.asl_table().assign(subset=f"top {opts.top}")], ignore_index=True)
@@ -288,7 +292,8 @@ def stage_correlation(ctx: _Context, section: Section) -> None:
                     "discriminative-power test). system_correlation.csv holds every coefficient (τ_AP in both "
                     "directions, tie-aware τ_AP-a, Spearman, Pearson) with its interval, standard error and bootstrap "
                     "bias.")
-    ctx.table(section, "Agreement of the system rankings (τ_b below the diagonal, symmetrised τ_AP above)",
+    ctx.table(section, f"Agreement of the system rankings: Kendall's τ_b below the diagonal, symmetrised τ_AP above, "
+              f"with {opts.confidence:.0%} bootstrap {opts.ci} intervals over {len(col.topics)} topics",
               agreement_table(sysres), "system_correlation", full=sysres.table)
     heat = correlation_heatmap(sysres.matrix("kendall_tau_b"), upper=sysres.matrix("tau_ap_sym"), fmt=".2f",
                                vmin=min(0.5, float(sysres.table.value.min())))
@@ -339,7 +344,9 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
         return
     result = mem.informativeness(lists, with_form, progress=ctx.progress)
     ctx.report.data("informativeness_lists", result.lists)
-    ctx.table(section, "Mean RMS error of inferred precision-recall curves", informativeness_table(result.summary),
+    ctx.table(section, f"Informativeness: mean RMS error (± s.e.) of the precision-recall curves inferred by the "
+              f"maximum-entropy method from each metric's value, over {lists.batch.n_lists} lists",
+              informativeness_table(result.summary),
               "informativeness", full=result.summary)
     ctx.report.figure(section, "Mean RMS error of inferred vs actual PR curves (±1 s.e.)",
                       rms_bar_figure(result.summary, colors=ctx.colors), "informativeness_rms")

@@ -129,7 +129,7 @@ def test_heatmap_with_two_triangles():
     assert len(texts) == 4 * 3  # every off-diagonal cell, no diagonal
     tab = res.table.set_index(["metric_x", "metric_y", "coefficient"]).value
     assert f"{tab['A', 'D', 'kendall_tau_b']:.2f}" in texts and f"{tab['A', 'D', 'tau_ap_sym']:.2f}" in texts
-    assert "τ_AP" in fig.axes[0].get_title()
+    assert r"$\tau_b$" in fig.axes[0].get_title() and r"$\tau_{AP}$" in fig.axes[0].get_title()
     with pytest.raises(InputError):
         correlation_heatmap(pd.DataFrame(np.ones((2, 3))))
 

@@ -21,11 +21,11 @@ from meta_eval.figures.style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
 __all__ = ["correlation_heatmap", "means_scatter", "rank_rank", "rank_grid", "scatter_grid"]
 
 _LABELS = {
-    "kendall_tau_b": "Kendall's τ_b",
-    "tau_ap": "τ_AP (row = reference)",
-    "tau_ap_a": "τ_AP-a (row = reference)",
-    "tau_ap_sym": "symmetrised τ_AP (τ_AP-b)",
-    "spearman": "Spearman's ρ",
+    "kendall_tau_b": r"Kendall's $\tau_b$",
+    "tau_ap": r"$\tau_{AP}$ (row = reference)",
+    "tau_ap_a": r"$\tau_{AP\text{-}a}$ (row = reference)",
+    "tau_ap_sym": r"symmetrised $\tau_{AP}$",
+    "spearman": r"Spearman's $\rho$",
     "pearson": "Pearson's r",
 }
 
