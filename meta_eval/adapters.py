@@ -104,6 +104,11 @@ def _from_frame(label: str, frame: pd.DataFrame, value_columns: tuple[str, ...],
 # --------------------------------------------------------------------------------------------- validation
 
 
+def _shown(value) -> str:
+    """A value as the user wrote it: numpy scalars as Python ones (``nan``, not ``np.float64(nan)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _series(values) -> pd.Series:
     return values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
 
@@ -115,7 +120,7 @@ def _ids(rows: _Rows, values, what: str) -> pa.Array:
     if kind == "integer" and not pd.api.types.is_bool_dtype(series.dtype):
         return pa.array(series.astype(str).tolist(), pa.string())
     if kind == "string":
-        bad = (series == "").to_numpy(dtype=bool)
+        bad = (series.isna() | (series == "")).to_numpy(dtype=bool)
     else:  # mixed: find the offending value
         bad = ~series.map(lambda v: (isinstance(v, str) and v != "") or (
             isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))).to_numpy(dtype=bool)
@@ -124,7 +129,7 @@ def _ids(rows: _Rows, values, what: str) -> pa.Array:
         value = series.iloc[row]
         hint = " (read ids as strings: a float id like 301.0 does not match '301')" if isinstance(
             value, (float, np.floating)) and value == value else ""
-        raise rows.error(row, f"{what} must be a non-empty string or an integer, got {value!r}{hint}")
+        raise rows.error(row, f"{what} must be a non-empty string or an integer, got {_shown(value)}{hint}")
     return pa.array(series.astype(str).tolist(), pa.string())
 
 
@@ -141,7 +146,7 @@ def _numbers(rows: _Rows, values, what: str) -> np.ndarray:
             bad |= series.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise rows.error(row, f"{what} must be a finite number, got {series.iloc[row]!r}")
+        raise rows.error(row, f"{what} must be a finite number, got {_shown(series.iloc[row])}")
     return number
 
 
@@ -158,14 +163,18 @@ def _run_table(rows: _Rows, name: str, with_rank: bool):
 
 
 def _qrels_table(rows: _Rows):
-    from meta_eval.io import QrelsTable, _check_grade_range
+    from meta_eval.io import QrelsTable
+    from meta_eval.rankings import MAX_GRADE
 
     grade = _numbers(rows, rows.value, "grade")
     fractional = grade != np.round(grade)
     if fractional.any():
         row = int(np.flatnonzero(fractional)[0])
-        raise rows.error(row, f"grade must be an integer, got {_series(rows.value).iloc[row]!r}")
-    _check_grade_range(grade, rows.label, lambda row: rows.where(row)[1])
+        raise rows.error(row, f"grade must be an integer, got {_shown(_series(rows.value).iloc[row])}")
+    big = np.flatnonzero(grade > MAX_GRADE)
+    if big.size:
+        raise rows.error(int(big[0]), f"grade {int(grade[big[0]])} is above the largest supported grade {MAX_GRADE} "
+                         f"(map the grades to 0..{MAX_GRADE})")
     return QrelsTable(source=rows.label, topic=_ids(rows, rows.topic, "topic id"),
                       docid=_ids(rows, rows.docid, "docid"), grade=grade.astype(np.int64))
 
