@@ -9,7 +9,8 @@ systems (strictly: sign(X_a − X_b) = −sign(Y_a − Y_b) ≠ 0). On the disag
 
 and likewise intuitiveness(Y | X); a pair G ties is counted for neither metric (``gold_ties``). The metric that
 agrees more often with the gold criterion when the two metrics disagree is the more intuitive one. Differences
-within ``tie_tol`` count as ties.
+within ``tie_tol`` count as ties. Score standardisation (:mod:`meta_eval.meta.standardise`) is an increasing map
+per topic, so it leaves every within-topic preference, and hence this analysis, unchanged.
 """
 
 from __future__ import annotations

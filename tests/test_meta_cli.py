@@ -1,0 +1,119 @@
+"""The meta-evaluation commands and study stages: thin layers over meta_eval.meta (the CSVs hold the library's
+numbers), the files the issue names with their columns, findings that quote the tables, and one-line errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import meta_eval as me
+from meta_eval.cli import app
+from meta_eval.meta import incomplete_judgments, two_way_anova
+from meta_eval.meta.stages import (anova_stage, incomplete_judgments_stage, intuitiveness_stage, reusability_stage,
+                                   split_half_stage)
+
+runner = CliRunner()
+
+
+def _run(*args):
+    res = runner.invoke(app, [*args, "--no-progress"])
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def test_incomplete_judgments_command(tmp_path):
+    out = tmp_path / "ij"
+    res = _run("incomplete-judgments", "-m", "AP", "--fraction", "0.3", "--fraction", "0.7", "--draws", "2",
+               "--form", "condensed", "--out", str(out), "--format", "png")
+    assert "Mean τ_b ≥ 0.9" in res.output
+    summary = pd.read_csv(out / "incomplete_judgments.csv")
+    lib = incomplete_judgments(me.demo_collection(), ["AP"], fractions=[0.3, 0.7], n_draws=2, forms=["condensed"])
+    assert np.allclose(summary["kendall_tau_b"], lib.summary["kendall_tau_b"])
+    assert len(pd.read_csv(out / "incomplete_judgments_draws.csv")) == 4
+    assert (out / "incomplete_judgments.png").exists() and (out / "manifest.json").exists()
+
+
+def test_anova_command_writes_the_issue_columns(tmp_path):
+    out = tmp_path / "an"
+    _run("anova", "-m", "AP", "-m", "nDCG@10", "--min-d", "0.05", "--min-d", "0.1", "--out", str(out),
+         "--format", "png")
+    anova = pd.read_csv(out / "anova.csv")
+    assert list(anova.columns) == ["metric", "effect", "df", "sum_sq", "F", "p_value", "omega_sq"]
+    col = me.demo_collection()
+    lib = two_way_anova({"AP": me.score(col, "AP"), "nDCG@10": me.score(col, "nDCG@10")}, col.systems)
+    assert np.allclose(anova["sum_sq"], lib.table["sum_sq"])
+    tss = pd.read_csv(out / "topic_set_size.csv")
+    assert set(tss["min_d"]) == {0.05, 0.1} and {"n_topics", "power", "design"} <= set(tss.columns)
+    assert {"anova_omega.png", "topic_set_size.png", "effect_sizes.csv"} <= {p.name for p in out.iterdir()}
+
+
+def test_other_commands(tmp_path):
+    _run("reusability", "-m", "AP", "-k", "10", "--out", str(tmp_path / "ru"), "--format", "png")
+    runs = pd.read_csv(tmp_path / "ru" / "reusability.csv")
+    assert {"run", "score_change", "rank_change"} <= set(runs.columns) and len(runs) == 32
+    _run("intuitiveness", "-m", "AP", "-m", "nDCG", "--out", str(tmp_path / "in"), "--format", "png")
+    assert len(pd.read_csv(tmp_path / "in" / "intuitiveness.csv")) == 1
+    _run("split-half", "-m", "AP", "--size", "5", "--size", "10", "--splits", "10", "--out", str(tmp_path / "sh"),
+         "--format", "png")
+    sh = pd.read_csv(tmp_path / "sh" / "split_half.csv")
+    assert set(sh["size"]) == {5, 10} and set(sh["coefficient"]) == {"kendall_tau_b", "tau_ap_b"}
+
+
+def test_group_file_and_errors(tmp_path):
+    groups = tmp_path / "groups.txt"
+    groups.write_text("".join(f"sys{i:02d} g{(i - 1) // 4}\n" for i in range(1, 33)))
+    res = _run("reusability", "-m", "AP", "--group-by", str(groups))
+    assert "per group" in res.output
+    groups.write_text("sys01 a b\n")
+    res = runner.invoke(app, ["reusability", "--group-by", str(groups)])
+    assert res.exit_code == 2 and "meta-eval: error:" in res.output and "groups.txt:1:" in res.output
+    res = runner.invoke(app, ["incomplete-judgments", "--fraction", "0"])
+    assert res.exit_code == 2 and "fractions must lie in (0, 1]" in res.output
+    res = runner.invoke(app, ["intuitiveness", "-m", "AP"])
+    assert res.exit_code == 2 and "at least two metrics" in res.output
+
+
+def test_stage_findings_quote_the_numbers():
+    col = me.demo_collection()
+    scores = me.score(col, ["AP", "nDCG@10"])
+    ij = incomplete_judgments_stage(col, ["AP"], fractions=[0.5, 0.9], n_draws=2, forms=["standard"])
+    mf = ij.result.min_fraction(0.9).iloc[0]
+    assert f"AP down to {100 * mf.min_fraction:.0f} %" in ij.finding
+    an = anova_stage(scores, col.systems, min_d=[0.05, 0.1])
+    omega = an.result[0].omega_sq("system")
+    assert f"AP {omega['AP']:.2f}" in an.finding
+    assert f"AP {int(an.result[1].at(0.05)['AP'])}" in an.finding
+    sh = split_half_stage(scores, col.systems, sizes=[10], n_splits=5)
+    assert sh.tables[0][0] == "split_half" and "halves of 10 topics" in sh.finding
+    it = intuitiveness_stage(col, scores)
+    assert it.tables[0][0] == "intuitiveness" and "over" in it.finding
+    ru = reusability_stage(col, ["AP"], depth=10)
+    removed = ru.result.runs["removed"]
+    assert ru.tables[0][0] == "reusability" and f"{removed.mean():.0f} judgments on average" in ru.finding
+    for stage in (ij, an, sh, it, ru):
+        assert stage.text and stage.figures and all(fig.axes for _, _, fig in stage.figures)
+
+
+def test_figures_draw_what_the_tables_hold():
+    from meta_eval.errors import InputError
+    from meta_eval.figures.meta import (incomplete_judgments_figure, reusability_figure, split_half_figure,
+                                        topic_set_size_figure)
+
+    col = me.demo_collection()
+    ij = incomplete_judgments(col, ["AP", "nDCG"], fractions=[0.2, 0.8], n_draws=2)
+    fig = incomplete_judgments_figure(ij.summary)
+    assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes][0] == "Kendall's τ_b"
+    assert len(fig.axes[0].lines) >= 4  # two metrics x two forms (+ the 0.9 line)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["AP", "nDCG", "standard", "condensed"]
+    with pytest.raises(InputError, match="needs a table with columns"):
+        incomplete_judgments_figure(ij.draws)
+    tss = anova_stage({"AP": me.score(col, "AP")}, col.systems, min_d=[0.05, 0.1]).result[1]
+    assert topic_set_size_figure(tss.table).axes[0].get_yscale() == "log"
+    ru = reusability_stage(col, ["AP"], depth=10).result
+    with pytest.raises(InputError, match="no rows of form"):
+        reusability_figure(ru.runs, form="condensed")
+    sh = split_half_stage({"AP": me.score(col, "AP")}, col.systems, sizes=[3, 6], n_splits=4).result
+    assert [ax.get_title() for ax in split_half_figure(sh).axes] == ["Kendall's τ_b", "τ_AP-b"]
