@@ -24,6 +24,7 @@ imports it only inside these functions.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,17 +181,6 @@ def train_softrank(fold: Fold, measure, *, model: str = "linear", sigma: float =
     threads made an epoch 4x slower, measured).
     """
     torch = _torch()
-    previous = torch.get_num_threads()
-    torch.set_num_threads(max(1, int(threads)))
-    try:
-        return _train(torch, fold, measure, model, sigma, epochs, learning_rate, patience, eval_every, hidden, seed,
-                      rel_level, max_label)
-    finally:
-        torch.set_num_threads(previous)
-
-
-def _train(torch, fold, measure, model, sigma, epochs, learning_rate, patience, eval_every, hidden, seed, rel_level,
-           max_label) -> SoftRankModel:
     measure = get_measure(measure)
     smooth_form(measure)
     if epochs < 1 or eval_every < 1 or patience < 1:
@@ -204,6 +194,28 @@ def _train(torch, fold, measure, model, sigma, epochs, learning_rate, patience, 
     net = _network(torch, X.shape[1], model, hidden).double()
     trained = SoftRankModel(mean, scale, net)
     parts = _training_blocks(fold.train, max_label, measure)
+    with _threads(torch, threads):
+        best_state = _fit(torch, trained, measure, fold, parts, Z, sigma, epochs, learning_rate, patience, eval_every,
+                          rel_level, max_label)
+    if best_state is not None:
+        net.load_state_dict(best_state)
+    return trained
+
+
+@contextmanager
+def _threads(torch, n: int):
+    previous = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(n)))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _fit(torch, trained, measure, fold, parts, Z, sigma, epochs, learning_rate, patience, eval_every, rel_level,
+         max_label):
+    """Adam epochs with early stopping; returns the parameters of the best validation check."""
+    net = trained.net
     optimiser = torch.optim.Adam(net.parameters(), lr=learning_rate)
     n_q = fold.train.n_queries
     best, best_state, bad = -math.inf, None, 0
@@ -227,9 +239,7 @@ def _train(torch, fold, measure, model, sigma, epochs, learning_rate, patience, 
                 bad += 1
                 if bad >= patience:
                     break
-    if best_state is not None:
-        net.load_state_dict(best_state)
-    return trained
+    return best_state
 
 
 def _training_blocks(data: LTRSet, max_label: int, measure: Measure):
