@@ -6,8 +6,9 @@ Conventions:
 
 - A query's "qrels" are its labelled documents (ideal list and R_i from its labels); its documents are ranked by
   descending model score, ties in file order (:mod:`meta_eval.ltr.groups`).
-- Test queries without any document labelled >= 1 are not scored (every metric of the table would be 0 or
-  undefined for them, whatever the ranker); their number is reported (``LTRResult.skipped``). In training they
+- Test queries without a relevant document (none labelled >= max(1, rel_level)) are not scored by any test metric
+  (every binary metric would be 0 for them whatever the ranker, so one subset of queries serves every column);
+  their number is reported (``LTRResult.skipped``). In training they
   contribute nothing (no pair with different labels), as in LightGBM's ``lambdarank``.
 - Significance: a paired test over the test queries of all folds (each query is tested in exactly one fold) of
   every row against the best row of its (algorithm, test measure), by
