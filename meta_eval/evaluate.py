@@ -23,15 +23,22 @@ MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
 
 def resolve(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Measure objects from names, trec_eval ``-m`` specs (``P.5,10``) or Measures."""
+    """Measure objects from names, trec_eval ``-m`` specs (``P.5,10``, ``all_trec``), plug-ins (``module:function``,
+    ``file.py:function``, see :func:`meta_eval.plugins.load_metric`) or Measures."""
+    from meta_eval.plugins import load_metric
+
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     out: list[Measure] = []
     for spec in measures:
         if isinstance(spec, Measure):
             out.append(spec)
+            continue
+        names = expand_trec_spec(spec.strip())
+        if names != [spec.strip()]:  # a trec_eval -m spec
+            out.extend(get_measure(name) for name in names)
         else:
-            out.extend(get_measure(name) for name in expand_trec_spec(spec.strip()))
+            out.extend(load_metric(spec.strip()))
     return out
 
 
@@ -95,13 +102,11 @@ def evaluate(
     (trec_eval's name; the flag keeps them apart from a topic named ``all``). Topics a run skipped under
     ``missing="skip"`` have no row.
     """
+    from meta_eval.progress import progress as progress_display
+
     frames = []
     resolved = resolve(measures)
-    iterator: Sequence[Measure] = resolved
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(resolved, desc="measures", unit="measure")
+    iterator: Sequence[Measure] = progress_display(resolved, desc="measures", unit="measure", enabled=progress)
     systems = np.asarray(collection.systems, dtype=object)
     topics = np.asarray(collection.topics, dtype=object)
     for m in iterator:

@@ -150,3 +150,14 @@ def test_evaluate_reports_bad_input_without_traceback(tmp_path):
     result = _run("-Q", str(qrels), str(bad))
     assert result.exit_code == 2
     assert "run:1: score must be a number" in result.output and "Traceback" not in result.output
+
+
+def test_plugin_measures_and_shared_options(tmp_path):
+    plugin = tmp_path / "mine.py"
+    plugin.write_text("def first_relevant(r):\n    '''1 if the first document is relevant.'''\n"
+                      "    return r.relevant()[..., 0].astype(float)\n")
+    out = tmp_path / "r.csv"
+    result = _run("--metric", f"{plugin}:first_relevant", "-m", "P.1", "--no-progress", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    df = pd.read_csv(out).pivot(index="run", columns="measure", values="value")
+    np.testing.assert_array_equal(df["first_relevant"], df["P_1"])  # the same quantity, two ways

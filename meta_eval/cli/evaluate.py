@@ -20,11 +20,14 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Ties,
-                                  TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, reports_errors)
+from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt,
+                                  RunsArg, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, measures_option,
+                                  reports_errors)
 from meta_eval.errors import InputError
 
 DEFAULT_MEASURES = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
+MeasuresOpt = measures_option(DEFAULT_MEASURES, "Measure (see 'meta-eval measures'; trec_eval -m specs such as "
+                              "ndcg_cut.10 or all_trec too)")
 
 
 class Format(str, Enum):
@@ -48,9 +51,7 @@ TIDY = (Format.csv, Format.tsv, Format.json, Format.parquet)
 def evaluate(
     runs: RunsArg = None,
     qrels: QrelsOpt = None,
-    measure: Annotated[Optional[list[str]], typer.Option(
-        "--measure", "-m", help="Measure name, canonical (AP, nDCG@10, GAP(g=0.5,0.5)) or trec_eval "
-        "(map, P.5,10, ndcg_cut.10, all_trec). Repeatable. 'meta-eval measures' lists them.")] = None,
+    measure: MeasuresOpt = None,
     per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="Also give per-topic values.")] = False,
     fmt: Annotated[Optional[Format], typer.Option(
         "--format", "-f", help="table, csv/tsv/json/parquet (tidy: run, topic, measure, value, summary), md, tex or "
@@ -64,6 +65,7 @@ def evaluate(
     unjudged: UnjudgedOpt = Unjudged.nonrel,
     ties: TiesOpt = Ties.trec_eval,
     float32: Float32Opt = False,
+    progress: ProgressOpt = True,
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
     from meta_eval.evaluate import evaluate as evaluate_collection
@@ -73,11 +75,11 @@ def evaluate(
         check_writable(out)
     fmt = output_format(fmt, out)
     measures = resolve(measure or DEFAULT_MEASURES)  # bad names fail here, before any file is read
-    collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32)
+    collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32,
+                                     progress=progress)
     warn_rel_level(rel_level, collection.max_grade)
     wants_topics = per_topic or fmt == Format.trec
-    results = evaluate_collection(collection, measures, per_topic_rows=wants_topics,
-                                  progress=len(measures) * len(collection.systems) > 2000)
+    results = evaluate_collection(collection, measures, per_topic_rows=wants_topics, progress=progress)
     rendered = render(results, measures, fmt, per_topic=per_topic, digits=digits)
     if out is None:
         if isinstance(rendered, bytes):
