@@ -112,7 +112,7 @@ def discriminative_power(
     topics : array of int or bool mask, optional
         Run on these topics only (positions into the T columns).
     progress : bool
-        tqdm progress bars.
+        Show progress (:func:`meta_eval.progress.progress`).
 
     Returns
     -------

@@ -138,11 +138,9 @@ def simulate_judgment_variation(
         raise InputError("need n_topics >= 2, repetitions >= 2, n_docs >= 1 and replicates >= 1")
     _, func = as_metric(metric)
     rng = np.random.default_rng(seed)
-    iterator = range(replicates)
-    if progress:
-        from tqdm.auto import tqdm
+    from meta_eval.progress import progress as progress_bar
 
-        iterator = tqdm(iterator, desc=f"simulation θ={theta}", unit="replicate")
+    iterator = progress_bar(range(replicates), desc=f"simulation θ={theta}", unit="replicate", enabled=progress)
     scores = np.stack([_simulate_scores(func, theta, n_topics, n_docs, repetitions, rng)[0] for _ in iterator])
     result = decompose_judgment_variation(scores if replicates > 1 else scores[0])
     return result
