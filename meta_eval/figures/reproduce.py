@@ -17,6 +17,13 @@ from meta_eval.figures.style import styled
 __all__ = ["graded_pr_figure", "pr_roc_figure", "pattern_scatter", "position_profile_figure", "sensitivity_figure"]
 
 
+def _integer_ticks(ax) -> None:
+    """Ranks and positions are integers: no 2.5 on the x axis."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _need(df: pd.DataFrame, columns: set[str], what: str) -> None:
     if not isinstance(df, pd.DataFrame) or not columns <= set(df.columns):
         raise InputError(f"{what} needs a DataFrame with columns {sorted(columns)}")
@@ -31,6 +38,7 @@ def sensitivity_figure(profile: pd.DataFrame, title: str = "Increment when rank 
     ax = fig.add_subplot()
     sns.lineplot(profile, x="rank", y="delta", hue="metric", marker="o", ax=ax)
     ax.set(xlabel="rank j", ylabel="Δ metric", title=title)
+    _integer_ticks(ax)
     return fig
 
 
@@ -45,6 +53,7 @@ def position_profile_figure(profile: pd.DataFrame, title: str = "One relevant do
     ax = fig.add_subplot()
     sns.lineplot(long, x="position", y="value", hue="metric", marker="o", ax=ax)
     ax.set(xlabel="position of the relevant document", ylabel="value", title=title)
+    _integer_ticks(ax)
     return fig
 
 
