@@ -69,10 +69,9 @@ def _from_pairs(label: str, nested: dict, kind: str) -> _Rows:
         if not isinstance(inner, dict):
             raise InputError(f"topic {topic!r} maps to {type(inner).__name__}, expected a dict {{docid: {kind}}}",
                              label)
-        for doc, value in inner.items():
-            topics.append(topic)
-            docs.append(doc)
-            values.append(value)
+        topics.extend([topic] * len(inner))
+        docs.extend(inner.keys())
+        values.extend(inner.values())
     return _Rows(label, topics, docs, values,
                  where=lambda i: (f"topic {topics[i]!r}, document {docs[i]!r}", None))
 
@@ -115,6 +114,9 @@ def _series(values) -> pd.Series:
 
 def _ids(rows: _Rows, values, what: str) -> pa.Array:
     """String ids; ints are written as decimal text; anything else (None, NaN, floats, bools, '') is refused."""
+    fast = _arrow_ids(values)
+    if fast is not None:
+        return fast
     series = _series(values)
     kind = pd.api.types.infer_dtype(series, skipna=False)
     if kind == "integer" and not pd.api.types.is_bool_dtype(series.dtype):
@@ -133,8 +135,43 @@ def _ids(rows: _Rows, values, what: str) -> pa.Array:
     return pa.array(series.astype(str).tolist(), pa.string())
 
 
+def _arrow_ids(values) -> pa.Array | None:
+    """The ids as an Arrow string array when they are all non-empty strings or all integers (the common case,
+    checked in Arrow); None sends them to the slow path, which finds the offending value."""
+    import pyarrow.compute as pc
+
+    try:
+        arr = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if arr.null_count:
+        return None
+    if pa.types.is_integer(arr.type):
+        return arr.cast(pa.string())
+    if (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) and not (
+            len(arr) and pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py()):
+        return arr.cast(pa.string())
+    return None
+
+
 def _numbers(rows: _Rows, values, what: str) -> np.ndarray:
     """Finite float64 numbers (numeric text accepted, as in files); booleans and other objects refused."""
+    if isinstance(values, pd.Series):
+        plain = values.to_numpy()
+    elif any(isinstance(v, (bool, np.bool_)) for v in values):  # Arrow would read True as 1.0
+        plain = np.empty(0, dtype=object)
+    else:  # Arrow refuses lists mixing numbers with text: those go to the slow path
+        try:
+            arr = pa.array(values, from_pandas=True)
+            plain = arr.to_numpy(zero_copy_only=False) if arr.null_count == 0 else np.empty(0, dtype=object)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            plain = np.empty(0, dtype=object)
+    if plain.dtype.kind in "fiu" and len(plain) == len(values):
+        number = plain.astype(np.float64)
+        if np.isfinite(number).all():
+            return number
     series = _series(values)
     kind = pd.api.types.infer_dtype(series, skipna=False)
     number = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64) if kind != "boolean" else None
