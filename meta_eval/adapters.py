@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 
 from meta_eval.errors import InputError
+
+if TYPE_CHECKING:  # pandas and pyarrow are imported where objects are read (import meta_eval stays light)
+    import pandas as pd
+    import pyarrow as pa
 
 TOPIC_COLUMNS = ("topic", "qid", "query_id")
 DOC_COLUMNS = ("docno", "docid", "doc_id")  # PyTerrier: docno is the document id, docid an internal integer
@@ -109,11 +111,16 @@ def _shown(value) -> str:
 
 
 def _series(values) -> pd.Series:
+    import pandas as pd
+
     return values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
 
 
 def _ids(rows: _Rows, values, what: str) -> pa.Array:
     """String ids; ints are written as decimal text; anything else (None, NaN, floats, bools, '') is refused."""
+    import pandas as pd
+    import pyarrow as pa
+
     fast = _arrow_ids(values)
     if fast is not None:
         return fast
@@ -138,6 +145,8 @@ def _ids(rows: _Rows, values, what: str) -> pa.Array:
 def _arrow_ids(values) -> pa.Array | None:
     """The ids as an Arrow string array when they are all non-empty strings or all integers (the common case,
     checked in Arrow); None sends them to the slow path, which finds the offending value."""
+    import pyarrow as pa
+
     import pyarrow.compute as pc
 
     try:
@@ -158,6 +167,9 @@ def _arrow_ids(values) -> pa.Array | None:
 
 def _numbers(rows: _Rows, values, what: str) -> np.ndarray:
     """Finite float64 numbers (numeric text accepted, as in files); booleans and other objects refused."""
+    import pandas as pd
+    import pyarrow as pa
+
     if isinstance(values, pd.Series):
         plain = values.to_numpy()
     elif any(isinstance(v, (bool, np.bool_)) for v in values):  # Arrow would read True as 1.0
@@ -238,6 +250,8 @@ def read_run_object(source: Any, *, name: str | None = None, with_rank: bool = F
     InputError
         An object of no known kind, missing columns, a non-finite score, an id that is not a string or an integer.
     """
+    import pandas as pd
+
     default = f"run{position + 1}"
     if isinstance(source, pd.DataFrame):
         return _runs_from_frame(source, name, with_rank, default)
@@ -299,6 +313,8 @@ def read_qrels_object(source: Any):
         An object of no known kind, missing columns, a grade that is not an integer (or above the largest
         supported grade), an id that is not a string or an integer.
     """
+    import pandas as pd
+
     if isinstance(source, pd.DataFrame):
         return _qrels_table(_from_frame("qrels DataFrame", source, GRADE_COLUMNS, "grade"))
     if isinstance(source, dict):

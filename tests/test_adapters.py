@@ -148,9 +148,11 @@ def test_read_functions_accept_objects():
 @pytest.mark.parametrize("make, message", [
     (lambda: read_run({"q1": {"d1": 1.0, "d2": float("nan")}}, name="bm25"),
      r"run dict 'bm25': topic 'q1', document 'd2': score must be a finite number, got nan"),
-    (lambda: read_run({"q1": {"d1": "high"}}, name="bm25"), r"document 'd1': score must be a finite number, got 'high'"),
+    (lambda: read_run({"q1": {"d1": "high"}}, name="bm25"),
+     r"document 'd1': score must be a finite number, got 'high'"),
     (lambda: read_run({"q1": {"d1": True}}, name="bm25"), r"score must be a finite number, got True"),
-    (lambda: read_run({"q1": {"d0": 1.0, "d1": True}}, name="bm25"), r"document .d1.: score must be a finite number, got True"),
+    (lambda: read_run({"q1": {"d0": 1.0, "d1": True}}, name="bm25"),
+     r"document .d1.: score must be a finite number, got True"),
     (lambda: read_run({"q1": [1, 2]}, name="bm25"), r"topic 'q1' maps to list, expected a dict"),
     (lambda: read_run({301.0: {"d1": 1.0}}, name="bm25"), r"topic id must be a non-empty string or an integer, "
                                                            r"got 301.0 \(read ids as strings"),

@@ -32,9 +32,11 @@ BAD = [
     ("RBP(graded=maybe)", "graded='maybe'", "true or false"), ("RBP(max=all)", "max='all'", "scale, topic"),
     ("RBP_resid(fully_judged=no)", "fully_judged='no'", "tail, zero"), ("NCP(stop=last)", "stop='last'", "uniform"),
     ("NCP(q=0)", "q=0", "(0, 1]"), ("NRecall(N=0)", "N=0", "[1, inf)"), ("NPrecision(N=-3)", "N=-3", "[1, inf)"),
-    ("Utility(a=inf)", "a=inf", "finite"), ("Utility(b=1e101)", "b=1e+101", "[-1e100, 1e100]"), ("Utility(N=-1)", "N=-1", "[0, inf)"), ("RelP@0", "k=0", "[1, inf)"),
+    ("Utility(a=inf)", "a=inf", "finite"), ("Utility(b=1e101)", "b=1e+101", "[-1e100, 1e100]"),
+    ("Utility(N=-1)", "N=-1", "[0, inf)"), ("RelP@0", "k=0", "[1, inf)"),
     ("relative_P_0", "k=0", "[1, inf)"), ("Judged@0", "k=0", "[1, inf)"), ("unj_0", "k=0", "[1, inf)"),
-    ("Success@0", "k=0", "[1, inf)"), ("Recall@0", "k=0", "[1, inf)"), ("NumRel(summary=mean)", "summary='mean'", "sum"),
+    ("Success@0", "k=0", "[1, inf)"), ("Recall@0", "k=0", "[1, inf)"),
+    ("NumRel(summary=mean)", "summary='mean'", "sum"),
     ("G(gain=1:x)", "gain='1:x'", "grade:gain"), ("utility_1,2", "utility", "4 coefficients"),
 ]
 
@@ -56,7 +58,8 @@ def test_bad_parameter_on_the_command_line(name, param, allowed):
 
 
 EXTREME = ["P@9007199254740992", "nDCG@9007199254740992", "RBP(p=1e-300)", "RBP(p=0.9999999999)@99999999999",
-           "NRecall(N=9007199254740992)", "NPrecision(N=9007199254740992)", "Utility(a=1e100,b=-1e100,d=1e100,N=99999999)",
+           "NRecall(N=9007199254740992)", "NPrecision(N=9007199254740992)",
+           "Utility(a=1e100,b=-1e100,d=1e100,N=99999999)",
            "Q(beta=1e308)", "Q(beta=1e-308)", "SetF(beta=1e200)", "SetF(beta=1e-200)", "nDCG(gain=1:1e100,2:1e100)",
            "G(gain=1:1e100,2:1e100)", "Rndcg(gain=1:1e100,2:1e100)", "nDCG_rel(gain=1:1e100,2:-1e100)",
            "Q(gain=1:1e100,beta=1e308)", "ERR(stop=linear,gain=1:1e100)", "RBP(graded=true,gain=1:0,2:0)",

@@ -53,7 +53,8 @@ def threshold_probabilities(g: tuple[float, ...] | None, max_grade: int) -> np.n
 
 
 @register("GAP", params=(Param("g", None, parse_floats, "threshold probabilities g_1..g_c", within="[0, 1]",
-                                check=check_distribution, domain="probabilities g_1..g_c: numbers in [0, 1] summing to 1"),),
+                                check=check_distribution,
+                                domain="probabilities g_1..g_c: numbers in [0, 1] summing to 1"),),
           cutoff=K)
 def graded_average_precision(r: Rankings, g: tuple[float, ...] | None = None, k: int | None = None) -> np.ndarray:
     """Graded average precision (Robertson, Kanoulas & Yilmaz, SIGIR 2010, §2.2):
