@@ -54,7 +54,7 @@ def expected_precision_recall(S: np.ndarray, R: np.ndarray, lengths: np.ndarray 
     return prec, rec
 
 
-_TOL = 1e-12  # a cumulative count within this of a target counts as reaching it
+_TOL = 1e-9  # a cumulative count within this of a target reaches it (the solver holds counts to 1e-9)
 
 
 def _first_reaching(C: np.ndarray, targets: np.ndarray) -> np.ndarray:

@@ -251,14 +251,37 @@ def registered_measures() -> list[str]:
 
 
 def expectation(measure: str, batch: ListBatch) -> ExpectationForm:
-    """The expected-value form of ``measure`` for every list of ``batch``."""
+    """The declared expected-value form of ``measure`` for every list of ``batch``.
+
+    Only metrics with a declared form (:func:`register_expectation`); :func:`meta_eval.mem.forms.metric_form`
+    gives a form for any metric (declared, derived by probing, or sampled).
+    """
     spec = parse_measure(measure)
     if spec.base not in _REGISTRY:
         raise InputError(f"no expected-value form for measure {measure!r}; known: {', '.join(registered_measures())}")
+    return _build(spec, batch, measure)
+
+
+def _build(spec: "MeasureSpec", batch: ListBatch, text: str) -> ExpectationForm:
     try:
         return _REGISTRY[spec.base](batch, cutoff=spec.cutoff, **spec.params)
     except TypeError as exc:
-        raise InputError(f"measure {measure!r}: bad parameters ({exc})") from None
+        raise InputError(f"measure {text!r}: bad parameters ({exc})") from None
+
+
+def declared_builder(measure: str, rel_level: int = 1):
+    """A function ``(index, batch) -> form`` building the declared form of ``measure`` for a batch, or None when
+    no form is declared under its name. ``rel_level`` is passed as ``rel`` to builders that take one (unless the
+    name sets it)."""
+    import inspect
+
+    spec = parse_measure(measure)
+    if spec.base not in _REGISTRY:
+        return None
+    takes_rel = "rel" in inspect.signature(_REGISTRY[spec.base]).parameters
+    if takes_rel and "rel" not in spec.params and rel_level != 1:
+        spec = MeasureSpec(spec.base, {**spec.params, "rel": rel_level}, spec.cutoff)
+    return lambda index, batch: _build(spec, batch, measure)
 
 
 def observed(measure: str | ExpectationForm, batch: ListBatch) -> np.ndarray:
@@ -482,10 +505,18 @@ def _rr(batch, cutoff=None, rel=1):
 
 
 @register_expectation("ERR")
-def _err(batch, cutoff=None):
-    """ERR (Chapelle et al. 2009) with R_j = (2^j - 1) / 2^c, c the top grade of the collection."""
+def _err(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
+    """ERR (Chapelle et al. 2009): E[ERR] = sum_n (1/n) R(p_n) prod_{m<n} (1 - R(p_m)) with the stop probability
+    per grade R_j of the core measure (``stop=exp``: (2^j - 1) / 2^gmax, gmax the top grade; ``stop=linear``:
+    gain / (gmax + 1)), computed by the core's own function so the two cannot drift apart."""
+    from meta_eval.measures.graded import _err_stop_probability
+    from meta_eval.rankings import Rankings
+
     K = batch.n_grades
-    Rj = (2.0 ** np.arange(K) - 1) / 2.0 ** (K - 1)
+    one = Rankings(np.arange(K, dtype=np.int8)[None, :], np.array([K]), np.ones((1, K), dtype=np.int64))
+    Rj = np.asarray(_err_stop_probability(one, gain, stop, max_grade), dtype=float)[0]
+    if np.any(Rj < 0) or np.any(Rj > 1):
+        raise InputError(f"ERR stop probabilities must lie in [0, 1]; got {Rj.tolist()}")
     w = np.broadcast_to(1.0 / _ranks(batch), (batch.n_lists, batch.depth))
     if cutoff:
         w = w * (_ranks(batch) <= cutoff)

@@ -37,7 +37,7 @@ import numpy as np
 
 from meta_eval.errors import InfeasibleError, InputError
 from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.expectations import ExpectationForm, expectation, observed
+from meta_eval.mem.expectations import ExpectationForm
 
 OK, NOT_CONVERGED, INFEASIBLE, UNDEFINED = 0, 1, 2, 3
 STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside attainable range",
@@ -45,6 +45,8 @@ STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside a
 _NEG = -np.inf
 _STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearisation step
 _EDGE_ITER = 60  # steps before a list at an attainable extreme goes to the face solver
+_MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (beyond, logits are degenerate)
+STEP_CAP = 50.0  # largest change of a (scaled) multiplier in one Newton step; the line search does the rest
 
 
 @dataclass
@@ -66,6 +68,10 @@ class MEMResult:
     n_iter : (L,) iterations used
     status : (L,) int code, see :data:`STATUS`
     counts : (L, K) the expected-count targets r_j
+    method : where the metric's expected-value form came from: "declared", "derived", "sampled" or "given"
+        (:mod:`meta_eval.mem.forms`)
+    form_residual : largest relative |form - metric| found when the form was verified (NaN when sampled)
+    approx_error : (L,) estimated error of the achieved expected value for sampled forms (NaN for exact ones)
     """
 
     P: np.ndarray
@@ -80,7 +86,14 @@ class MEMResult:
     n_iter: np.ndarray
     status: np.ndarray
     counts: np.ndarray
+    method: str = "given"
+    form_residual: float = 0.0
+    approx_error: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.approx_error is None:
+            self.approx_error = np.full(len(self.lengths), np.nan)
 
     @property
     def converged(self) -> np.ndarray:
@@ -117,45 +130,58 @@ def count_targets(batch: ListBatch, counts: str = "retrieved") -> np.ndarray:
 # ------------------------------------------------------------------------------------------------------------
 
 def _logits(y: np.ndarray, d: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """theta = lambda + mu d on allowed entries, -inf elsewhere; ``d`` in the (lists, ranks, grades) layout."""
     K = d.shape[2]
     th = y[:, None, :K] + y[:, K, None, None] * d
     return np.where(allowed, th, _NEG)
 
 
 def _softmax(th: np.ndarray, rowmask: np.ndarray):
-    m = np.max(th, axis=2, keepdims=True)
+    """Row-wise softmax over grades of (lists, ranks, grades) logits (0 past each list's end)."""
+    q, lse = _softmax_kn(np.moveaxis(th, 2, 1), rowmask)
+    return np.moveaxis(q, 1, 2), lse
+
+
+# The Newton iterations work in a (lists, grades, ranks) layout: reductions over the few grades are then
+# element-wise operations on contiguous rank vectors (an order of magnitude faster in numpy than reducing a short
+# trailing axis), and the Hessian's grade-by-grade block is one batched matrix product.
+
+def _softmax_kn(th: np.ndarray, rowmask: np.ndarray):
+    m = th.max(axis=1)
     m = np.where(np.isfinite(m), m, 0.0)
-    e = np.exp(th - m)
-    s = e.sum(axis=2, keepdims=True)
+    e = np.exp(th - m[:, None, :])
+    s = e.sum(axis=1)
     s = np.where(s > 0, s, 1.0)
-    q = e / s
-    lse = (np.log(s) + m)[..., 0]
-    return q * rowmask[..., None], np.where(rowmask, lse, 0.0)
+    q = e * (rowmask / s)[:, None, :]
+    return q, np.where(rowmask, np.log(s) + m, 0.0)
 
 
 def _dual_parts(y, d, allowed, rowmask, r, t):
-    th = _logits(y, d, allowed)
-    q, lse = _softmax(th, rowmask)
-    K = d.shape[2]
+    """q and the dual objective sum_n logsumexp(theta_n) - lambda.r - mu t, in the (lists, grades, ranks) layout."""
+    K = d.shape[1]
+    th = np.where(allowed, y[:, :K, None] + y[:, K, None, None] * d, _NEG)
+    q, lse = _softmax_kn(th, rowmask)
     f = lse.sum(1) - np.einsum("lk,lk->l", y[:, 1:K], r[:, 1:]) - y[:, K] * t
     return q, f
 
 
 def _grad_hess(q, d, r, t, frozen):
-    L, N, K = q.shape
+    """Gradient and Hessian of the dual in (lambda, mu), (lists, grades, ranks) layout (d is 0 where q is)."""
+    L, K, N = q.shape
     g = np.empty((L, K + 1))
-    g[:, :K] = q.sum(1) - r
-    dq = np.where(q > 0, d, 0.0)
-    mvec = np.einsum("lnk,lnk->ln", q, dq)
+    qsum = q.sum(2)
+    g[:, :K] = qsum - r
+    mvec = (q * d).sum(1)  # (L, N): E_q[d] at each rank
     g[:, K] = mvec.sum(1) - t
     H = np.empty((L, K + 1, K + 1))
-    H[:, :K, :K] = -np.einsum("lni,lnj->lij", q, q)
+    H[:, :K, :K] = -np.matmul(q, q.transpose(0, 2, 1))
     idx = np.arange(K)
-    H[:, idx, idx] += q.sum(1)
-    dev = dq - mvec[..., None]
-    H[:, :K, K] = np.einsum("lnk,lnk->lk", q, dev)
+    H[:, idx, idx] += qsum
+    dev = d - mvec[:, None, :]
+    qdev = q * dev
+    H[:, :K, K] = qdev.sum(2)
     H[:, K, :K] = H[:, :K, K]
-    H[:, K, K] = np.einsum("lnk,lnk->l", q, dev * dev)
+    H[:, K, K] = (qdev * dev).sum((1, 2))
     g = np.where(frozen, 0.0, g)
     H = np.where(frozen[:, :, None] | frozen[:, None, :], 0.0, H)
     H[:, np.arange(K + 1), np.arange(K + 1)] += frozen
@@ -163,18 +189,24 @@ def _grad_hess(q, d, r, t, frozen):
 
 
 def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
-    """Minimise the dual for every list. Returns q, y, iterations, converged flags.
+    """Minimise the dual for every list. Returns q (lists, ranks, grades), y, iterations, converged flags.
 
-    ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units.
+    ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units. ``y`` is updated in
+    place. The backtracking line search accepts a step that does not increase the dual beyond its round-off level
+    (about 1e-13 of the sum of its terms), so converged lists do not spend halvings on rounding noise.
     """
     L, N, K = d.shape
+    tol = np.broadcast_to(np.asarray(tol, dtype=float), (L,))
+    d = np.ascontiguousarray(np.moveaxis(np.where(allowed, d, 0.0), 2, 1))
+    allowed = np.ascontiguousarray(np.moveaxis(allowed, 2, 1))
+    noise = 1e-13 * (rowmask.sum(1) + 1.0)
     iters = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
     q, f = _dual_parts(y, d, allowed, rowmask, r, t)
     live = np.arange(L)
     for it in range(max_iter):
         g, H = _grad_hess(q[live], d[live], r[live], t[live], frozen[live])
-        ok = np.max(np.abs(g), axis=1) <= tol
+        ok = np.max(np.abs(g), axis=1) <= tol[live]
         done[live[ok]] = True
         live = live[~ok]
         if live.size == 0:
@@ -190,20 +222,20 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
         step = np.where(np.isfinite(step), step, 0.0)
         # damped: cap the multiplier change, then backtrack on the (convex) dual
         big = np.abs(step).max(1)
-        step *= np.minimum(1.0, 50.0 / np.maximum(big, 1e-300))[:, None]
+        step *= np.minimum(1.0, STEP_CAP / np.maximum(big, 1e-300))[:, None]
         slope = np.einsum("lk,lk->l", g, step)
         alpha = np.ones(live.size)
         f0 = f[live]
         pending = np.arange(live.size)
         ynew = y[live].copy()
-        qnew = np.empty((live.size, N, K))
+        qnew = np.empty((live.size, K, N))
         fnew = np.empty(live.size)
-        for _ in range(60):
+        for _ in range(40):
             lv = live[pending]
             yt = y[lv] + alpha[pending, None] * step[pending]
             qt, ft = _dual_parts(yt, d[lv], allowed[lv], rowmask[lv], r[lv], t[lv])
-            acc = (ft <= f0[pending] + 1e-4 * alpha[pending] * slope[pending]) | (alpha[pending] < 1e-12)
-            acc |= ft <= f0[pending] + 1e-12 * np.abs(f0[pending])  # round-off level
+            acc = (ft <= f0[pending] + 1e-4 * alpha[pending] * slope[pending]) | (alpha[pending] < 1e-9)
+            acc |= ft <= f0[pending] + noise[lv] * (1.0 + np.abs(f0[pending]))  # round-off level
             idx = pending[acc]
             ynew[idx], qnew[idx], fnew[idx] = yt[acc], qt[acc], ft[acc]
             pending = pending[~acc]
@@ -216,8 +248,8 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
         y[live], q[live], f[live] = ynew, qnew, fnew
     else:
         g, _ = _grad_hess(q[live], d[live], r[live], t[live], frozen[live])
-        done[live[np.max(np.abs(g), axis=1) <= tol]] = True
-    return q, y, iters, done
+        done[live[np.max(np.abs(g), axis=1) <= tol[live]]] = True
+    return np.ascontiguousarray(np.moveaxis(q, 1, 2)), y, iters, done
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -327,13 +359,18 @@ def _centre(th, allowed):
 
 
 def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.ndarray, *, tol: float,
-                 max_iter: int, memory: int, face: bool = True):
+                 max_iter: int, memory: int, face: bool = True, actual_feasible: bool = False):
     L, K = batch.n_lists, batch.n_grades
     n = batch.lengths.astype(float)
     status = np.zeros(L, dtype=np.int8)
     bad_counts = (np.abs(r.sum(1) - n) > 1e-9) | np.any(r < -1e-9, axis=1)
-    undefined = ~np.isfinite(v)
+    actual = form.value(batch.onehot())
+    # undefined: no value, or a form that is undefined for the list (e.g. AP's 1/R with R = 0, which the core
+    # library scores 0 by trec_eval's convention)
+    undefined = ~np.isfinite(v) | ~np.isfinite(actual)
     lo, hi = _attainable(form, batch, np.maximum(r, 0))
+    if actual_feasible:  # the actual list meets the count constraints: its value is attainable whatever the metric
+        lo, hi = np.fmin(lo, actual), np.fmax(hi, actual)
     span = np.maximum(hi - lo, 1.0)
     infeasible = bad_counts | (v > hi + 1e-9 * span) | (v < lo - 1e-9 * span)
     infeasible &= ~undefined
@@ -351,27 +388,29 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     y = np.where(prob.frozen, 0.0, y)
     P0 = np.where(prob.allowed, (rr / np.maximum(n, 1)[:, None])[:, None, :], 0.0)
     stat = np.zeros(L)
+    edge = good & ((vv >= hi - 1e-9 * span) | (vv <= lo + 1e-9 * span))
     if form.linear:
         d = np.array(form.grad(P0))
         P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter)
+        at_edge = face & edge  # Newton only approaches the face (multipliers diverge): solve on the face
     else:
         eps = 0.5  # start between the actual list and the count-only distribution (both satisfy the counts)
         start = (1 - eps) * batch.onehot() * prob.allowed + eps * P0
         start = start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
-        edge = good & ((vv >= hi - 1e-9 * span) | (vv <= lo + 1e-9 * span))
         limit = np.where(edge & face, min(max_iter, _EDGE_ITER), max_iter)  # degenerate: face solver soon
         # near-degenerate problems (only solved on the way to a face) get damped steps after 40 iterations
         P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory,
-                                                damp_after=np.inf if face else 40)
+                                                damp_after=np.inf if face else 40, lo=lo, hi=hi)
         at_edge = face & edge & ~done
-        if at_edge.any():
-            idx = np.flatnonzero(at_edge)
-            Pf, okf = _solve_on_face(_SubForm(form, idx)._restricted(), batch.subset(idx), vv[idx], rr[idx],
-                                     lo[idx], hi[idx], tol=tol, max_iter=max_iter, memory=memory)
-            P[idx[okf], : Pf.shape[1]] = Pf[okf]
-            done[idx[okf]] = True
-            stat[idx[okf]] = 0.0
-            y[idx[okf]] = np.nan  # on a face the multipliers are infinite
+    if at_edge.any():
+        idx = np.flatnonzero(at_edge)
+        Pf, okf = _solve_on_face(_SubForm(form, idx)._restricted(), batch.subset(idx), vv[idx], rr[idx],
+                                 lo[idx], hi[idx], tol=tol, max_iter=max_iter, memory=memory)
+        P[idx[okf]] = 0.0
+        P[idx[okf], : Pf.shape[1]] = Pf[okf]
+        done[idx[okf]] = True
+        stat[idx[okf]] = 0.0
+        y[idx[okf]] = np.nan  # on a face the multipliers are infinite
     achieved = form.value(P)
     res = np.maximum(np.abs(P.sum(1) - rr).max(1), np.abs(achieved - v))
     status[good & ~done] = NOT_CONVERGED
@@ -415,15 +454,23 @@ def _solve_on_face(form, batch: ListBatch, v, r, lo, hi, *, tol, max_iter, memor
 
 
 def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
-                     damp_after=np.inf):
+                     damp_after=np.inf, lo=None, hi=None, match=True):
     """Sequential linearisation with safeguarded Anderson acceleration on the (centred) logits.
 
     Iteration k linearises E at p_k and solves the linear MEM with target d.p_k + b_k (v - E(p_k)), b_k in (0, 1]:
     when that subproblem fails (target outside what the linearisation can reach) b_k is halved and p_k kept; on
     success b_k doubles back towards 1. Any fixed point satisfies E(p) = v and stationarity whatever b_k.
     Anderson mixing is used only near the fixed point and dropped whenever the residual grows.
+
+    With ``match``, a step whose linear subproblem misses the metric value (or fails) is replaced by the
+    maximum-entropy distribution along the same direction d whose *metric* value is exactly v
+    (:func:`_match_value`); the outer iteration then only has to settle the direction d = grad E(p). This matters
+    near an attainable extreme, where the tangent overestimates every gain (e.g. ERR: surer top ranks lower the
+    value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi`` are the attainable range.
     """
     L, N, K = P0.shape
+    lo = np.full(L, -np.inf) if lo is None else lo
+    hi = np.full(L, np.inf) if hi is None else hi
     allowed = prob.allowed
     D = N * K
     with np.errstate(divide="ignore"):
@@ -446,11 +493,24 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         al = allowed[live]
         th = x[live].reshape(live.size, N, K)
         p, _ = _softmax(np.where(al, th, _NEG), prob.rowmask[live])
-        sub = _SubForm(form, live)
+        sub = _SubForm(form, live)._restricted()
         d = np.array(sub.grad(p))
         dp = np.einsum("lnk,lnk->l", d, p)
-        t = dp + bt[live] * (v[live] - sub.value(p))
-        q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], tol * 1e-2, inner_iter)
+        Ep = sub.value(p)
+        t = dp + bt[live] * (v[live] - Ep)
+        # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
+        inner_tol = np.clip(1e-3 * last_n[live], tol * 1e-2, 1e-6)
+        q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], inner_tol, inner_iter)
+        Eq = sub.value(q)
+        if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
+            fix = np.flatnonzero((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
+            if fix.size:
+                qm, ym, okm = _match_value(_SubForm(sub, fix)._restricted(), d[fix], _sub(prob, live[fix]),
+                                           v[live][fix], np.where(ok[fix, None], yl[fix], Y[live][fix]),
+                                           lo[live][fix], hi[live][fix], tol, inner_iter)
+                take = fix[okm]
+                q[take], yl[take], ok[take] = qm[okm], ym[okm], True
+                Eq[take] = _SubForm(sub, take)._restricted().value(q[take])
         th_new = _centre(_logits(yl, d, al), al)
         f = (th_new - th).reshape(live.size, D)
         fn = np.abs(f).max(1)
@@ -459,7 +519,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         P[live[ok]], Y[live[ok]] = q[ok], yl[ok]
         stat[live[ok]] = fn[ok]
         full = ok & (bt[live] == 1.0)
-        resid = np.abs(sub.value(q) - v[live])
+        resid = np.abs(Eq - v[live])
         # stationarity: logits unchanged, or (at a boundary, where logits diverge) probabilities unchanged
         dq = np.abs(q - p).max(axis=(1, 2))
         conv = full & (resid <= tol) & ((fn <= _STAT_TOL) | (dq <= 1e-11)) & \
@@ -469,8 +529,8 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         grew = fn > 1.5 * last_n[live]
         xb = x[live]
         fz = np.where(ok[:, None], f, 0.0)
-        hist_x = np.concatenate([X[live][:, 1:], xb[:, None]], axis=1)
-        hist_f = np.concatenate([F[live][:, 1:], fz[:, None]], axis=1)
+        slot = k % memory  # histories are ring buffers, read back in time order only where Anderson is used
+        X[live, slot], F[live, slot] = xb, fz
         last_n[live] = np.where(ok, fn, last_n[live])
         near = full & ~grew & (fn < anderson_start)  # Anderson only near the fixed point
         # lists still running after damp_after steps (oscillating plain steps): damped steps, Anderson allowed
@@ -478,14 +538,96 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         mix[live] = np.where(slow, 0.5, 1.0)
         near |= full & ~grew & slow
         nhl = np.where(near, np.minimum(nh[live] + 1, memory), 0)
-        xn = _anderson(hist_x, hist_f, nhl, xb, fz, mix[live])
-        xn = np.where(np.isfinite(xn), xn, xb + fz)
-        X[live], F[live], nh[live] = hist_x, hist_f, nhl
+        xn = xb + mix[live][:, None] * fz
+        acc = np.flatnonzero(nhl >= 2)
+        if acc.size:
+            order = (k + 1 + np.arange(memory)) % memory  # oldest first
+            rows = live[acc]
+            xa = _anderson(X[rows][:, order], F[rows][:, order], nhl[acc], xb[acc], fz[acc], mix[rows])
+            xn[acc] = np.where(np.isfinite(xa), xa, xn[acc])
+        nh[live] = nhl
         x[live] = xn
         live = live[~conv & (it[live] < limit[live])]
         if live.size == 0:
             break
     return P, Y, it, done, stat
+
+
+def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evaluations=60):
+    """The multiplier mu of direction d at which q(mu), the count-constrained maximum-entropy distribution with
+    logits lambda + mu d, has metric value E[M](q) = v; returns q, y (mu in units of d) and a success flag.
+
+    A root of h(mu) = log gap(E(q(mu))) - log gap(v), gap the distance to the nearer attainable extreme (``lo``
+    or ``hi``): where the metric saturates, E approaches the extreme exponentially in mu, so h is nearly linear in
+    mu. The root is bracketed by doubling steps from the current mu, then found by regula falsi with the Illinois
+    rule. For each mu the count multipliers lambda come from Newton's method on the (convex) dual with mu fixed.
+    """
+    L, N, K = d.shape
+    dn, dlo, span = _normalise(d, prob.allowed)
+    frozen = prob.frozen.copy()
+    frozen[:, K] = True
+    near_top = (hi - v) <= (v - lo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.log(np.where(near_top, hi - v, v - lo))
+        ref = np.where(np.isfinite(ref), ref, 0.0)
+
+    def h(E, idx):
+        top, lo_, hi_ = near_top[idx], lo[idx], hi[idx]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            gap = np.maximum(np.where(top, hi_ - E, E - lo_), 1e-300)
+            out = np.where(top, ref[idx] - np.log(gap), np.log(gap) - ref[idx])
+            return np.where(np.isfinite(lo_) & np.isfinite(hi_), out, E - v[idx])
+
+    def at(idx, mu, y):
+        yy = y.copy()
+        yy[:, K] = mu
+        q, yy, _, ok = _newton_linear(dn[idx], prob.allowed[idx], prob.rowmask[idx], prob.r[idx],
+                                      np.zeros(idx.size), yy, frozen[idx], 1e-12, inner_iter)
+        return q, yy, ok, _SubForm(form, idx)._restricted().value(q)
+
+    everyone = np.arange(L)
+    ya = np.where(frozen, 0.0, y0)
+    mu_a = np.where(span > 0, y0[:, K] * span, 0.0)
+    q, ya, ok, E = at(everyone, mu_a, ya)
+    h_a = h(E, everyone)
+    Q, Y, found = q.copy(), ya.copy(), ok & (np.abs(E - v) <= tol)
+    # bracket: step away from mu_a in the direction that brings E towards v, doubling the step
+    step = np.where(h_a < 0, 1.0, -1.0) * np.maximum(1.0, np.abs(mu_a))
+    mu_b, h_b, y_b = mu_a.copy(), h_a.copy(), ya.copy()
+    live = np.flatnonzero(ok & ~found)
+    for _ in range(40):
+        live = live[np.abs(mu_a[live] + step[live]) <= _MU_MAX]  # beyond: exp overflows, no root to find
+        if live.size == 0:
+            break
+        mu_b[live] = mu_a[live] + step[live]
+        q, yb, okb, Eb = at(live, mu_b[live], y_b[live])
+        h_b[live], y_b[live] = h(Eb, live), yb
+        hit = okb & (np.abs(Eb - v[live]) <= tol)
+        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yb[hit], True
+        same = okb & ~hit & (np.sign(h_b[live]) == np.sign(h_a[live]))
+        moved = live[same]
+        mu_a[moved], h_a[moved], ya[moved] = mu_b[moved], h_b[moved], y_b[moved]
+        step[moved] *= 2.0
+        live = moved
+    bracket = ~found & (np.sign(h_a) != np.sign(h_b)) & np.isfinite(h_a) & np.isfinite(h_b)
+    live = np.flatnonzero(bracket)
+    for _ in range(evaluations):
+        if live.size == 0:
+            break
+        a, b = mu_a[live], mu_b[live]
+        mu_c = (a * h_b[live] - b * h_a[live]) / (h_b[live] - h_a[live])
+        q, yc, okc, Ec = at(live, mu_c, y_b[live])
+        h_c = h(Ec, live)
+        hit = okc & (np.abs(Ec - v[live]) <= tol)
+        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yc[hit], True
+        flip = np.sign(h_c) != np.sign(h_b[live])
+        lv = live
+        mu_a[lv] = np.where(flip, mu_b[lv], mu_a[lv])
+        h_a[lv] = np.where(flip, h_b[lv], 0.5 * h_a[lv])  # Illinois: halve the stale end's value
+        mu_b[lv], h_b[lv], y_b[lv] = mu_c, h_c, yc
+        live = live[okc & ~hit]
+    Y[:, K] = np.where(span > 0, Y[:, K] / np.where(span > 0, span, 1.0), 0.0)
+    return Q, Y, found
 
 
 def _rowmean(x, allowed):
@@ -522,18 +664,21 @@ class _SubForm:
         return self._restricted().grad(P)
 
 
-def solve_mem(batch: ListBatch, measure: str | ExpectationForm, values: np.ndarray | None = None, *,
+def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
               counts: str = "retrieved", tol: float = 1e-10, max_iter: int = 300, memory: int = 6,
-              chunk_size: int = 256, errors: str = "flag", progress: bool = False) -> MEMResult:
+              chunk_size: int = 256, errors: str = "flag", progress: bool = False, rel_level: int = 1,
+              seed: int = 0) -> MEMResult:
     """Solve the maximum-entropy problem for every list of ``batch`` under ``measure``.
 
     Parameters
     ----------
     batch : ListBatch
         The lists (grades, lengths, qrels counts).
-    measure : str or ExpectationForm
-        A registered metric name (``"AP"``, ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)"``, ``"P@10"``, ...) or a form
-        built for this batch.
+    measure : str, Measure, MetricForm or ExpectationForm
+        Any metric meta-eval can score -- a name (``"AP"``, ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)@10"``,
+        ``"map"``), ``module:function``, ``file.py:function``, a :class:`~meta_eval.measures.Measure` -- whose
+        expected-value form is declared, derived by probing or sampled (:func:`meta_eval.mem.forms.metric_form`);
+        or a form built for this batch.
     values : array (L,), optional
         The metric values to impose; default the observed values of the actual lists.
     counts : {"retrieved", "qrels"}
@@ -551,42 +696,59 @@ def solve_mem(batch: ListBatch, measure: str | ExpectationForm, values: np.ndarr
         For a value outside the attainable range: flag the row (status 2, NaN distribution) or raise
         :class:`InfeasibleError`.
     progress : bool
-        Show a tqdm progress bar over chunks.
+        Show progress over chunks.
+    rel_level : int
+        Relevance threshold of binary metrics (relevant = grade >= rel_level).
+    seed : int
+        Seed of the verification lists and of the sampled fallback.
 
     Returns
     -------
     MEMResult
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):  # many tiny (c+2)x(c+2) solves: BLAS threads only cost
+        return _solve_mem(batch, measure, values, counts=counts, tol=tol, max_iter=max_iter, memory=memory,
+                          chunk_size=chunk_size, errors=errors, progress=progress, rel_level=rel_level, seed=seed)
+
+
+def _solve_mem(batch, measure, values, *, counts, tol, max_iter, memory, chunk_size, errors, progress, rel_level,
+               seed) -> MEMResult:
+    from meta_eval.mem.forms import MetricForm, metric_form
+    from meta_eval.mem.sampled import solve_sampled
+
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
-    name = measure if isinstance(measure, str) else type(measure).__name__
     L, N, K = batch.n_lists, batch.depth, batch.n_grades
-    if isinstance(measure, str):
-        expectation(measure, batch.subset(slice(0, min(L, 1))))  # validate the name early
+    source = measure if isinstance(measure, MetricForm) else metric_form(measure, batch, rel_level=rel_level,
+                                                                          seed=seed)
+    name = source.name
     v_all = None if values is None else np.asarray(values, dtype=float).reshape(-1)
     if v_all is not None and v_all.shape != (L,):
         raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
     out = dict(P=np.zeros((L, N, K)), achieved=np.full(L, np.nan), entropy=np.full(L, np.nan),
                max_residual=np.full(L, np.nan), stationarity=np.full(L, np.nan),
                multipliers=np.full((L, K + 1), np.nan), n_iter=np.zeros(L, dtype=np.int64),
-               status=np.zeros(L, dtype=np.int8))
+               status=np.zeros(L, dtype=np.int8), approx_error=np.full(L, np.nan))
     target = np.full(L, np.nan)
     r_all = count_targets(batch, counts)
     order = np.argsort(batch.lengths, kind="stable")
     chunks = [order[i:i + chunk_size] for i in range(0, L, chunk_size)]
-    it = chunks
-    if progress:
-        from tqdm.auto import tqdm
+    from meta_eval.progress import progress as progress_bar
 
-        it = tqdm(chunks, desc=f"MEM {name}", unit="chunk")
-    for idx in it:
+    for idx in progress_bar(chunks, desc=f"MEM {name}", unit="chunk", enabled=progress, total=len(chunks)):
         sub = batch.subset(idx)
         if sub.depth == 0:
             sub = ListBatch(np.zeros((idx.size, 1), dtype=np.int64), sub.lengths, sub.counts)
-        form = expectation(measure, sub) if isinstance(measure, str) else _SubForm(measure, idx)._restricted()
-        v = observed(form, sub) if v_all is None else v_all[idx]
+        form = source.form(idx, sub)
+        v = source.observed(sub) if v_all is None else v_all[idx]
         target[idx] = v
-        res = _solve_chunk(sub, form, v, r_all[idx], tol=tol, max_iter=max_iter, memory=memory)
+        if source.exact:
+            res = _solve_chunk(sub, form, v, r_all[idx], tol=tol, max_iter=max_iter, memory=memory,
+                               actual_feasible=counts == "retrieved" and v_all is None)
+        else:
+            res = solve_sampled(form, sub, v, r_all[idx], tol=tol)
         d = sub.depth
         for key, val in res.items():
             if key == "P":
@@ -600,4 +762,5 @@ def solve_mem(batch: ListBatch, measure: str | ExpectationForm, values: np.ndarr
             f"{int(bad.sum())} list(s) have a {name} value outside the attainable range for their grade counts "
             f"(first: list {i}, value {target[i]!r}, counts {r_all[i].tolist()})")
     out["P"][(out["status"] == INFEASIBLE) | (out["status"] == UNDEFINED)] = np.nan
-    return MEMResult(lengths=batch.lengths.copy(), measure=name, target=target, counts=r_all, **out)
+    return MEMResult(lengths=batch.lengths.copy(), measure=name, target=target, counts=r_all,
+                     method=source.method, form_residual=source.residual, **out)
