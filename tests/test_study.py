@@ -260,3 +260,17 @@ def test_cli_defaults_equal_the_library():
 
     assert cli_study.DEFAULT_METRICS == DEFAULT_METRICS and cli_study.DEFAULT_AGAINST == DEFAULT_AGAINST
     assert [m.value for m in Method] == list(METHODS)
+
+
+def test_cli_runs_as_arguments_and_the_deprecated_runs_option(tmp_path):
+    from tests.conftest import write_collection
+
+    qrels, runs = write_collection(tmp_path, n_topics=6, n_docs=30, n_runs=4, depth=15, noise=2.0)
+    common = ["study", "-Q", str(qrels), "-B", "20", "--top", "0", "--skip", "informativeness", "--skip",
+              "correlation", "--format", "png", "--dpi", "50", "--no-progress", "-m", "AP"]
+    new = CliRunner().invoke(app, [*common, str(runs), "--out", str(tmp_path / "a")])
+    old = CliRunner().invoke(app, [*common, "--runs", str(runs), "--out", str(tmp_path / "b")])
+    assert new.exit_code == 0 and old.exit_code == 0, (new.output, old.output)
+    assert "--runs is deprecated" in old.output and "deprecated" not in new.output
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "discpower_summary.csv"),
+                                  pd.read_csv(tmp_path / "b" / "discpower_summary.csv"))
