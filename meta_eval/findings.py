@@ -173,7 +173,10 @@ def informativeness_findings(tables: Mapping[str, PaperTable], *, name: str, tar
             f"more informative than {' and '.join(lower)}" if lower else "",
             f"less informative than {' and '.join(higher)}" if higher else "",
             f"not distinguishable from {' and '.join(same)}" if same else "") if part)
-        clauses.append(f"{quoted(x)}" + (f": {verdict}" if verdict else ""))
+        flagged = "reliable" in t.values.columns and t.values.loc[x, "reliable"] is not None and \
+            not bool(t.values.loc[x, "reliable"])
+        clauses.append(f"{quoted(x)}" + (f": {verdict}" if verdict else "")
+                       + (" (flagged unreliable by the solver; see the table)" if flagged else ""))
     references_text = (" and ".join(quoted(r) for r in refs) + "; ") if refs else ""
     sentence = (f"Informativeness (mean RMS error ± s.e. of the precision-recall curves inferred from a metric's value, "
                 f"relevant: grade ≥ {q.param('threshold', threshold)}; lower is more informative; a difference is "

@@ -198,7 +198,7 @@ def result_folder(out: str | Path, *, kind: str) -> Iterator[Path]:
     tmp = None
     try:
         _clean_leftovers(out)
-        check_output_folder(out)  # it may have changed while we waited for nothing; cheap
+        check_output_folder(out)  # again under the lock: a run that held it may have just written the folder
         tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{secrets.token_hex(3)}"
         tmp.mkdir()
         with _sigterm_as_exit():
