@@ -328,21 +328,20 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
 
     opts = ctx.options
     lists = _mem_sample(ctx)
-    with_form, without = _split_by_expectation(list(ctx.scores), lists.batch)
+    with_form = list(ctx.scores)  # every metric gets MEM: declared, derived or sampled expected-value forms
     section.text = (
         f"Maximum-entropy method (Aslam, Yilmaz & Pavlu 2005; graded as in the GAP paper §4.1) on "
         f"{lists.batch.n_lists} (run, topic) lists with at least one relevant document retrieved (seeded sample of at "
         f"most {opts.mem_lists}). "
         "For each metric, the maximum-entropy probability-at-rank distribution consistent with the list's value and "
         "its retrieved grade counts is solved; its expected precision-recall curve is compared with the actual one "
-        "(RMS error at the points where recall changes). Lower is more informative. Means ± 1 standard error over "
-        "lists; lists whose solve did not converge are counted and left out.")
-    if without:
-        section.text += ("\n\nNo expected-value form is declared for " + ", ".join(without) + " (declare one with "
-                         "meta_eval.mem.register_expectation to include a metric here).")
-    if not with_form:
-        return
+        "(RMS error at the points where recall changes). Lower is more informative. Metrics are compared on the "
+        "same lists: those on which every metric's solve converged (a list failing for one metric is left out of "
+        "every mean); the table gives n, each metric's failures and the mean ± 1 standard error.")
     result = mem.informativeness(lists, with_form, progress=ctx.progress)
+    for warning in result.warnings:  # failure rates above 1 % (above 10 %: the metric's row is unreliable)
+        print(f"meta-eval: warning: informativeness: {warning}", file=sys.stderr)
+        section.text += f"\n\n**Warning:** {warning}."
     ctx.report.data("informativeness_lists", result.lists)
     ctx.table(section, f"Informativeness: mean RMS error (± s.e.) of the precision-recall curves inferred by the "
               f"maximum-entropy method from each metric's value, over {lists.batch.n_lists} lists",
@@ -422,21 +421,6 @@ def _mem_sample(ctx: _Context):
         rng = np.random.default_rng(ctx.options.seed)
         lists = lists.subset(np.sort(rng.choice(lists.batch.n_lists, size=limit, replace=False)))
     return lists
-
-
-def _split_by_expectation(names: list[str], batch) -> tuple[list[str], list[str]]:
-    """Metrics that declare an expected-value form (MEM works for them) and those that do not."""
-    from meta_eval import mem
-
-    probe = batch.subset(np.arange(min(1, batch.n_lists)))
-    with_form, without = [], []
-    for name in names:
-        try:
-            mem.expectation(name, probe)
-            with_form.append(name)
-        except InputError:
-            without.append(name)
-    return with_form, without
 
 
 def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) -> pd.DataFrame:

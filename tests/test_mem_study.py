@@ -31,8 +31,8 @@ def test_informativeness_rows_and_summary(tmp_path):
     lists = _synthetic_lists()
     res = informativeness(lists, ["AP", "nDCG(gain=exp)"], cache_dir=tmp_path)
     df = res.lists
-    assert list(df.columns[:9]) == ["run", "topic", "metric", "threshold", "n", "entropy", "max_residual",
-                                    "status", "rms_error"]
+    assert list(df.columns) == ["run", "topic", "metric", "threshold", "n", "method", "status", "reason",
+                                "entropy", "max_residual", "approx_error", "rms_error", "common"]
     assert len(df) == 24 * 2 * 2
     assert (df.status == 0).all() and df.max_residual.max() <= 1e-8
     s = res.summary.set_index(["metric", "threshold"])
@@ -108,29 +108,30 @@ def test_cli_informativeness(tmp_path):
     from meta_eval.cli import app
 
     qrels, runs = _write_collection(tmp_path)
-    out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5",
-                                      "--min-relevant", "3", "--min-high", "2", "--out", str(out), "--no-progress",
-                                      "--predict", "P@10", "--predict", "nDCG"])
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    args = ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5", "--min-relevant", "3",
+            "--min-high", "2", "--out", str(out), "--cache", str(cache), "--no-progress"]
+    result = CliRunner().invoke(app, args + ["--predict", "P@10", "--predict", "nDCG", "--format", "png",
+                                             "--format", "pdf"])
     assert result.exit_code == 0, result.output
     pred = pd.read_csv(out / "prediction.csv")
     assert set(pred.target) == {"P@10", "nDCG"} and "GAP(g=0.5,0.5)" in set(pred.source)
     assert pred[(pred.source == "nDCG") & (pred.target == "nDCG")].rmse.iloc[0] < 1e-8
     lists = pd.read_csv(out / "lists.csv")
-    assert list(lists.columns[:8]) == ["run", "topic", "metric", "threshold", "n", "entropy", "max_residual",
-                                       "rms_error"]
+    assert list(lists.columns[:8]) == ["run", "topic", "metric", "threshold", "n", "method", "status", "reason"]
     assert {"AP", "nDCG(gain=exp)", "nDCG", "GAP(g=0,1)", "GAP(g=0.5,0.5)", "GAP(g=1,0)"} <= set(lists.metric)
     summary = pd.read_csv(out / "summary.csv")
-    assert {"metric", "threshold", "mean_rms", "n_lists"} <= set(summary.columns)
-    for name in ("figure2.csv", "figure2.png", "aslam_summary.csv", "aslam_prediction.csv", "summary.png"):
+    assert {"metric", "threshold", "mean_rms", "sem_rms", "n_lists", "n_failed", "reliable"} <= set(summary.columns)
+    assert summary.n_lists.nunique() <= len(summary.threshold.unique())  # one common set of lists per threshold
+    for name in ("figure2.csv", "figure2.png", "figure2.pdf", "aslam_summary.csv", "aslam_prediction.csv",
+                 "summary.png", "summary.pdf", "manifest.json"):
         assert (out / name).exists(), name
     # rerun resumes from the cache (no new distribution files)
-    n_cache = len(list((out / "cache").glob("*.npz")))
-    result = CliRunner().invoke(app, ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5",
-                                      "--min-relevant", "3", "--min-high", "2", "--out", str(out), "--no-progress",
-                                      "--no-figures"])
+    n_cache = len(list(cache.glob("*.npz")))
+    result = CliRunner().invoke(app, args + ["--no-figures"])
     assert result.exit_code == 0, result.output
-    assert len(list((out / "cache").glob("*.npz"))) == n_cache
+    assert len(list(cache.glob("*.npz"))) == n_cache
+    pd.testing.assert_frame_equal(pd.read_csv(out / "lists.csv"), lists)
 
 
 def test_cli_bad_g_grid_is_a_clean_error(tmp_path):

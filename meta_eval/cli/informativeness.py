@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -10,9 +11,25 @@ from rich.console import Console
 from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DepthOpt, Missing, MissingOpt, QrelsOpt, RunsArg, Unjudged, UnjudgedOpt,
-                                  collection_from_cli, reports_errors)
+from meta_eval.cli.common import (DepthOpt, DpiOpt, Float32Opt, FormatOpt, Missing, MissingOpt, OutDirOpt,
+                                  ProgressOpt, QrelsOpt, RunsArg, Ties, TiesOpt, Unjudged, UnjudgedOpt,
+                                  collection_from_cli, figure_formats, measures_option, reports_errors)
 from meta_eval.errors import InputError
+
+
+class Protocol(str, Enum):
+    recall_changes = "recall-changes"
+    pt11 = "11pt"
+
+
+class Align(str, Enum):
+    recall = "recall"
+    rank = "rank"
+
+
+class Counts(str, Enum):
+    retrieved = "retrieved"
+    qrels = "qrels"
 
 DEFAULT_MEASURES = ("AP", "nDCG(gain=exp)", "nDCG")
 ASLAM_MEASURES = ("AP", "Rprec", "P@10", "RR")
@@ -45,12 +62,23 @@ def parse_g_grid(values: list[str] | None, n_grades: int) -> list[tuple[float, .
 
 def _table(console: Console, summary, title: str) -> None:
     t = Table(title=title)
-    for c in ("metric", "threshold", "mean_rms", "sem_rms", "n_lists", "n_failed"):
+    columns = ("metric", "threshold", "mean_rms", "sem_rms", "n_lists", "n_failed", "reliable")
+    for c in columns:
         t.add_column(c, justify="left" if c == "metric" else "right", no_wrap=True)
     for r in summary.itertuples(index=False):
         t.add_row(r.metric, str(r.threshold), f"{r.mean_rms:.4f}", f"{r.sem_rms:.4f}", str(r.n_lists),
-                  str(r.n_failed))
+                  str(r.n_failed), "yes" if r.reliable else "NO")
     console.print(t)
+
+
+def default_cache() -> Path:
+    """Where solved distributions are cached by default (keyed by everything that determines them)."""
+    import os
+
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "meta-eval" / "mem"
+
+
+MeasuresOpt = measures_option(DEFAULT_MEASURES + ("GAP over --g-grid",), "Metric constrained by MEM")
 
 
 @app.command()
@@ -58,48 +86,61 @@ def _table(console: Console, summary, title: str) -> None:
 def informativeness(
     runs: RunsArg = None,
     qrels: QrelsOpt = None,
-    metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="Metric constrained by MEM (repeat). "
-                      f"Default: {', '.join(DEFAULT_MEASURES)} plus GAP over --g-grid.")] = None,
+    measures: MeasuresOpt = None,
     g_grid: Annotated[Optional[list[str]], typer.Option("--g-grid", help="GAP threshold probabilities: a step "
                       "(0.1 gives (0,1), (0.1,0.9) ... (1,0)) or tuples (repeat: --g-grid 0.5,0.5). 0 for none. "
                       "Default 0.1 for grades 0/1/2.")] = None,
     threshold: Annotated[Optional[list[int]], typer.Option("--threshold", "-t", help="Relevance thresholds of the "
                          "PR curves (repeat). Default: every grade.")] = None,
-    protocol: Annotated[str, typer.Option(help="PR-curve error: 'recall-changes' (GAP paper) or '11pt'.")]
-    = "recall-changes",
-    align: Annotated[str, typer.Option(help="recall-changes protocol: read the inferred curve at the same "
-                                       "'recall' (default) or the same 'rank'.")] = "recall",
-    counts: Annotated[str, typer.Option(help="Expected grade counts: 'retrieved' by the run or the 'qrels' "
-                                        "totals.")] = "retrieved",
-    min_relevant: Annotated[int, typer.Option(help="Keep lists with at least this many relevant (grade >= 1) "
+    protocol: Annotated[Protocol, typer.Option(help="PR-curve error: at the points where recall changes (GAP "
+                                               "paper) or at the 11 standard recall levels.")]
+    = Protocol.recall_changes,
+    align: Annotated[Align, typer.Option(help="recall-changes protocol: read the inferred curve at the same "
+                                         "recall (default) or the same rank.")] = Align.recall,
+    counts: Annotated[Counts, typer.Option(help="Expected grade counts: retrieved by the run or the qrels "
+                                           "totals.")] = Counts.retrieved,
+    min_relevant: Annotated[int, typer.Option(min=0, help="Keep lists with at least this many relevant (grade >= 1) "
                                               "documents retrieved.")] = 5,
-    min_high: Annotated[int, typer.Option(help="... and this many of the top grade (GAP paper: 5 and 5).")] = 5,
+    min_high: Annotated[int, typer.Option(min=0, help="... and this many of the top grade (GAP paper: 5 and 5).")]
+    = 5,
     predict: Annotated[Optional[list[str]], typer.Option("--predict", help="Also predict these metrics (repeat) "
                        "from each MEM distribution: prediction.csv with RMS error and Pearson r.")] = None,
     aslam: Annotated[bool, typer.Option(help="Also run Aslam et al.'s binary comparison (AP, Rprec, P@10, RR) "
                                         "with the prediction table.")] = True,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (lists.csv, summary.csv, figure2.csv, "
-                                      "figures, cache/).")] = Path("informativeness"),
-    cache: Annotated[Optional[Path], typer.Option(help="Cache of solved distributions (default OUT/cache); "
-                                                  "a rerun resumes from it.")] = None,
+    out: OutDirOpt = Path("informativeness"),
+    cache: Annotated[Optional[Path], typer.Option(help="Cache of solved distributions, keyed by the lists, the metric "
+                                                  "(and a plug-in's source), the options and the versions; a rerun "
+                                                  "resumes from it. Default: ~/.cache/meta-eval/mem.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve everything anew.")] = False,
+    fmt: FormatOpt = None,
+    dpi: DpiOpt = 300,
     depth: DepthOpt = None,
     missing: MissingOpt = Missing.zero,
     unjudged: UnjudgedOpt = Unjudged.nonrel,
-    figures: Annotated[bool, typer.Option(help="Write the figures (PNG) to --out.")] = True,
-    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    ties: TiesOpt = Ties.trec_eval,
+    float32: Float32Opt = False,
+    figures: Annotated[bool, typer.Option(help="Write the figures to --out.")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
-    """Informativeness by the maximum-entropy method: for every (run, topic) list and metric, the maximum-entropy
-    distribution of relevance given the metric's value and the grade counts, and the RMS error of the PR curves
-    it infers. Writes lists.csv and summary.csv; with grades 0/1/2 also the GAP paper's Figure 2 (figure2.csv)."""
+    """Informativeness by the maximum-entropy method, for any metric (a name, module:function or
+    file.py:function): for every (run, topic) list and metric, the maximum-entropy distribution of relevance given
+    the metric's value and the grade counts, and the RMS error of the PR curves it infers. Metrics are compared on
+    the lists where every metric converged. Writes lists.csv (every list, with its status), summary.csv; with
+    grades 0/1/2 also the GAP paper's Figure 2 (figure2.csv) and the figures."""
     import pandas as pd
-    from tqdm.auto import tqdm
 
+    from meta_eval.figures.style import check_formats
     from meta_eval.mem import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
                                select_lists)
-    from meta_eval.mem.study import summarise
+    from meta_eval.mem.study import common_lists, failure_warnings, summarise
+    from meta_eval.progress import progress as progress_bar
+    from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console(stderr=True)
-    col = collection_from_cli(qrels, runs, depth, 1, missing, unjudged, progress=progress)
+    formats = check_formats(figure_formats(fmt))
+    if out is not None:
+        check_output_folder(out)
+    col = collection_from_cli(qrels, runs, depth, 1, missing, unjudged, ties, float32, progress=progress)
     lists = lists_from_collection(col)
     K = lists.batch.n_grades
     sel = select_lists(lists, min_relevant=min_relevant, min_high=min_high if K > 2 else 0)
@@ -108,52 +149,61 @@ def informativeness(
     if sel.batch.n_lists == 0:
         raise InputError("no list passes the filter; lower --min-relevant / --min-high")
     grid = parse_g_grid(g_grid, K)
-    names = list(metric or DEFAULT_MEASURES) + [gap_measure(g) for g in grid]
-    names = list(dict.fromkeys(names))
+    names = list(dict.fromkeys(list(measures or DEFAULT_MEASURES) + [gap_measure(g) for g in grid]))
     levels = list(threshold) if threshold else list(range(1, K))
-    out.mkdir(parents=True, exist_ok=True)
-    cache_dir = cache if cache is not None else out / "cache"
+    cache_dir = None if no_cache else (cache if cache is not None else default_cache())
+    common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir)
 
-    frames = []
-    bar = tqdm(names, desc="MEM", unit="metric", disable=not progress)
-    for name in bar:
-        bar.set_postfix_str(name)
-        res = run_info(sel, [name], levels, counts=counts, protocol=protocol, align=align, cache_dir=cache_dir,
-                       progress=False)
-        frames.append(res.lists)
+    frames = [run_info(sel, [name], levels, align=align.value, **common).lists
+              for name in progress_bar(names, desc="MEM", unit="metric", enabled=progress)]
     lists_df = pd.concat(frames, ignore_index=True)
+    lists_df["common"] = common_lists(lists_df)
     summary = summarise(lists_df)
-    cols = ["run", "topic", "metric", "threshold", "n", "entropy", "max_residual", "rms_error", "status"]
-    lists_df[cols].to_csv(out / "lists.csv", index=False)
-    summary.to_csv(out / "summary.csv", index=False)
-    _table(console, summary, f"Mean RMS error of inferred PR curves ({protocol})")
+    for warning in failure_warnings(lists_df):
+        console.print(f"[bold]warning:[/bold] {warning}")
+    _table(console, summary, f"Mean RMS error of inferred PR curves ({protocol.value}; {int(summary.n_lists.max())} "
+           "lists where every metric converged)")
 
+    pred = None
     if predict:
         from meta_eval.mem import prediction_table
 
-        pred = prediction_table(sel, names, list(predict), counts=counts, cache_dir=cache_dir)
-        pred.to_csv(out / "prediction.csv", index=False)
+        pred = prediction_table(sel, names, list(predict), counts=counts.value, cache_dir=cache_dir)
+    f2 = None
     if grid and K == 3:
         from meta_eval.mem import gap_figure2
 
         baselines = [m for m in ("nDCG(gain=exp)", "nDCG") if m in names]
-        f2 = gap_figure2(sel, grid, baselines, filter_lists=False, protocol=protocol, counts=counts,
-                         cache_dir=cache_dir)
-        f2.table.to_csv(out / "figure2.csv", index=False)
-        if figures:
-            from meta_eval.figures.informativeness import figure2
-
-            figure2(f2.table, title=f"MEM informativeness ({f2.n_lists} lists)").savefig(out / "figure2.png",
-                                                                                         dpi=150)
+        f2 = gap_figure2(sel, grid, baselines, filter_lists=False, **common)
+    a = None
     if aslam:
-        a = aslam_binary(sel, ASLAM_MEASURES, filter_lists=False, protocol=protocol, counts=counts,
-                         cache_dir=cache_dir)
-        a.summary.to_csv(out / "aslam_summary.csv", index=False)
-        a.prediction.to_csv(out / "aslam_prediction.csv", index=False)
+        a = aslam_binary(sel, ASLAM_MEASURES, filter_lists=False, **common)
         _table(console, a.summary, "Binary MEM (grade >= 1): mean RMS error")
-    if figures:
-        from meta_eval.figures.informativeness import rms_bar_figure
+    if out is None:
+        return
+    with result_folder(out, kind="informativeness") as tmp:
+        lists_df.to_csv(tmp / "lists.csv", index=False)
+        summary.to_csv(tmp / "summary.csv", index=False)
+        if pred is not None:
+            pred.to_csv(tmp / "prediction.csv", index=False)
+        if f2 is not None:
+            f2.table.to_csv(tmp / "figure2.csv", index=False)
+        if a is not None:
+            a.summary.to_csv(tmp / "aslam_summary.csv", index=False)
+            a.prediction.to_csv(tmp / "aslam_prediction.csv", index=False)
+        if figures:
+            _figures(tmp, summary, f2, formats, dpi)
+        written = len(list(tmp.iterdir()))
+    console.print(f"wrote {written} files to {out}")
 
-        rms_bar_figure(summary[~summary.metric.str.startswith("GAP(") | summary.metric.eq("GAP(g=0.5,0.5)")]
-                       ).savefig(out / "summary.png", dpi=150)
-    console.print(f"wrote {out}/lists.csv, summary.csv" + (", figure2.csv" if grid and K == 3 else ""))
+
+def _figures(folder: Path, summary, f2, formats, dpi: int) -> None:
+    from meta_eval.figures.informativeness import figure2, rms_bar_figure
+    from meta_eval.figures.style import metric_colors, save_figure
+
+    colors = metric_colors(list(dict.fromkeys(summary.metric)))
+    shown = summary[~summary.metric.str.startswith("GAP(") | summary.metric.eq("GAP(g=0.5,0.5)")]
+    save_figure(rms_bar_figure(shown, colors=colors), folder / "summary", formats, dpi=dpi)
+    if f2 is not None:
+        save_figure(figure2(f2.table, title=f"MEM informativeness ({f2.n_lists} lists)", colors=colors),
+                    folder / "figure2", formats, dpi=dpi)

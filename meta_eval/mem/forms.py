@@ -95,7 +95,7 @@ def score_batch(measure, batch: ListBatch, rel_level: int = 1) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------------
 
 def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool = True,
-                tol: float = VERIFY_TOL, seed: int = 0) -> MetricForm:
+                tol: float = VERIFY_TOL, seed: int = 0, method: str | None = None) -> MetricForm:
     """The expected-value form of ``metric`` for the lists of ``batch``: declared, derived or sampled.
 
     Parameters
@@ -115,6 +115,9 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
         Verification tolerance, relative to the metric's scale.
     seed : int
         Seed of the random verification lists (and of the sampled fallback).
+    method : {"declared", "derived", "sampled"}, optional
+        Use this source only (e.g. to compare the sampled fallback with an exact form); default: the first that
+        works, in that order.
 
     Raises
     ------
@@ -123,8 +126,16 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     """
     if not isinstance(metric, (str,)) and hasattr(metric, "value") and hasattr(metric, "grad"):
         return MetricForm(type(metric).__name__, "given", None, rel_level, 0.0, _build=_given(metric))
+    if method not in (None, "declared", "derived", "sampled"):
+        raise InputError(f"method must be 'declared', 'derived' or 'sampled'; got {method!r}")
     name = metric if isinstance(metric, str) else metric.output_name
     measure, rel_level, declared = _resolve(metric, rel_level)
+    if measure is not None and isinstance(metric, str) and ":" in metric and "(" not in metric.split(":")[0]:
+        name = measure.output_name  # a plug-in (file.py:function, module:function) is named by its function
+    if method == "sampled":
+        return _sampled(name, measure, rel_level, seed)
+    if method == "derived":
+        declared = None
     if declared is not None:
         if measure is None:  # declared for a name only MEM knows: nothing to verify against
             return MetricForm(name, "declared", None, rel_level, 0.0, _build=declared)
@@ -135,15 +146,25 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
             residual = np.inf
         if residual <= tol:
             return MetricForm(name, "declared", measure, rel_level, residual, _build=declared)
+        if method == "declared":
+            raise InputError(f"the declared form of {name!r} does not reproduce the metric (residual {residual:.3g})")
+    elif method == "declared":
+        raise InputError(f"no expected-value form is declared for {name!r}")
     derived = derive_form(measure, batch, rel_level=rel_level, tol=tol, seed=seed)
     if derived is not None:
         derived.name = name
         return derived
-    if not sampled:
+    if not sampled or method == "derived":
         raise InputError(f"metric {name!r} has no exact expected-value form (it is not a polynomial of degree <= 2 "
-                         "in the grade indicators) and sampling is disabled")
+                         "in the grade indicators)" + ("" if method else " and sampling is disabled"))
+    return _sampled(name, measure, rel_level, seed)
+
+
+def _sampled(name, measure, rel_level: int, seed: int) -> MetricForm:
     from meta_eval.mem.sampled import sampled_form
 
+    if measure is None:
+        raise InputError(f"the sampled form needs a metric meta-eval can score; {name!r} is only declared for MEM")
     return MetricForm(name, "sampled", measure, rel_level, np.nan, exact=False,
                       _build=sampled_form(measure, rel_level, seed))
 

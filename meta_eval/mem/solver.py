@@ -15,11 +15,12 @@ Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 
   fixed point of this map -- a KKT point of the original (non-convex) problem -- is accelerated by Anderson mixing
   on the logits near convergence. The iteration starts half-way between the actual list and the count-only
   distribution (where the linearisation is accurate); when a linearised target is out of reach it is approached
-  in steps (see :func:`_solve_nonlinear`).
+  in steps, and where the tangent misjudges the value (near an attainable extreme, where the metric saturates)
+  the value is matched exactly along the tangent direction (see :func:`_solve_nonlinear`, :func:`_match_value`).
 * A value at the attainable maximum or minimum (e.g. AP of a list with all its relevant documents on top) makes the
-  solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved on the optimal face: the
-  support is read off a solution slightly inside the range, the count-only maximum-entropy distribution on it is
-  computed, and it is accepted only if it reproduces the value (:func:`_solve_on_face`).
+  solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved half the tolerance inside
+  the range: the solution is continuous in the value, so this is the optimal face's distribution up to
+  probabilities of the order of the tolerance, with the metric constraint met within the tolerance.
 
 Every list gets diagnostics: the largest constraint residual, the stationarity residual, iterations and a status
 (0 ok, 1 not converged, 2 value outside the attainable range, 3 metric undefined). Rows that do not converge are
@@ -44,8 +45,10 @@ STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside a
           UNDEFINED: "metric undefined (e.g. no relevant documents)"}
 _NEG = -np.inf
 _STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearisation step
-_EDGE_ITER = 60  # steps before a list at an attainable extreme goes to the face solver
 _MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (beyond, logits are degenerate)
+_STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
+_STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
+_EDGE_ITER = 60  # iterations before a list at an attainable extreme is solved on its face
 STEP_CAP = 50.0  # largest change of a (scaled) multiplier in one Newton step; the line search does the rest
 
 
@@ -63,8 +66,7 @@ class MEMResult:
     entropy : (L,) -sum p ln p
     max_residual : (L,) largest absolute violation over the count and metric constraints
     stationarity : (L,) max |theta - (lambda + mu grad E)| over active entries (0 for exact linear solutions)
-    multipliers : (L, K+1) lambda_0 (= 0) .. lambda_c and mu (metric multiplier, in metric units); NaN for a
-        value at the attainable extreme solved on the optimal face (infinite multipliers)
+    multipliers : (L, K+1) lambda_0 (= 0) .. lambda_c and mu (metric multiplier, in metric units)
     n_iter : (L,) iterations used
     status : (L,) int code, see :data:`STATUS`
     counts : (L, K) the expected-count targets r_j
@@ -230,11 +232,11 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
         ynew = y[live].copy()
         qnew = np.empty((live.size, K, N))
         fnew = np.empty(live.size)
-        for _ in range(40):
+        for _ in range(30):
             lv = live[pending]
             yt = y[lv] + alpha[pending, None] * step[pending]
             qt, ft = _dual_parts(yt, d[lv], allowed[lv], rowmask[lv], r[lv], t[lv])
-            acc = (ft <= f0[pending] + 1e-4 * alpha[pending] * slope[pending]) | (alpha[pending] < 1e-9)
+            acc = ft <= f0[pending] + 1e-4 * alpha[pending] * slope[pending]
             acc |= ft <= f0[pending] + noise[lv] * (1.0 + np.abs(f0[pending]))  # round-off level
             idx = pending[acc]
             ynew[idx], qnew[idx], fnew[idx] = yt[acc], qt[acc], ft[acc]
@@ -242,10 +244,17 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
             if pending.size == 0:
                 break
             alpha[pending] *= 0.5
-        if pending.size:  # no decrease found: keep the old point
+        if pending.size:  # no decrease along the Newton direction: keep the old point
             ynew[pending], fnew[pending] = y[live[pending]], f0[pending]
             qnew[pending] = q[live[pending]]
         y[live], q[live], f[live] = ynew, qnew, fnew
+        if pending.size:  # ... the dual is at its round-off floor (or stuck): stop iterating on those lists
+            stalled = live[pending]
+            g_stall, _ = _grad_hess(q[stalled], d[stalled], r[stalled], t[stalled], frozen[stalled])
+            done[stalled] = np.max(np.abs(g_stall), axis=1) <= np.maximum(tol[stalled], _STALL_TOL)
+            live = np.setdiff1d(live, stalled, assume_unique=True)
+            if live.size == 0:
+                break
     else:
         g, _ = _grad_hess(q[live], d[live], r[live], t[live], frozen[live])
         done[live[np.max(np.abs(g), axis=1) <= tol[live]]] = True
@@ -359,7 +368,7 @@ def _centre(th, allowed):
 
 
 def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.ndarray, *, tol: float,
-                 max_iter: int, memory: int, face: bool = True, actual_feasible: bool = False):
+                 max_iter: int, memory: int, actual_feasible: bool = False):
     L, K = batch.n_lists, batch.n_grades
     n = batch.lengths.astype(float)
     status = np.zeros(L, dtype=np.int8)
@@ -388,29 +397,30 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     y = np.where(prob.frozen, 0.0, y)
     P0 = np.where(prob.allowed, (rr / np.maximum(n, 1)[:, None])[:, None, :], 0.0)
     stat = np.zeros(L)
-    edge = good & ((vv >= hi - 1e-9 * span) | (vv <= lo + 1e-9 * span))
+    # A value at the attainable maximum (or minimum) puts the solution on a face of the polytope, with infinite
+    # multipliers. It is solved half the tolerance inside instead: the solution is continuous in the value, so
+    # this is the face's maximum-entropy distribution up to probabilities of order the tolerance, and the metric
+    # constraint still holds within tol. A range narrower than that carries no information: the count-only
+    # distribution is the solution.
+    inside = 0.5 * tol
+    flat = good & (hi - lo <= 2 * inside)
+    edge = good & ~flat & ((vv >= hi - inside) | (vv <= lo + inside))
+    vv = np.where(good & ~flat, np.clip(vv, lo + inside, hi - inside), vv)
     if form.linear:
         d = np.array(form.grad(P0))
         P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter)
-        at_edge = face & edge  # Newton only approaches the face (multipliers diverge): solve on the face
     else:
         eps = 0.5  # start between the actual list and the count-only distribution (both satisfy the counts)
         start = (1 - eps) * batch.onehot() * prob.allowed + eps * P0
         start = start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
-        limit = np.where(edge & face, min(max_iter, _EDGE_ITER), max_iter)  # degenerate: face solver soon
-        # near-degenerate problems (only solved on the way to a face) get damped steps after 40 iterations
-        P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory,
-                                                damp_after=np.inf if face else 40, lo=lo, hi=hi)
-        at_edge = face & edge & ~done
-    if at_edge.any():
-        idx = np.flatnonzero(at_edge)
-        Pf, okf = _solve_on_face(_SubForm(form, idx)._restricted(), batch.subset(idx), vv[idx], rr[idx],
-                                 lo[idx], hi[idx], tol=tol, max_iter=max_iter, memory=memory)
-        P[idx[okf]] = 0.0
-        P[idx[okf], : Pf.shape[1]] = Pf[okf]
-        done[idx[okf]] = True
-        stat[idx[okf]] = 0.0
-        y[idx[okf]] = np.nan  # on a face the multipliers are infinite
+        limit = np.where(edge, min(max_iter, _EDGE_ITER), max_iter) * (good & ~flat)  # nothing to solve otherwise
+        P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory, lo=lo, hi=hi)
+    P[flat], y[flat, K], done[flat] = P0[flat], 0.0, True
+    at_edge = np.flatnonzero(edge)
+    if at_edge.size:  # the face itself: its support read off the (nearly degenerate) iterate, kept if exact
+        Pf, okf = _face_solution(_SubForm(form, at_edge)._restricted(), P[at_edge], _sub(prob, at_edge),
+                                 v[at_edge], tol)
+        P[at_edge[okf]], done[at_edge[okf]], stat[at_edge[okf]] = Pf[okf], True, 0.0
     achieved = form.value(P)
     res = np.maximum(np.abs(P.sum(1) - rr).max(1), np.abs(achieved - v))
     status[good & ~done] = NOT_CONVERGED
@@ -418,43 +428,36 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
                 stationarity=np.where(good, stat, np.nan), multipliers=y, n_iter=it, status=status)
 
 
-def _solve_on_face(form, batch: ListBatch, v, r, lo, hi, *, tol, max_iter, memory,
-                   attempts=((1e-6, 1e-3), (1e-6, 1e-2), (1e-4, 5e-2), (1e-3, 0.1), (1e-2, 0.2))):
-    """A value at the attainable maximum (or minimum): maximum entropy on the optimal face.
+def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2, 0.1, 0.2)):
+    """Maximum entropy on the optimal face, for values at an attainable extreme whose iteration did not settle.
 
-    For each (delta, cut) attempt, the problem is solved at a value moved inside by ``delta`` of the range; entries
-    whose probability stays below ``cut`` are taken to vanish on the face, and the count-only maximum-entropy
-    distribution on the remaining support is computed. It is accepted only if it reproduces the value within
-    ``tol`` (every list in the support is then optimal), so a wrong guess leaves the list flagged, never wrong.
+    The face's support is read off an iterate close to it: entries with probability below ``cut`` are taken to
+    vanish, and the count-only maximum-entropy distribution on the remaining support is computed. It is accepted
+    only if it reproduces the value within ``tol`` (every list in the support is then optimal), trying the cuts
+    from the finest up, so a wrong guess leaves the list flagged, never wrong.
     """
-    L, N, K = batch.n_lists, batch.depth, batch.n_grades
-    span = np.maximum(hi - lo, 1e-300)
-    prob = _problem(batch, r)
+    L, N, K = P.shape
     frozen = prob.frozen.copy()
     frozen[:, K] = True
-    best = np.zeros((L, N, K))
-    ok_all = np.zeros(L, dtype=bool)
-    for delta, cut in attempts:
-        inside = np.where(v >= hi - 1e-9 * span, v - delta * span, v + delta * span)
-        res = _solve_chunk(batch, form, inside, r, tol=tol, max_iter=min(max_iter, 150), memory=memory,
-                           face=False)
-        support = prob.allowed & (res["P"] > cut)
-        ok = (res["status"] == OK) & np.all(support.any(2) | ~prob.rowmask, axis=1)
-        ok &= np.all(support.any(1) | (r <= 0.5), axis=1)
-        q, _, _, conv = _newton_linear(np.zeros((L, N, K)), support, prob.rowmask, r, np.zeros(L),
-                                       np.zeros((L, K + 1)), frozen, 1e-11, 200)
-        ok &= conv & np.isfinite(q).all(axis=(1, 2))
+    best = np.zeros_like(P)
+    found = np.zeros(L, dtype=bool)
+    for cut in cuts:
+        support = prob.allowed & (P > cut)
+        ok = np.all(support.any(2) | ~prob.rowmask, axis=1) & np.all(support.any(1) | (prob.r <= 0.5), axis=1)
+        q, _, _, conv = _newton_linear(np.zeros((L, N, K)), support, prob.rowmask, prob.r, np.zeros(L),
+                                       np.zeros((L, K + 1)), frozen, 1e-11, 100)
+        ok &= conv & np.isfinite(q).all(axis=(1, 2)) & (np.abs(q.sum(1) - prob.r).max(1) <= 1e-9)
         ok &= np.abs(np.where(ok, form.value(np.nan_to_num(q)), np.inf) - v) <= tol
-        new = ok & ~ok_all
+        new = ok & ~found
         best[new] = q[new]
-        ok_all |= ok
-        if ok_all.all():
+        found |= ok
+        if found.all():
             break
-    return best, ok_all
+    return best, found
 
 
 def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
-                     damp_after=np.inf, lo=None, hi=None, match=True):
+                     damp_after=40, lo=None, hi=None, match=True):
     """Sequential linearisation with safeguarded Anderson acceleration on the (centred) logits.
 
     Iteration k linearises E at p_k and solves the linear MEM with target d.p_k + b_k (v - E(p_k)), b_k in (0, 1]:
@@ -480,15 +483,17 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     nh = np.zeros(L, dtype=np.int64)
     bt = np.ones(L)
     last_n = np.full(L, np.inf)
+    last_dq = np.full(L, np.inf)  # largest probability change of the last step
+    stalls = np.zeros(L, dtype=np.int64)  # consecutive failed steps
     anderson_start = 1e-2
     it = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
     stat = np.full(L, np.inf)
     P = start.copy()
     Y = y.copy()
-    live = np.arange(L)
     mix = np.ones(L)
     limit = np.broadcast_to(np.asarray(max_iter), (L,))
+    live = np.flatnonzero(limit > 0)
     for k in range(int(limit.max(initial=0))):
         al = allowed[live]
         th = x[live].reshape(live.size, N, K)
@@ -499,7 +504,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         Ep = sub.value(p)
         t = dp + bt[live] * (v[live] - Ep)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
-        inner_tol = np.clip(1e-3 * last_n[live], tol * 1e-2, 1e-6)
+        inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, 1e-6)
         q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], inner_tol, inner_iter)
         Eq = sub.value(q)
         if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
@@ -532,6 +537,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         slot = k % memory  # histories are ring buffers, read back in time order only where Anderson is used
         X[live, slot], F[live, slot] = xb, fz
         last_n[live] = np.where(ok, fn, last_n[live])
+        last_dq[live] = np.where(ok, dq, last_dq[live])
         near = full & ~grew & (fn < anderson_start)  # Anderson only near the fixed point
         # lists still running after damp_after steps (oscillating plain steps): damped steps, Anderson allowed
         slow = it[live] > damp_after
@@ -547,7 +553,9 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
             xn[acc] = np.where(np.isfinite(xa), xa, xn[acc])
         nh[live] = nhl
         x[live] = xn
-        live = live[~conv & (it[live] < limit[live])]
+        stalls[live] = np.where(ok, 0, stalls[live] + 1)
+        # stop lists that are done, out of iterations, or whose steps have all failed for a while (flagged)
+        live = live[~conv & (it[live] < limit[live]) & (stalls[live] < _STALLED_STEPS)]
         if live.size == 0:
             break
     return P, Y, it, done, stat
@@ -760,7 +768,9 @@ def _solve_mem(batch, measure, values, *, counts, tol, max_iter, memory, chunk_s
         i = int(np.flatnonzero(bad)[0])
         raise InfeasibleError(
             f"{int(bad.sum())} list(s) have a {name} value outside the attainable range for their grade counts "
-            f"(first: list {i}, value {target[i]!r}, counts {r_all[i].tolist()})")
+            f"(first: list {i}, value {float(target[i]):g}, expected grade counts "
+            f"{[float(x) for x in r_all[i]]}); a value must lie between the metric of the worst and of the best "
+            "ordering of the list's grades")
     out["P"][(out["status"] == INFEASIBLE) | (out["status"] == UNDEFINED)] = np.nan
     return MEMResult(lengths=batch.lengths.copy(), measure=name, target=target, counts=r_all,
                      method=source.method, form_residual=source.residual, **out)

@@ -16,7 +16,7 @@ study resumes where it stopped.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -27,11 +27,10 @@ from scipy import stats
 from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.curves import pr_error
-from meta_eval.mem.expectations import expectation, observed
 from meta_eval.mem.solver import MEMResult, solve_mem
 from meta_eval.rankings import Rankings
 
-SOLVER_VERSION = "2"
+SOLVER_VERSION = "3"
 
 
 @dataclass
@@ -81,32 +80,65 @@ def select_lists(lists: Lists, min_relevant: int = 5, min_high: int = 5, rel_lev
 # Solving with a cache
 # ------------------------------------------------------------------------------------------------------------
 
-def _key(batch: ListBatch, measure: str, counts: str) -> str:
+def _metric_fingerprint(measure) -> str:
+    """What determines a metric's values besides its name: the source of a plug-in (``file.py:function`` or
+    ``module:function``) or of a Measure object's function, so a cache never serves results of edited code."""
+    import inspect
+
+    func = getattr(getattr(measure, "family", None), "func", None)
+    if func is None and isinstance(measure, str) and ":" in measure and "(" not in measure.split(":")[0]:
+        path = Path(measure.rsplit(":", 1)[0])
+        if path.suffix == ".py" and path.is_file():
+            return hashlib.sha1(path.read_bytes()).hexdigest()
+        try:
+            from meta_eval.plugins import load_metric
+
+            func = load_metric(measure)[0].family.func
+        except Exception:  # noqa: BLE001 - an unloadable spec fails later with its own clear error
+            return ""
+    if func is None:
+        return ""
+    try:
+        return hashlib.sha1(inspect.getsource(getattr(func, "per_list", func)).encode()).hexdigest()
+    except (OSError, TypeError):
+        return ""
+
+
+def _key(batch: ListBatch, measure, counts: str, options: dict) -> str:
+    from meta_eval import __version__
+
     h = hashlib.sha1()
     for a in (batch.grades, batch.lengths, batch.counts):
         h.update(np.ascontiguousarray(a).tobytes())
         h.update(str(a.shape).encode())
-    h.update(f"{measure}|{counts}|{SOLVER_VERSION}".encode())
+    name = measure if isinstance(measure, str) else getattr(measure, "output_name", repr(measure))
+    h.update(f"{name}|{_metric_fingerprint(measure)}|{counts}|{sorted(options.items())}|{SOLVER_VERSION}|"
+             f"{__version__}".encode())
     return h.hexdigest()[:20]
 
 
-def solve_cached(batch: ListBatch, measure: str, *, counts: str = "retrieved", cache_dir: str | Path | None = None,
+_CACHED = ("P", "lengths", "target", "achieved", "entropy", "max_residual", "stationarity", "multipliers", "n_iter",
+           "status", "counts", "approx_error")
+
+
+def solve_cached(batch: ListBatch, measure, *, counts: str = "retrieved", cache_dir: str | Path | None = None,
                  progress: bool = False, **solver_options) -> MEMResult:
-    """:func:`solve_mem` with an on-disk cache keyed by the lists, the metric and the count mode."""
+    """:func:`solve_mem` with an on-disk cache keyed by everything that determines the result: the lists, the
+    metric (and the source of a plug-in metric), the count mode, the solver options and versions."""
     path = None
     if cache_dir is not None:
-        path = Path(cache_dir) / f"mem_{_slug(measure)}_{_key(batch, measure, counts)}.npz"
+        name = measure if isinstance(measure, str) else getattr(measure, "output_name", "metric")
+        path = Path(cache_dir) / f"mem_{_slug(name)}_{_key(batch, measure, counts, solver_options)}.npz"
         if path.exists():
             z = np.load(path, allow_pickle=False)
-            return MEMResult(**{k: z[k] for k in z.files if k not in ("measure",)}, measure=str(z["measure"]))
+            return MEMResult(**{k: z[k] for k in _CACHED}, measure=str(z["measure"]), method=str(z["method"]),
+                             form_residual=float(z["form_residual"]))
     res = solve_mem(batch, measure, counts=counts, progress=progress, **solver_options)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, P=res.P, lengths=res.lengths, measure=np.array(res.measure), target=res.target,
-                            achieved=res.achieved, entropy=res.entropy, max_residual=res.max_residual,
-                            stationarity=res.stationarity, multipliers=res.multipliers, n_iter=res.n_iter,
-                            status=res.status, counts=res.counts)
+        np.savez_compressed(tmp, measure=np.array(res.measure), method=np.array(res.method),
+                            form_residual=np.array(res.form_residual), **{k: getattr(res, k) for k in _CACHED})
         tmp.replace(path)
     return res
 
@@ -116,17 +148,33 @@ def _slug(name: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------------------
-# Informativeness (PR-curve error)
+# Informativeness (PR-curve error), compared on the lists where every metric converged
 # ------------------------------------------------------------------------------------------------------------
+
+WARN_RATE, UNRELIABLE_RATE = 0.01, 0.10  # failure rates above which a metric is warned about / marked unreliable
+
 
 @dataclass
 class InformativenessResult:
-    """Per-list rows (run, topic, metric, threshold, n, entropy, max_residual, status, rms_error) and means."""
+    """Per-list rows, the comparison of metrics on their common lists, and warnings.
+
+    Attributes
+    ----------
+    lists : DataFrame
+        One row per list, metric and threshold: run, topic, metric, threshold, n, method, status, reason, entropy,
+        max_residual, approx_error, rms_error, common (the list counts in the comparison). Failed lists are kept,
+        with the reason.
+    summary : DataFrame
+        One row per metric and threshold (see :func:`summarise`).
+    warnings : list of str
+        Metrics failing on more than 1 % of the lists (more than 10 %: unreliable).
+    """
 
     lists: pd.DataFrame
     summary: pd.DataFrame
     protocol: str
     counts: str
+    warnings: list = field(default_factory=list)
 
 
 def curve_errors(lists: Lists, res: MEMResult, thresholds: Sequence[int], protocol: str = "recall-changes",
@@ -143,18 +191,59 @@ def curve_errors(lists: Lists, res: MEMResult, thresholds: Sequence[int], protoc
     return out
 
 
-def summarise(df: pd.DataFrame) -> pd.DataFrame:
-    ok = df[df["status"] == 0]
-    g = ok.groupby(["metric", "threshold"], sort=False)
-    summary = g.agg(mean_rms=("rms_error", "mean"), sem_rms=("rms_error", "sem"), n_lists=("rms_error", "count"),
-                    mean_entropy=("entropy", "mean")).reset_index()
-    failed = df[df["status"] != 0].groupby(["metric", "threshold"], sort=False).size().rename("n_failed")
-    summary = summary.merge(failed, on=["metric", "threshold"], how="left").fillna({"n_failed": 0})
-    summary["n_failed"] = summary["n_failed"].astype(int)
-    return summary
+def common_lists(df: pd.DataFrame) -> pd.Series:
+    """True for the rows of lists (run, topic) on which every metric of ``df`` converged (status 0)."""
+    ok = df.groupby(["run", "topic"], sort=False)["status"].transform(lambda s: bool((s == 0).all()))
+    return ok.astype(bool)
 
 
-def informativeness(lists: Lists, measures: Sequence[str], thresholds: Sequence[int] | None = None, *,
+def summarise(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Compare metrics honestly: means over the lists where *every* metric converged.
+
+    A list on which any metric failed is left out of every metric's mean (the common-list rule), so metrics are
+    never compared on different subsets; lists without a relevant document at a threshold have no PR-curve error
+    there (for any metric). Columns: metric, threshold, n_lists (lists in the comparison), mean_rms, sem_rms,
+    ci_low, ci_high (t interval at ``confidence``), n_total (lists attempted), n_failed (this metric's failures),
+    failure_rate, reliable (failure rate <= 10 %), method (declared/derived/sampled), approximate.
+    """
+    from scipy import stats
+
+    df = df.assign(common=common_lists(df)) if "common" not in df else df
+    rows = []
+    for (metric, level), part in df.groupby(["metric", "threshold"], sort=False):
+        errors = part.loc[part.common, "rms_error"].dropna().to_numpy()
+        n = errors.size
+        mean = errors.mean() if n else np.nan
+        sem = errors.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * sem if n > 1 else np.nan
+        failed = int((part.status != 0).sum())
+        rate = failed / len(part) if len(part) else np.nan
+        rows.append(dict(metric=metric, threshold=int(level), n_lists=n, mean_rms=mean, sem_rms=sem,
+                         ci_low=mean - half, ci_high=mean + half, n_total=len(part), n_failed=failed,
+                         failure_rate=rate, reliable=bool(rate <= UNRELIABLE_RATE),
+                         method=str(part["method"].iloc[0]) if "method" in part else "declared",
+                         approximate=bool((part.get("method", pd.Series(dtype=str)) == "sampled").any())))
+    return pd.DataFrame(rows)
+
+
+def failure_warnings(df: pd.DataFrame) -> list[str]:
+    """One sentence per metric failing on more than 1 % of its lists, with the reasons and the common n."""
+    out = []
+    per_list = df.drop_duplicates(["run", "topic", "metric"])
+    common = int(common_lists(per_list).groupby([per_list.run, per_list.topic]).all().sum())
+    for metric, part in per_list.groupby("metric", sort=False):
+        failed = part[part.status != 0]
+        rate = len(failed) / len(part) if len(part) else 0.0
+        if rate <= WARN_RATE:
+            continue
+        reasons = ", ".join(f"{n} {reason}" for reason, n in failed["reason"].value_counts().items())
+        level = "unreliable: " if rate > UNRELIABLE_RATE else ""
+        out.append(f"{level}{metric} failed on {len(failed)} of {len(part)} lists ({100 * rate:.1f} %: {reasons}); "
+                   f"metrics are compared on the {common} lists where every metric converged")
+    return out
+
+
+def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] | None = None, *,
                     counts: str = "retrieved", protocol: str = "recall-changes", align: str = "recall",
                     cache_dir: str | Path | None = None, progress: bool = False,
                     solver_options: dict | None = None) -> InformativenessResult:
@@ -164,8 +253,9 @@ def informativeness(lists: Lists, measures: Sequence[str], thresholds: Sequence[
     ----------
     lists : Lists
         The ranked lists (see :func:`lists_from_collection`, :func:`select_lists`).
-    measures : sequence of str
-        Metrics with a registered expected-value form (e.g. ``"AP"``, ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)"``).
+    measures : sequence
+        Any metric meta-eval can score: names (``"AP"``, ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)"``),
+        ``module:function``, ``file.py:function``, Measures (:func:`meta_eval.mem.forms.metric_form`).
     thresholds : sequence of int, optional
         Relevance thresholds l of the binary PR curves (relevant = grade >= l); default every grade 1..c.
     counts, protocol, align
@@ -176,36 +266,42 @@ def informativeness(lists: Lists, measures: Sequence[str], thresholds: Sequence[
     Returns
     -------
     InformativenessResult
-        ``lists``: one row per list, metric and threshold with columns
-        run, topic, metric, threshold, n, entropy, max_residual, status, rms_error; ``summary``: means per metric
-        and threshold (failed lists -- status != 0 -- are counted in ``n_failed`` and left out of the means).
+        Every list with its status and reason; the summary compares the metrics on the lists where every metric
+        converged (:func:`summarise`); warnings for failure rates above 1 %.
     """
+    from meta_eval.mem.solver import STATUS
+
     b = lists.batch
     thresholds = list(range(1, b.n_grades)) if thresholds is None else list(thresholds)
     frames = []
     for m in measures:
         res = solve_cached(b, m, counts=counts, cache_dir=cache_dir, progress=progress, **(solver_options or {}))
         errs = curve_errors(lists, res, thresholds, protocol, align)
+        reason = np.array([STATUS[int(code)] for code in res.status], dtype=object)
         for level in thresholds:
             frames.append(pd.DataFrame({
-                "run": lists.runs, "topic": lists.topics, "metric": m, "threshold": level, "n": b.lengths,
-                "entropy": res.entropy, "max_residual": res.max_residual, "status": res.status,
-                "rms_error": errs[level]}))
+                "run": lists.runs, "topic": lists.topics, "metric": res.measure, "threshold": level, "n": b.lengths,
+                "method": res.method, "status": res.status, "reason": reason, "entropy": res.entropy,
+                "max_residual": res.max_residual, "approx_error": res.approx_error, "rms_error": errs[level]}))
     df = pd.concat(frames, ignore_index=True)
-    return InformativenessResult(df, summarise(df), protocol, counts)
+    df["common"] = common_lists(df)
+    return InformativenessResult(df, summarise(df), protocol, counts, failure_warnings(df))
 
 
 # ------------------------------------------------------------------------------------------------------------
 # Prediction of other metrics
 # ------------------------------------------------------------------------------------------------------------
 
-def predict(res: MEMResult, batch: ListBatch, measures: Sequence[str]) -> dict[str, np.ndarray]:
-    """E[B](P) under a solved distribution for each metric B (exact expectations)."""
+def predict(res: MEMResult, batch: ListBatch, measures: Sequence) -> dict[str, np.ndarray]:
+    """E[B](P) under a solved distribution for each metric B (exact where B's form is exact, else sampled)."""
+    from meta_eval.mem.forms import metric_form
+
     P = np.nan_to_num(res.P[:, : batch.depth])
     out = {}
     for m in measures:
-        val = expectation(m, batch).value(P)
-        out[m] = np.where(res.status == 0, val, np.nan)
+        source = metric_form(m, batch)
+        val = source.form(np.arange(batch.n_lists), batch).value(P)
+        out[source.name] = np.where(res.status == 0, val, np.nan)
     return out
 
 
@@ -214,18 +310,23 @@ def prediction_table(lists: Lists, constrain: Sequence[str], targets: Sequence[s
                      progress: bool = False) -> pd.DataFrame:
     """Predict each target metric B from the MEM distribution fitted to each metric A (Aslam et al. 2005).
 
-    Returns a tidy DataFrame with columns source (A), target (B), rmse, pearson_r, n. The diagonal (A = B) is the
-    constraint itself (rmse ~ 0) and is kept as a check.
+    Returns a tidy DataFrame with columns source (A), target (B), rmse, pearson_r, n. Every pair is computed on the
+    same lists: those where every source metric converged and every target is defined. The diagonal (A = B) is
+    the constraint itself (rmse ~ 0) and is kept as a check.
     """
+    from meta_eval.mem.forms import metric_form
+
     b = lists.batch
     targets = list(constrain) if targets is None else list(targets)
-    actual = {t: observed(t, b) for t in targets}
+    actual = {t: metric_form(t, b).observed(b) for t in targets}
+    solved = {a: solve_cached(b, a, counts=counts, cache_dir=cache_dir, progress=progress) for a in constrain}
+    common = np.logical_and.reduce([res.status == 0 for res in solved.values()] +
+                                   [np.isfinite(v) for v in actual.values()])
     rows = []
-    for a in constrain:
-        res = solve_cached(b, a, counts=counts, cache_dir=cache_dir, progress=progress)
+    for a, res in solved.items():
         pred = predict(res, b, targets)
         for t in targets:
-            ok = np.isfinite(pred[t]) & np.isfinite(actual[t])
+            ok = common & np.isfinite(pred[t])
             x, y = pred[t][ok], actual[t][ok]
             r = stats.pearsonr(x, y).statistic if ok.sum() > 2 and np.std(x) > 0 and np.std(y) > 0 else np.nan
             rows.append(dict(source=a, target=t, rmse=float(np.sqrt(np.mean((x - y) ** 2))) if ok.any() else np.nan,
@@ -259,6 +360,7 @@ class Figure2Result:
     table: pd.DataFrame
     lists: pd.DataFrame
     n_lists: int
+    warnings: list = field(default_factory=list)
 
 
 def gap_figure2(lists: Lists, grid: Sequence[Sequence[float]] | None = None,
@@ -288,12 +390,13 @@ def gap_figure2(lists: Lists, grid: Sequence[Sequence[float]] | None = None,
         for g in grid:
             for _, r in s[s.metric == base].iterrows():
                 rows.append(dict(line=base, g1=g[0], g2=g[1], metric=base, **_stats(r)))
-    return Figure2Result(pd.DataFrame(rows), res.lists, sel.batch.n_lists)
+    return Figure2Result(pd.DataFrame(rows), res.lists, sel.batch.n_lists, res.warnings)
 
 
 def _stats(r) -> dict:
-    return dict(threshold=int(r.threshold), mean_rms=r.mean_rms, sem_rms=r.sem_rms, n_lists=int(r.n_lists),
-                n_failed=int(r.n_failed))
+    return dict(threshold=int(r.threshold), mean_rms=r.mean_rms, sem_rms=r.sem_rms, ci_low=r.ci_low,
+                ci_high=r.ci_high, n_lists=int(r.n_lists), n_total=int(r.n_total), n_failed=int(r.n_failed),
+                failure_rate=r.failure_rate, reliable=bool(r.reliable))
 
 
 @dataclass
@@ -303,6 +406,7 @@ class AslamResult:
     summary: pd.DataFrame
     prediction: pd.DataFrame
     lists: pd.DataFrame
+    warnings: list = field(default_factory=list)
 
 
 def aslam_binary(lists: Lists, measures: Sequence[str] = ("AP", "Rprec", "P@10", "RR"), *, rel_level: int = 1,
@@ -317,4 +421,4 @@ def aslam_binary(lists: Lists, measures: Sequence[str] = ("AP", "Rprec", "P@10",
     info = informativeness(binl, measures, thresholds=(1,), counts=counts, protocol=protocol,
                            cache_dir=cache_dir, progress=progress)
     pred = prediction_table(binl, measures, counts=counts, cache_dir=cache_dir, progress=progress)
-    return AslamResult(info.summary, pred, info.lists)
+    return AslamResult(info.summary, pred, info.lists, info.warnings)
