@@ -19,17 +19,19 @@ trec_eval <= 9.0.8 and pytrec_eval.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import Callable, Literal, Sequence
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from meta_eval import io
 from meta_eval.errors import InputError
 from meta_eval.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 TiePolicy = Literal["trec_eval", "docid_asc", "input", "rank"]
 TIE_POLICIES = ("trec_eval", "docid_asc", "input", "rank")
@@ -269,6 +271,9 @@ def load_collection(
 ) -> Collection:
     """Read qrels and runs into a :class:`Collection`.
 
+    The runs are streamed: each file is read, parsed, ordered and cut to ``depth`` on its own (several files at
+    once, one per core), and only its ordered document codes are kept, never the text of all runs at once.
+
     Parameters
     ----------
     qrels : path or DataFrame
@@ -299,20 +304,11 @@ def load_collection(
         topic in common with the qrels, bad options.
     """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
-    qrels_table = io.read_qrels(qrels)
-    run_tables = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress)
-    if not run_tables:
-        raise InputError("no runs given")
-    return build_collection(
-        qrels_table,
-        run_tables,
-        depth=depth,
-        rel_level=rel_level,
-        missing=missing,
-        unjudged=unjudged,
-        ties=ties,
-        score_precision=score_precision,
-    )
+    base = _Qrels(io.read_qrels(qrels))
+    prepare = partial(_RunLists.from_table, qrels=base, depth=depth, ties=ties, score_precision=score_precision)
+    lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
+    return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
+                     score_precision=score_precision)
 
 
 def _check_options(depth, rel_level, missing, unjudged, ties, score_precision) -> None:
@@ -343,61 +339,58 @@ def build_collection(
 ) -> Collection:
     """Assemble parsed tables into dense blocks (see :func:`load_collection` for the options)."""
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
-    vocab = _Vocabulary(qrels, runs)
-    topics, topic_index = vocab.qrels_topics()
-    judgments = vocab.judgments(topic_index, topics)
-    counts = _grade_counts(judgments.topic, judgments.grade, len(topics))
+    base = _Qrels(qrels)
+    lists = [_RunLists.from_table(run, base, depth=depth, ties=ties, score_precision=score_precision)
+             for run in runs]
+    return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
+                     score_precision=score_precision)
 
-    rows = vocab.run_rows(topic_index)
-    _check_run_topics(runs, rows, topics)
-    _check_run_duplicates(runs, rows, vocab)
 
-    n_sys, n_top = len(runs), len(topics)
-    score = rows.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else rows.score
-    group = rows.system * n_top + rows.topic
-    present = np.bincount(group, minlength=n_sys * n_top).reshape(n_sys, n_top) > 0
-    order = _order(group, score, vocab.doc_order[rows.doc], rows.position, rows.rank, ties)
-    group, doc = group[order], rows.doc[order].astype(np.int32)
-    del rows, score, order
-    grade = _GradeLookup(judgments, vocab.n_docs)(group % n_top, doc)
-    pos = _position_in_group(group)
-    keep = np.ones(len(group), dtype=bool)
-    if depth is not None:
-        keep &= pos < depth
-    if unjudged == "remove":
-        keep &= grade >= 0
-    if not keep.all():
-        group, doc, grade = group[keep], doc[keep], grade[keep]
-        pos = _position_in_group(group)
-    n_ret = np.bincount(group, minlength=n_sys * n_top).reshape(n_sys, n_top)
-    blocks = _blocks(group, pos, grade, doc, n_ret, counts, int(rel_level))
-    options = dict(
-        depth=depth, rel_level=int(rel_level), missing=missing, unjudged=unjudged, ties=ties,
-        score_precision=score_precision, qrels=qrels.source, runs=[r.source for r in runs],
-    )
-    return Collection([r.name for r in runs], topics, blocks, n_ret, present, counts, judgments, vocab.dictionary,
+def _assemble(base: "_Qrels", lists: list["_RunLists"], *, rel_level, missing, unjudged, **options) -> Collection:
+    """Give every document one code across the qrels and the runs, look the grades up, fill the blocks."""
+    if not lists:
+        raise InputError("no runs given")
+    n_sys, n_top = len(lists), len(base.topics)
+    transposes, doc_names = _unify([base.dictionary] + [run.dictionary for run in lists])
+    judgments = base.judgments
+    if not np.array_equal(transposes[0], np.arange(len(base.dictionary))):  # pragma: no cover - Arrow keeps order
+        judgments = _sorted_judgments(judgments.topic, transposes[0][judgments.doc], judgments.grade)
+    counts = _grade_counts(judgments.topic, judgments.grade, n_top)
+    lookup = _GradeLookup(judgments, len(doc_names))
+    n_ret = np.zeros((n_sys, n_top), dtype=np.int64)
+    present = np.zeros((n_sys, n_top), dtype=bool)
+    for s, (run, transpose) in enumerate(zip(lists, transposes[1:])):
+        run.resolve(transpose, lookup, remove_unjudged=(unjudged == "remove"))
+        n_ret[s] = np.bincount(run.topic, minlength=n_top)
+        present[s, run.present] = True
+    blocks = _blocks(lists, n_ret, counts, int(rel_level))
+    options = dict(options, rel_level=int(rel_level), missing=missing, unjudged=unjudged,
+                   qrels=base.source, runs=[run.source for run in lists])
+    options = {key: options[key] for key in ("depth", "rel_level", "missing", "unjudged", "ties", "score_precision",
+                                             "qrels", "runs")}
+    return Collection([run.name for run in lists], base.topics, blocks, n_ret, present, counts, judgments, doc_names,
                       rel_level=int(rel_level), missing=missing, options=options)
 
 
-def _blocks(group, pos, grade, doc, n_ret, counts, rel_level) -> list[Block]:
-    """Group topics by the length of their longest list (powers of two) and fill one dense array per group."""
+def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel_level: int) -> list[Block]:
+    """Group topics by the length of their longest list (powers of two) and fill one dense array per group, run by
+    run."""
     n_sys, n_top = n_ret.shape
     topic_depth = n_ret.max(axis=0, initial=0)
     bucket = np.ceil(np.log2(np.maximum(topic_depth, 1))).astype(np.int64)
     local = np.empty(n_top, dtype=np.int64)
-    row_topic = group % n_top
-    row_bucket = bucket[row_topic]
     blocks = []
     for b in np.unique(bucket):
         topics = np.flatnonzero(bucket == b)
         local[topics] = np.arange(len(topics))
         width = max(int(topic_depth[topics].max(initial=0)), 1)
-        sel = slice(None) if len(topics) == n_top else np.flatnonzero(row_bucket == b)
-        s, t, p = group[sel] // n_top, local[row_topic[sel]], pos[sel]
         grades = np.full((n_sys, len(topics), width), PAD, dtype=np.int8)
         docs = np.full((n_sys, len(topics), width), -1, dtype=np.int32)
-        grades[s, t, p] = grade[sel]
-        docs[s, t, p] = doc[sel]
+        for s, run in enumerate(lists):
+            sel = slice(None) if len(topics) == n_top else np.flatnonzero(bucket[run.topic] == b)
+            t, p = local[run.topic[sel]], run.pos[sel]
+            grades[s, t, p] = run.grade[sel]
+            docs[s, t, p] = run.doc[sel]
         rankings = Rankings(grades, n_ret[:, topics], counts[topics], rel_level=rel_level)
         blocks.append(Block(topics, rankings, docs))
     return blocks
@@ -406,71 +399,144 @@ def _blocks(group, pos, grade, doc, n_ret, counts, rel_level) -> list[Block]:
 # --------------------------------------------------------------------------------------------- helpers
 
 
-@dataclass
-class _Rows:
-    """All run lines whose topic is in the qrels, concatenated over runs (file order within a run)."""
+class _Qrels:
+    """The qrels indexed: topic ids in byte order, documents coded in order of first appearance, judgments sorted by
+    (topic, document); a document judged twice for a topic is an error."""
 
-    system: np.ndarray
-    topic: np.ndarray
-    doc: np.ndarray
-    score: np.ndarray
-    rank: np.ndarray | None
-    position: np.ndarray  # line index within its run (0-based, over all lines of the run)
-
-
-class _Vocabulary:
-    """Integer codes for topics and docids shared by the qrels and every run (one hash pass in Arrow)."""
-
-    def __init__(self, qrels: io.QrelsTable, runs: list[io.RunTable]):
-        self.qrels, self.runs = qrels, runs
-        n_q = len(qrels.grade)
-        doc_codes, self.dictionary = _encode([qrels.docid] + [r.docid for r in runs])
-        topic_codes, topic_dictionary = _encode([qrels.topic] + [r.topic for r in runs])
-        self.topic_names = topic_dictionary.to_pylist()
-        self.n_docs = len(self.dictionary)
-        self.q_doc, self.run_doc = doc_codes[:n_q], doc_codes[n_q:]
-        self.q_topic, self.run_topic = topic_codes[:n_q], topic_codes[n_q:]
-        # Rank of every docid in byte order (Arrow compares strings as bytes, as trec_eval's strcmp does).
-        order = pc.sort_indices(self.dictionary.cast(pa.binary())).to_numpy()
-        self.doc_order = np.empty(self.n_docs, dtype=np.int64)
-        self.doc_order[order] = np.arange(self.n_docs)
-
-    def doc_name(self, code: int) -> str:
-        return self.dictionary[int(code)].as_py()
-
-    def qrels_topics(self) -> tuple[list[str], np.ndarray]:
-        """Topic ids of the qrels in byte order, and a map global topic code -> topic index (-1: not in qrels)."""
-        codes = np.unique(self.q_topic)
-        names = [self.topic_names[c] for c in codes]
-        order = sorted(range(len(names)), key=lambda i: names[i].encode())
-        index = np.full(len(self.topic_names), -1, dtype=np.int64)
-        index[codes[order]] = np.arange(len(order))
-        return [names[i] for i in order], index
-
-    def judgments(self, topic_index: np.ndarray, topics: list[str]) -> Judgments:
-        """The qrels sorted by (topic, doc); a document judged twice for a topic is an error."""
-        out = _sorted_judgments(topic_index[self.q_topic], self.q_doc, self.qrels.grade)
-        dup = np.flatnonzero((out.topic[1:] == out.topic[:-1]) & (out.doc[1:] == out.doc[:-1]))
+    def __init__(self, table: io.QrelsTable):
+        self.source = table.source
+        topic = pc.dictionary_encode(_plain_strings(table.topic))
+        names = topic.dictionary.to_pylist()
+        order = sorted(range(len(names)), key=lambda i: names[i].encode())  # trec_eval's order: bytes (strcmp)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        self.topics = [names[i] for i in order]
+        self._topic_values = pa.array(self.topics, type=pa.string())
+        doc = pc.dictionary_encode(_plain_strings(table.docid))
+        self.dictionary = doc.dictionary
+        self.judgments = _sorted_judgments(rank[topic.indices.to_numpy()], doc.indices.to_numpy(), table.grade)
+        j = self.judgments
+        dup = np.flatnonzero((j.topic[1:] == j.topic[:-1]) & (j.doc[1:] == j.doc[:-1]))
         if len(dup):
-            topic = topics[out.topic[dup[0]]]
-            doc = self.doc_name(out.doc[dup[0]])
-            line = io.line_of_pair(self.qrels.source, topic, doc)
-            raise InputError(f"document {doc!r} is judged twice for topic {topic!r}", self.qrels.source, line)
-        return out
+            name, docid = self.topics[j.topic[dup[0]]], self.dictionary[int(j.doc[dup[0]])].as_py()
+            line = io.line_of_pair(self.source, name, docid)
+            raise InputError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
 
-    def run_rows(self, topic_index: np.ndarray) -> _Rows:
-        sizes = [len(r.score) for r in self.runs]
-        starts = np.cumsum([0] + sizes[:-1])
-        system = np.repeat(np.arange(len(self.runs), dtype=np.int64), sizes)
-        position = np.arange(sum(sizes)) - np.repeat(starts, sizes)
-        topic = topic_index[self.run_topic]
-        score = np.concatenate([r.score for r in self.runs])
-        rank = np.concatenate([r.rank for r in self.runs]) if self.runs[0].rank is not None else None
+    def topic_index(self, values: pa.Array) -> np.ndarray:
+        """Index of each topic id in :attr:`topics`, -1 for topics absent from the qrels."""
+        found = pc.index_in(_plain_strings(values), value_set=self._topic_values)
+        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+@dataclass(eq=False)
+class _RunLists:
+    """One run's ranked lists, ordered and cut to the depth: rows grouped by topic, in rank order.
+
+    Built from a parsed run on its own (so runs can be prepared in parallel and their text dropped at once); the
+    documents carry the run's own codes into ``dictionary`` until :meth:`resolve` gives them the collection's codes
+    and grades."""
+
+    name: str
+    source: str
+    topic: np.ndarray  # (n,) topic index of each row (grouped)
+    pos: np.ndarray  # (n,) rank - 1 within the list
+    doc: np.ndarray  # (n,) document code (the run's own until resolved)
+    dictionary: pa.Array | None  # the run's docids (None once resolved)
+    present: np.ndarray  # topics the run retrieved for (before the depth cut and the removal of unjudged documents)
+    grade: np.ndarray | None = None  # (n,) grade code, once resolved
+
+    @classmethod
+    def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str,
+                   score_precision: str) -> "_RunLists":
+        topic_codes = _dictionary(run.topic)
+        topic = qrels.topic_index(topic_codes.dictionary)[topic_codes.indices.to_numpy()]
+        docs = _dictionary(run.docid)
+        doc = docs.indices.to_numpy()
+        score = run.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else run.score
+        rank, position = run.rank, None
         keep = topic >= 0  # run topics absent from the qrels are ignored, as in trec_eval
-        if keep.all():
-            return _Rows(system, topic, self.run_doc, score, rank, position)
-        return _Rows(system[keep], topic[keep], self.run_doc[keep], score[keep],
-                     None if rank is None else rank[keep], position[keep])
+        if not keep.all():
+            position = np.flatnonzero(keep)
+            topic, doc, score = topic[position], doc[position], score[position]
+            rank = None if rank is None else rank[position]
+        if len(topic) == 0:
+            raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
+                             f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
+        if position is None and ties == "input":
+            position = np.arange(len(topic))
+        _check_duplicates(run, topic, doc, len(docs.dictionary), position)
+        order = _order(topic, score, partial(_byte_order, doc, docs.dictionary), position, rank, ties)
+        topic, doc = topic[order], doc[order]
+        pos = _position_in_group(topic)
+        present = np.unique(topic)
+        if depth is not None and len(pos) and pos.max() >= depth:
+            cut = pos < depth
+            topic, doc, pos = topic[cut], doc[cut], pos[cut]
+        return cls(run.name, run.source, topic.astype(np.int32), pos.astype(np.int32), doc.astype(np.int32),
+                   docs.dictionary, present)
+
+    def resolve(self, transpose: np.ndarray, lookup: "_GradeLookup", remove_unjudged: bool) -> None:
+        """Give the documents the collection's codes and their grades (and remove the unjudged ones if asked)."""
+        self.doc = transpose[self.doc].astype(np.int32)
+        self.dictionary = None
+        self.grade = lookup(self.topic, self.doc)
+        if remove_unjudged:
+            keep = self.grade >= 0
+            if not keep.all():
+                self.topic, self.doc, self.grade = self.topic[keep], self.doc[keep], self.grade[keep]
+                self.pos = _position_in_group(self.topic).astype(np.int32)
+
+
+def _byte_order(doc: np.ndarray, dictionary: pa.Array, rows: np.ndarray) -> np.ndarray:
+    """Rank of the docids of ``rows`` among themselves in byte order (trec_eval compares docids with strcmp)."""
+    codes, inverse = np.unique(doc[rows], return_inverse=True)
+    order = pc.sort_indices(dictionary.take(pa.array(codes)).cast(pa.binary())).to_numpy()
+    rank = np.empty(len(codes), dtype=np.int64)
+    rank[order] = np.arange(len(codes))
+    return rank[inverse]
+
+
+def _plain_strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A string array (dictionary-encoded or chunked input decoded and combined)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.cast(pa.string()) if values.type != pa.string() else values
+
+
+def _dictionary(values: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
+    """Dictionary-encoded strings with unique dictionary entries (as Arrow's CSV reader makes them per file)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(values.type) \
+            else values.combine_chunks()
+    if pa.types.is_dictionary(values.type):  # distinct entries: RunTable's contract (read_run makes them so)
+        return values
+    return pc.dictionary_encode(_plain_strings(values))
+
+
+def _unify(dictionaries: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
+    """One code per distinct string over several dictionaries (a single hash pass in Arrow): for each dictionary the
+    array mapping its entries to the shared codes, and the shared dictionary (first appearance order)."""
+    encoded = pc.dictionary_encode(pa.chunked_array([_plain_strings(d) for d in dictionaries], type=pa.string()))
+    if encoded.num_chunks == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in dictionaries], pa.array([], type=pa.string())
+    codes = np.concatenate([chunk.indices.to_numpy() for chunk in encoded.chunks]).astype(np.int64)
+    bounds = np.cumsum([0] + [len(d) for d in dictionaries])
+    return [codes[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])], encoded.chunk(0).dictionary
+
+
+def _check_duplicates(run: io.RunTable, topic: np.ndarray, doc: np.ndarray, n_docs: int,
+                      position: np.ndarray | None) -> None:
+    """A document listed twice for one topic of a run is an error naming the file and the line."""
+    key = topic.astype(np.int64) * max(n_docs, 1) + doc
+    ordered = np.sort(key)  # a plain sort is much cheaper than argsort; locate the culprit only on failure
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
+    order = np.argsort(key, kind="stable")
+    i = int(order[np.flatnonzero(key[order][1:] == key[order][:-1])[0] + 1])
+    row = i if position is None else int(position[i])
+    docid, name = run.docid[row].as_py(), run.topic[row].as_py()
+    line = io.line_of_pair(run.source, name, docid)
+    raise InputError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source, line)
 
 
 def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> Judgments:
@@ -507,23 +573,6 @@ class _GradeLookup:
         return np.where(self.key[pos] == key, self.coded[pos], UNJUDGED).astype(np.int8)
 
 
-def _encode(arrays: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
-    """Dictionary-encode several string arrays with one shared dictionary; codes of all arrays concatenated.
-
-    Arrays that are already dictionary-encoded (run topics) contribute only their small dictionaries to the hash
-    pass; their codes are then looked up through it."""
-    plain = [a.dictionary if pa.types.is_dictionary(a.type) else a for a in arrays]
-    chunked = pa.chunked_array([a.cast(pa.string()) for a in plain], type=pa.string())
-    encoded = pc.dictionary_encode(chunked.combine_chunks())
-    codes = encoded.indices.to_numpy().astype(np.int64)
-    bounds = np.cumsum([0] + [len(a) for a in plain])
-    parts = []
-    for a, lo, hi in zip(arrays, bounds[:-1], bounds[1:]):
-        part = codes[lo:hi]
-        parts.append(part[a.indices.to_numpy()] if pa.types.is_dictionary(a.type) else part)
-    return np.concatenate(parts) if parts else codes, encoded.dictionary
-
-
 def _grade_counts(topic: np.ndarray, grade: np.ndarray, n_topics: int, top: int | None = None) -> np.ndarray:
     """Judged documents per topic and grade 0..top (default: the highest grade); negative grades are not counted,
     as in trec_eval."""
@@ -533,46 +582,21 @@ def _grade_counts(topic: np.ndarray, grade: np.ndarray, n_topics: int, top: int 
     return flat.reshape(n_topics, top + 1).astype(np.int64)
 
 
-def _check_run_topics(runs: list[io.RunTable], rows: _Rows, topics: list[str]) -> None:
-    has = np.bincount(rows.system, minlength=len(runs)) > 0
-    if not has.all():
-        bad = runs[int(np.flatnonzero(~has)[0])]
-        raise InputError(
-            f"run {bad.name!r} has no topic in common with the qrels (qrels topics: {topics[:8]}"
-            f"{' ...' if len(topics) > 8 else ''})",
-            bad.source,
-        )
-
-
-def _check_run_duplicates(runs: list[io.RunTable], rows: _Rows, vocab: _Vocabulary) -> None:
-    key = (rows.system * (len(vocab.topic_names) + 1) + rows.topic) * vocab.n_docs + rows.doc
-    ordered = np.sort(key)  # a plain sort is much cheaper than argsort; locate the culprit only on failure
-    if not (ordered[1:] == ordered[:-1]).any():
-        return
-    order = np.argsort(key, kind="stable")
-    dup = np.flatnonzero(key[order][1:] == key[order][:-1])
-    if len(dup):
-        i = order[dup[0] + 1]
-        run = runs[rows.system[i]]
-        doc = vocab.doc_name(rows.doc[i])
-        topic = run.topic[int(rows.position[i])].as_py()
-        line = io.line_of_pair(run.source, topic, doc)
-        raise InputError(f"document {doc!r} appears twice for topic {topic!r} in run {run.name!r}", run.source, line)
-
-
-def _order(group, score, doc_order, position, rank, ties: str) -> np.ndarray:
-    """Permutation ordering the rows by group, then by the tie policy."""
+def _order(group, score, doc_key, position, rank, ties: str) -> np.ndarray:
+    """Permutation ordering the rows by group, then by the tie policy. ``doc_key(rows)`` gives the byte order of
+    the docids of some rows (ascending integers); it is only asked for rows whose order the score leaves open."""
     if ties == "input":
         return np.lexsort((position, group))
     if ties == "rank":
-        return _sort_rows(group, -rank, -doc_order)
-    secondary = -doc_order if ties == "trec_eval" else doc_order
+        return _sort_rows(group, -rank, lambda rows: -doc_key(rows))
+    secondary = (lambda rows: -doc_key(rows)) if ties == "trec_eval" else doc_key
     return _sort_rows(group, score, secondary)
 
 
-def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
+def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Make each group contiguous (groups themselves may come in any order), then order rows within a group by
-    (primary descending, secondary ascending).
+    (primary descending, secondary ascending); ``secondary(rows)`` gives the secondary keys of some rows (computed
+    only for the rows that need them: tied scores, badly ordered groups).
 
     Written by hand because numpy's ``lexsort`` over millions of rows costs seconds, while TREC runs are nearly
     always already grouped by topic and sorted by score: only groups that violate that order, and blocks of tied
@@ -595,7 +619,7 @@ def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: np.ndarray) ->
     if unsorted.any():
         sub = np.flatnonzero(np.isin(block, np.unique(block[1:][unsorted])))
         rows = perm[sub]
-        perm[sub] = rows[np.lexsort((secondary[rows], -primary[rows], block[sub]))]
+        perm[sub] = rows[np.lexsort((secondary(rows), -primary[rows], block[sub]))]
         p = primary[perm]
     tie = same & (p[1:] == p[:-1])
     if tie.any():
@@ -604,7 +628,7 @@ def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: np.ndarray) ->
         in_block[:-1] |= tie
         tie_block = np.cumsum(np.concatenate([[True], ~tie]))
         sub = np.flatnonzero(in_block)
-        perm[sub] = perm[sub][np.lexsort((secondary[perm[sub]], tie_block[sub]))]
+        perm[sub] = perm[sub][np.lexsort((secondary(perm[sub]), tie_block[sub]))]
     return perm
 
 

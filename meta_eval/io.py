@@ -13,13 +13,13 @@ import math
 import os
 import re
 import zlib
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -27,6 +27,9 @@ import pyarrow.csv as pacsv
 from meta_eval import adapters
 from meta_eval.errors import InputError
 from meta_eval.rankings import MAX_GRADE
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 RUN_FIELDS = ("topic", "q0", "docid", "rank", "score", "tag")
 _DICT = pa.dictionary(pa.int32(), pa.string())
@@ -47,7 +50,8 @@ class RunTable:
     source : str
         File name (or DataFrame label) for error messages.
     topic, docid : pyarrow.Array
-        String arrays (kept in Arrow: dictionary-encoding them is much faster than Python strings).
+        Strings, plain or dictionary-encoded (``read_run`` encodes both while parsing); a dictionary's entries
+        must be distinct.
     score : numpy.ndarray
         float64 scores.
     rank : numpy.ndarray or None
@@ -307,7 +311,9 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     data = read_bytes(source)
     keep = ["topic", "docid", "score"] + (["rank"] if with_rank else [])
     checks = {"score": "float"} | ({"rank": "float"} if with_rank else {})
-    types = {"score": pa.float64(), "topic": _DICT} | ({"rank": pa.float64()} if with_rank else {})
+    # topic and docid dictionary-encoded while parsing: a run repeats its documents across topics, so the
+    # collection hashes each distinct docid of a run once instead of every line's.
+    types = {"score": pa.float64(), "topic": _DICT, "docid": _DICT} | ({"rank": pa.float64()} if with_rank else {})
     table = _parse(data, label, RUN_FIELDS, types, keep, checks)
     score = table.column("score").to_numpy()
     bad = ~np.isfinite(score)
@@ -321,10 +327,11 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         raise InputError(f"rank must be a finite number, got {_field_of_row(data, row, 3)!r}", label,
                          _line_of_row(data, row))
     run_name = name or _first_tag(data)
+    table = table.unify_dictionaries()
     return RunTable(
         name=run_name,
         source=label,
-        topic=table.unify_dictionaries().column("topic").combine_chunks(),
+        topic=table.column("topic").combine_chunks(),
         docid=table.column("docid").combine_chunks(),
         score=score,
         rank=rank,
@@ -340,43 +347,50 @@ def _first_tag(data: bytes) -> str:
     return "run"
 
 
+T = TypeVar("T")
+
+
 def read_runs(
-    sources: Sequence[PathLike | Any] | PathLike | Any, *, with_rank: bool = False, progress: bool = False
-) -> list[RunTable]:
+    sources: Sequence[PathLike | Any] | PathLike | Any,
+    *,
+    with_rank: bool = False,
+    progress: bool = False,
+    each: Callable[[RunTable], T] | None = None,
+) -> list[RunTable] | list[T]:
     """Read many runs: files, directories, glob patterns, or in-memory runs (:mod:`meta_eval.adapters`; a
     DataFrame with a ``run`` column is split into one run per value). Run names must be unique. ``progress``
-    shows a bar over the files."""
+    shows a bar over the files.
+
+    Files are read on every core (decompression and Arrow's parser release the GIL). ``each``, if given, is
+    applied to every run as soon as it is parsed, in the reading thread, and its result (which must have ``name``
+    and ``source`` attributes) is kept instead of the run: the parsed run is dropped at once, so only what ``each``
+    keeps of all runs is ever in memory."""
+    from meta_eval.progress import progress as progress_display
+
     if not isinstance(sources, (list, tuple)) or adapters.is_single_run(sources):
         sources = [sources]
-    runs: list[RunTable] = []
+    keep = each or (lambda run: run)
+    runs: list = []
     paths = [s for s in sources if adapters.is_path(s)]
     for i, obj in enumerate(s for s in sources if not adapters.is_path(s)):
-        runs.extend(adapters.read_run_object(obj, with_rank=with_rank, position=i))
+        runs.extend(keep(run) for run in adapters.read_run_object(obj, with_rank=with_rank, position=i))
     files = expand_paths(paths)
-    # Decompression and Arrow parsing release the GIL: read files on every core.
     with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1) or 1) as pool:
-        parsed = pool.map(lambda path: read_run(path, with_rank=with_rank), files)
-        if progress and len(files) > 1:
-            from tqdm.auto import tqdm
-
-            parsed = tqdm(parsed, total=len(files), desc="reading runs", unit="run", leave=False)
-        runs.extend(parsed)
+        parsed = pool.map(lambda path: keep(read_run(path, with_rank=with_rank)), files)
+        runs.extend(progress_display(parsed, total=len(files), desc="reading runs", unit="run",
+                                     enabled=progress and len(files) > 1))
     return _unique_names(runs)
 
 
-def _unique_names(runs: list[RunTable]) -> list[RunTable]:
+def _unique_names(runs: list) -> list:
     """Disambiguate runs that share a tag by their file stem (two files may carry the same tag)."""
-    counts = pd.Series([r.name for r in runs]).value_counts()
-    out = []
-    for run in runs:
-        if counts[run.name] > 1:
-            stem = Path(run.source).name.removesuffix(".gz")
-            run = RunTable(f"{run.name}@{stem}", run.source, run.topic, run.docid, run.score, run.rank)
-        out.append(run)
-    names = [r.name for r in out]
-    if len(set(names)) != len(names):
-        dup = pd.Series(names).value_counts().index[0]
-        raise InputError(f"two runs are both named {dup!r}; give them distinct names")
+    counts = Counter(r.name for r in runs)
+    out = [replace(run, name=f"{run.name}@{Path(run.source).name.removesuffix('.gz')}") if counts[run.name] > 1
+           else run for run in runs]
+    counts = Counter(r.name for r in out)
+    dup = [name for name, n in counts.items() if n > 1]
+    if dup:
+        raise InputError(f"two runs are both named {dup[0]!r}; give them distinct names")
     return out
 
 

@@ -1,13 +1,101 @@
-"""The ``meta-eval`` Typer application; each subcommand lives in a module of this package."""
+"""The ``meta-eval`` Typer application; each subcommand lives in a module of this package.
+
+Subcommands are loaded lazily: ``meta-eval --help`` lists them from :data:`COMMANDS` without importing any (their
+modules, and Typer's reading of their signatures, cost several tenths of a second), and ``meta-eval NAME`` imports
+only the module of NAME. A command registered in a module but missing from the table is still found (every module
+is then imported); ``tests/test_cli_startup.py`` checks that the table and the modules agree.
+"""
 
 from __future__ import annotations
 
+import importlib
+
 import typer
+import typer.main
+from typer.core import TyperGroup
+
+#: Subcommand -> (module of meta_eval.cli defining it, the summary ``meta-eval --help`` shows), in listing order.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "evaluate": ("evaluate", "Score every run with the given measures."),
+    "measures": ("measures", "List every measure, its parameters, aliases and trec_eval spellings."),
+    "discpower": ("discpower", "Discriminative power: how many system pairs each metric tells apart."),
+    "informativeness": ("informativeness", "Informativeness by the maximum-entropy method."),
+    "correlate": ("correlate", "Correlate metrics: Kendall's tau-b, tau_AP, Spearman, Pearson."),
+    "reproduce": ("reproduce", "Reproduce the seed papers' tables and figures."),
+    "study": ("study", "Meta-evaluate metrics against GAP and nDCG: a report folder."),
+    "compare": ("compare", "Compare runs against a baseline (or all pairs) under each measure."),
+    "ltr": ("ltr", "Train a ranker for each metric and score the test queries."),
+    "incomplete-judgments": ("meta", "Robustness to incomplete judgments."),
+    "reusability": ("meta", "Pool reusability: leave each run out of the pool."),
+    "anova": ("meta", "Two-way ANOVA of system and topic effects per metric."),
+    "intuitiveness": ("meta", "Intuitiveness: agreement with a simple gold criterion."),
+    "split-half": ("meta", "Split-half stability of the system rankings."),
+}
+
+
+def command_name(info) -> str:
+    """The name Typer gives a registered command."""
+    return info.name or typer.main.get_command_name(info.callback.__name__)
+
+
+class LazyGroup(TyperGroup):
+    """A command group that imports a subcommand's module only when that subcommand is used."""
+
+    def list_commands(self, ctx) -> list[str]:
+        registered = [command_name(info) for info in app.registered_commands]
+        return list(dict.fromkeys([*COMMANDS, *registered]))
+
+    def get_command(self, ctx, name: str):
+        if name not in self.commands:
+            if name in COMMANDS:
+                importlib.import_module(f"meta_eval.cli.{COMMANDS[name][0]}")
+            if not _registered(name):  # a command not in the table: look in every module
+                load_all()
+            info = _registered(name)
+            if info is None:
+                return None
+            self.commands[name] = typer.main.get_command_from_info(
+                info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
+        return self.commands[name]
+
+    def format_help(self, ctx, formatter) -> None:
+        """The top-level help, plain, from the table: no subcommand module is imported to print it."""
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        self.format_options(ctx, formatter)
+
+    def format_commands(self, ctx, formatter) -> None:
+        rows = [(name, COMMANDS[name][1] if name in COMMANDS else "") for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def load_all() -> None:
+    """Import every subcommand module (each registers its commands on :data:`app`)."""
+    for module in sorted({module for module, _ in COMMANDS.values()} | set(_MODULES)):
+        importlib.import_module(f"meta_eval.cli.{module}")
+
+
+#: Modules holding commands, beside those named in COMMANDS (a new module goes here or in COMMANDS).
+_MODULES = ("evaluate", "measures", "discpower", "informativeness", "correlate", "reproduce", "study", "compare",
+            "ltr", "meta")
+
+
+def _registered(name: str):
+    return next((info for info in app.registered_commands if command_name(info) == name), None)
+
 
 app = typer.Typer(
     name="meta-eval",
+    cls=LazyGroup,
     help="Evaluate IR evaluation metrics: exact scores, informativeness, discriminative power, correlation.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _main() -> None:
+    # A callback makes Typer build a group even before any subcommand module is imported.
+    pass

@@ -10,13 +10,14 @@ import functools
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Optional
 
 import typer
 
-from meta_eval.collection import Collection, load_collection
-from meta_eval.demo import demo_collection
 from meta_eval.errors import MetaEvalError
+
+if TYPE_CHECKING:  # pragma: no cover - the collection (numpy, Arrow) is imported when a command runs, not for --help
+    from meta_eval.collection import Collection
 
 
 class Missing(str, Enum):
@@ -125,6 +126,9 @@ def collection_from_cli(
     progress: bool = True,
 ) -> Collection:
     """Load the collection named on the command line, or the demo collection when none is."""
+    from meta_eval.collection import load_collection
+    from meta_eval.demo import demo_collection
+
     options = dict(depth=depth, rel_level=rel_level, missing=_value(missing), unjudged=_value(unjudged),
                    ties=_value(ties), score_precision="float32" if float32 else "float64")
     if qrels is None and not runs:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -11,7 +11,9 @@ from rich.table import Table
 
 from meta_eval.cli.app import app
 from meta_eval.cli.common import DpiOpt, FormatOpt, OutDirOpt, figure_formats, reports_errors
-from meta_eval.reproduce import TARGETS, Reproduction, reproduce as run_target
+
+if TYPE_CHECKING:  # pragma: no cover - numpy/pandas are imported when the command runs, not for --help
+    from meta_eval.reproduce import Reproduction
 
 _STYLE = {"ok": "green", "MISMATCH": "bold red", "documented": "yellow", "info": "cyan"}
 
@@ -57,6 +59,8 @@ def reproduce(
     """Reproduce the seed papers' tables and figures and compare them with the published numbers. With --out:
     TARGET.csv (target,row,column,published,computed) and TARGET.pdf (or --format) per target."""
     from meta_eval.figures.style import check_formats, save_figure
+    from meta_eval.reproduce import TARGETS
+    from meta_eval.reproduce import reproduce as run_target
     from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console()

@@ -1,0 +1,64 @@
+"""Start-up cost: ``import meta_eval`` and ``meta-eval --help`` import no heavy library and no subcommand module;
+the lazy command table agrees with the commands the modules register."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import typer.main
+
+HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "matplotlib", "seaborn", "statsmodels", "pydantic", "rich.markdown")
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_import_meta_eval_imports_no_heavy_library():
+    loaded = _modules_after("import meta_eval")
+    assert not [m for m in HEAVY if m in loaded]
+
+
+def test_help_imports_no_subcommand_and_no_heavy_library():
+    loaded = _modules_after("from meta_eval.cli import app\ntry:\n    app(['--help'])\nexcept SystemExit:\n    pass")
+    assert not [m for m in HEAVY if m in loaded]
+    assert not [m for m in loaded if m.startswith("meta_eval.cli.") and m not in ("meta_eval.cli.app",)]
+
+
+def test_lazy_names_resolve_to_the_functions():
+    import meta_eval as me
+    import meta_eval.compare  # noqa: F401  (importing the modules must not hide the functions)
+    import meta_eval.evaluate  # noqa: F401
+
+    assert callable(me.evaluate) and me.evaluate.__name__ == "evaluate"
+    assert callable(me.compare) and me.compare.__name__ == "compare"
+    assert me.load_collection.__module__ == "meta_eval.collection"
+
+
+def test_command_table_matches_the_registered_commands():
+    from meta_eval.cli import COMMANDS, app, load_all
+
+    load_all()
+    registered = {typer.main.get_command_name(i.callback.__name__) if i.name is None else i.name:
+                  i.callback.__module__ for i in app.registered_commands}
+    assert set(registered) == set(COMMANDS)
+    for name, (module, summary) in COMMANDS.items():
+        assert registered[name] == f"meta_eval.cli.{module}", name
+        assert summary.endswith(".") and len(summary) < 80
+
+
+def test_every_command_runs_from_the_lazy_group():
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import COMMANDS, app
+
+    runner = CliRunner()
+    listing = runner.invoke(app, ["--help"])
+    assert listing.exit_code == 0 and all(name in listing.output for name in COMMANDS)
+    for name in COMMANDS:
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+    assert runner.invoke(app, ["no-such-command"]).exit_code == 2
