@@ -139,11 +139,49 @@ class Collection:
     # ------------------------------------------------------------------------------------------ scoring
 
     def map_blocks(self, func: Callable[[Rankings], np.ndarray]) -> np.ndarray:
-        """Apply a vectorised function of :class:`Rankings` to every block: the (S, T) float64 result."""
-        out = np.zeros((len(self.systems), len(self.topics)))
+        """Apply a vectorised function of :class:`Rankings` to every list: the (S, T) float64 result."""
+        return self.map_lists([func])[0]
+
+    #: Cells (systems × topics × depth) of one piece of :meth:`map_lists`: small enough for the temporaries of a
+    #: measure (a few float64 arrays of this size) to stay in the CPU cache.
+    PIECE_CELLS = 1 << 18
+
+    def map_lists(self, funcs: Sequence[Callable[[Rankings], np.ndarray]], *, threads: int | None = None
+                  ) -> list[np.ndarray]:
+        """Apply several vectorised functions of :class:`Rankings` (each list's value a function of that list): one
+        (S, T) float64 array per function.
+
+        The lists are taken in pieces (a block's topics × a few systems, about :attr:`PIECE_CELLS` cells): every
+        function runs on a piece before the next piece, so the arrays they share (relevance masks, cumulative
+        counts: the :class:`Rankings` cache) are computed once per piece and stay in the CPU cache, and nothing of
+        the size of the collection is allocated. Pieces run on ``threads`` threads (default: every core; numpy
+        releases the GIL); the result does not depend on their number.
+        """
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+
+        S, T = len(self.systems), len(self.topics)
+        out = [np.zeros((S, T)) for _ in funcs]
+        pieces = []
         for block in self.blocks:
             r = block.rankings
-            out[:, block.topics] = np.broadcast_to(np.asarray(func(r), dtype=np.float64), r.shape)
+            step = max(1, self.PIECE_CELLS // max(r.grades[0].size, 1))
+            pieces += [(block, slice(lo, min(lo + step, S))) for lo in range(0, S, step)]
+
+        def run(piece) -> None:
+            block, rows = piece
+            r = block.rankings
+            sub = Rankings(r.grades[rows], r.n_ret[rows], r.counts, rel_level=r.rel_level)
+            for values, func in zip(out, funcs):
+                values[rows, block.topics] = np.broadcast_to(np.asarray(func(sub), dtype=np.float64), sub.shape)
+
+        threads = min(len(pieces), threads or os.cpu_count() or 1)
+        if threads <= 1:
+            for piece in pieces:
+                run(piece)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(run, pieces))
         return out
 
     # ------------------------------------------------------------------------------------------ dense views

@@ -8,16 +8,18 @@ apart from the summary (the trec_eval layout, which cannot tell them apart, refu
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from meta_eval.collection import Collection
 from meta_eval.errors import InputError
 from meta_eval.measures import Measure, get_measure
 from meta_eval.measures.trec_names import expand_trec_spec
 from meta_eval.rankings import Rankings
+
+if TYPE_CHECKING:  # pragma: no cover - pandas is imported where frames are made
+    import pandas as pd
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
@@ -50,7 +52,17 @@ def per_topic(collection: Collection, measure: str | Measure) -> np.ndarray:
     or NaN (``"skip"``, trec_eval without ``-c``: the topic is not evaluated). Under ``-c``, measures of the qrels
     alone (``num_rel``) keep their value for such topics, as in trec_eval."""
     m = get_measure(measure) if isinstance(measure, str) else measure
-    values = collection.map_blocks(m)
+    return _missing_topics(collection, m, collection.map_blocks(m))
+
+
+def per_topic_many(collection: Collection, measures: Sequence[Measure]) -> list[np.ndarray]:
+    """:func:`per_topic` of several measures at once: they run piece by piece over the lists, sharing the arrays
+    they have in common, on every core (:meth:`Collection.map_lists`)."""
+    values = collection.map_lists(measures)
+    return [_missing_topics(collection, m, v) for m, v in zip(measures, values)]
+
+
+def _missing_topics(collection: Collection, m: Measure, values: np.ndarray) -> np.ndarray:
     if collection.missing == "skip":
         return np.where(collection.present, values, np.nan)
     if m.family.qrels_only:
@@ -70,7 +82,8 @@ def score(collection: Collection, measures):
     """
     if isinstance(measures, (str, Measure)) and len(resolve(measures)) == 1:
         return per_topic(collection, resolve(measures)[0])
-    return {m.output_name: per_topic(collection, m) for m in resolve(measures)}
+    resolved = resolve(measures)
+    return {m.output_name: values for m, values in zip(resolved, per_topic_many(collection, resolved))}
 
 
 def aggregate(values: np.ndarray, measure: Measure, collection: Collection | None = None) -> np.ndarray:
@@ -102,15 +115,22 @@ def evaluate(
     (trec_eval's name; the flag keeps them apart from a topic named ``all``). Topics a run skipped under
     ``missing="skip"`` have no row.
     """
+    import pandas as pd
+
     from meta_eval.progress import progress as progress_display
 
     frames = []
     resolved = resolve(measures)
-    iterator: Sequence[Measure] = progress_display(resolved, desc="measures", unit="measure", enabled=progress)
     systems = np.asarray(collection.systems, dtype=object)
     topics = np.asarray(collection.topics, dtype=object)
-    for m in iterator:
-        values = per_topic(collection, m)
+    # Measures in groups (a group shares its pieces of the lists: see per_topic_many); progress counts measures.
+    group = 8
+    with progress_display(total=len(resolved), desc="measures", unit="measure", enabled=progress) as bar:
+        computed = []
+        for lo in range(0, len(resolved), group):
+            computed += per_topic_many(collection, resolved[lo:lo + group])
+            bar.update(min(group, len(resolved) - lo))
+    for m, values in zip(resolved, computed):
         if per_topic_rows:
             s_idx, t_idx = np.nonzero(~np.isnan(values))
             frames.append(pd.DataFrame({
