@@ -2,7 +2,8 @@
 
 Every number a finding quotes is taken from a :class:`~meta_eval.tables.PaperTable` cell as the table displays it
 (and recorded as a :class:`Fact`: table, row, column, text), or is one of the study's parameters (recorded in
-``params``) — so a test can check that the report says exactly what its tables show.
+``params``) — so a test can check that the report says exactly what its tables show. Findings carry no citation
+years (the report's sections cite the methods), so every digit of a sentence is a cell or a parameter.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.tables import PaperTable
 
-__all__ = ["Fact", "Finding", "Quoter", "agreement_findings", "discpower_findings", "informativeness_findings"]
+__all__ = ["Fact", "Finding", "Quoter", "agreement_findings", "anova_findings", "discpower_findings",
+           "informativeness_findings", "intuitiveness_findings", "judgments_findings", "ltr_findings",
+           "reusability_findings", "split_half_findings", "topic_set_size_findings"]
 
 
 @dataclass(frozen=True)
@@ -67,12 +70,27 @@ class Quoter:
         return found
 
 
-def _ranked(table: PaperTable, column: str) -> list[str]:
-    """Row labels by the column's value, best (largest) first; rows without a value are left out."""
+def _ranked(table: PaperTable, column: str, *, ascending: bool = False) -> list[str]:
+    """Row labels by the column's value, best (largest, or smallest with ``ascending``) first; rows without a
+    value are left out."""
     import pandas as pd
 
     col = pd.to_numeric(table.values[column], errors="coerce").dropna()
-    return [str(r) for r in col.sort_values(ascending=False, kind="stable").index]
+    return [str(r) for r in col.sort_values(ascending=ascending, kind="stable").index]
+
+
+def _extremes(q: Quoter, name: str, column: str, *, ascending: bool = False, interval: bool = False,
+              what: str = "") -> tuple[str, str, str, str] | None:
+    """(best row, its quoted cell, worst row, its quoted cell) of a column, or None with fewer than two values;
+    ``what`` prefixes each quoted number (e.g. ``"τ_b = "``)."""
+    order = _ranked(q.tables[name], column, ascending=ascending)
+    if len(order) < 2:
+        return None
+
+    def cell(row: str) -> str:
+        return f"{what}{q(name, row, column)}" + (f" {q.interval(name, row, column)}" if interval else "")
+
+    return order[0], cell(order[0]), order[-1], cell(order[-1])
 
 
 def discpower_findings(tables: Mapping[str, PaperTable], *, name: str, method: str, n_resamples: int, alpha: float,
@@ -183,3 +201,169 @@ def informativeness_findings(tables: Mapping[str, PaperTable], *, name: str, tar
                 f"claimed only where the {q.param('level', 95)} % intervals do not overlap): {references_text}"
                 f"{'; '.join(clauses)}.")
     return [q.finding(sentence)]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The meta-evaluation battery and learning to rank
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def split_half_findings(tables: Mapping[str, PaperTable], *, name: str, n_splits: int) -> list[Finding]:
+    """Which metric's system ranking is most and least stable across disjoint topic halves (largest halves)."""
+    q = Quoter(tables)
+    t = tables[name]
+    column = next((c for c in t.values.columns if c.startswith("τ_b, n = ")), None)
+    if column is None:
+        return []
+    size = column.split("= ")[1]
+    found = _extremes(q, name, column, interval=True, what="τ_b = ")
+    if found is None:
+        return []
+    best, best_cell, worst, worst_cell = found
+    sentence = (f"Split-half stability ({q.param('splits', n_splits)} random splits into two halves "
+                f"of {q.param('half', size)} topics): the halves rank the systems most alike under {best} "
+                f"({best_cell}) and least alike under {worst} ({worst_cell}).")
+    return [q.finding(sentence)]
+
+
+def anova_findings(tables: Mapping[str, PaperTable], *, name: str) -> list[Finding]:
+    """Which metric's scores the system effect explains most and least (partial ω² of the two-way ANOVA)."""
+    q = Quoter(tables)
+    found = _extremes(q, name, "ω², system", what="ω² = ")
+    if found is None:
+        return []
+    best, best_cell, worst, worst_cell = found
+    topic = _extremes(q, name, "ω², topic", what="ω² = ")
+    sentence = (f"Two-way ANOVA (system + topic): the system effect is largest under {best} ({best_cell}) and "
+                f"smallest under {worst} ({worst_cell})")
+    if topic is not None and topic[1] == topic[3]:
+        sentence += f"; the topic effect is {topic[1]} under every metric"
+    elif topic is not None:
+        sentence += f"; the topic effect ranges from {topic[3]} ({topic[2]}) to {topic[1]} ({topic[0]})"
+    return [q.finding(sentence + ".")]
+
+
+def topic_set_size_findings(tables: Mapping[str, PaperTable], *, name: str, n_topics: int, power: float,
+                            alpha: float) -> list[Finding]:
+    """How many topics each metric needs (paired t-test design, the smallest minD the table shows)."""
+    q = Quoter(tables)
+    t = tables[name]
+    column = next((c for c in t.values.columns if c.startswith("t-test")), None)
+    if column is None:
+        return []
+    found = _extremes(q, name, column, ascending=True)
+    if found is None:
+        return []
+    best, best_cell, worst, worst_cell = found
+    sentence = (f"Topic-set size (Sakai's design; paired t-test, power {q.param('power', power)}, α = "
+                f"{q.param('alpha', alpha)}, minD = {q.param('minD', column.split('= ')[1])}): {best} needs the "
+                f"fewest topics, {best_cell}, and {worst} the most, {worst_cell}; this collection has "
+                f"{q.param('topics', n_topics)}.")
+    return [q.finding(sentence)]
+
+
+def intuitiveness_findings(tables: Mapping[str, PaperTable], *, name: str, gold: str, targets: Sequence[str],
+                           references: Sequence[str]) -> list[Finding]:
+    """Each metric under study against each reference: the share of their disagreements on which the gold
+    criterion sides with each (Sakai 2012)."""
+    q = Quoter(tables)
+    t = tables[name]
+    rows = [str(r) for r in t.values.index]
+    pairs = [(x, y) for x in targets for y in references if x != y and x in rows and y in rows]
+    if not pairs:  # no reference among the metrics: every pair
+        pairs = [(x, y) for i, x in enumerate(rows) for y in rows[i + 1:]]
+    clauses = []
+    for x, y in pairs:
+        a, b = q(name, x, y), q(name, y, x)
+        if a == "–" or b == "–":  # the two metrics never disagree
+            continue
+        clauses.append(f"{x} {a} vs {y} {b}")
+    if not clauses:
+        return []
+    sentence = (f"Intuitiveness against {q.param('gold', gold)} (Sakai's concordance test: the share of two metrics' "
+                f"disagreements on which the gold criterion sides with each; the higher is the more intuitive): "
+                + "; ".join(clauses) + ".")
+    return [q.finding(sentence)]
+
+
+def judgments_findings(tables: Mapping[str, PaperTable], *, name: str, sampling: str, n_draws: int,
+                       threshold: float) -> list[Finding]:
+    """Which metric's ranking survives reduced judgments best (τ_b at the middle fraction) and which needs the
+    fewest judgments to keep τ_b ≥ threshold."""
+    q = Quoter(tables)
+    t = tables[name]
+    middle = [c for c in t.values.columns if c.startswith("τ_b, ")]
+    need = f"% kept for τ_b ≥ {threshold:g}"
+    if not middle:
+        return []
+    column = middle[-1]
+    kept = column.split(", ")[1].replace(" kept", "")
+    found = _extremes(q, name, column, interval=True, what="τ_b = ")
+    if found is None:
+        return []
+    best, best_cell, worst, worst_cell = found
+    sentence = (f"Incomplete judgments ({sampling} sampling, {q.param('draws', n_draws)} draws per fraction): with "
+                f"{q.param('kept', kept)} of the judgments kept, the system ranking stays closest to the full-qrels "
+                f"ranking under {best} ({best_cell}) and moves most under {worst} ({worst_cell})")
+    if need in t.values.columns:
+        reached = _ranked(t, need, ascending=True)
+        missing = [str(r) for r in t.values.index if str(r) not in reached]
+        level = q.param("threshold", threshold)
+        parts = []
+        if reached and t.text(reached[0], need) == t.text(reached[-1], need):
+            who = " and ".join(reached) if missing else "every metric"
+            parts.append(f"τ_b stays ≥ {level} down to {q(name, reached[0], need)} % of the judgments under {who}")
+        elif reached:
+            parts.append(f"τ_b stays ≥ {level} down to {q(name, reached[0], need)} % of the judgments under "
+                         f"{reached[0]} but only down to {q(name, reached[-1], need)} % under {reached[-1]}")
+        if missing:
+            parts.append(f"τ_b ≥ {level} is reached at no fraction studied under {' and '.join(missing)}")
+        sentence += "; " + "; ".join(parts)
+    return [q.finding(sentence + ".")]
+
+
+def reusability_findings(tables: Mapping[str, PaperTable], *, name: str, unit: str, depth: int) -> list[Finding]:
+    """Under which metric a run left out of the pool moves least and most (mean |rank change|)."""
+    q = Quoter(tables)
+    column = "mean |rank change|"
+    order = _ranked(tables[name], column, ascending=True)
+    if not order:
+        return []
+    best, worst = order[0], order[-1]
+    lead = (f"Pool reusability (leave-one-{unit}-out, pool depth {q.param('depth', depth)}): a {unit} left out of "
+            f"the pool (losing {q(name, best, 'judgments removed')} judgments on average)")
+    if tables[name].text(best, column) == tables[name].text(worst, column):
+        sentence = (f"{lead} moves alike under every metric: mean |rank change| {q(name, best, column)}, at most "
+                    f"{q(name, best, 'largest rank drop')} places down under {best}.")
+    else:
+        sentence = (f"{lead} moves least under {best} (mean |rank change| {q(name, best, column)}, at most "
+                    f"{q(name, best, 'largest rank drop')} places down) and most under {worst} "
+                    f"({q(name, worst, column)}, at most {q(name, worst, 'largest rank drop')} places down).")
+    return [q.finding(sentence)]
+
+
+def ltr_findings(tables: Mapping[str, PaperTable], *, name: str, algorithm: str, n_queries: int) -> list[Finding]:
+    """The best objective for each test metric, and how the most informative metric fares as an objective."""
+    q = Quoter(tables)
+    t = tables[name]
+    tests = [c for c in t.values.columns if c.startswith("test ")]
+    if not tests or len(t.values) < 2:
+        return []
+    bests = []
+    for column in tests:
+        rows = [str(r) for r, b in zip(t.values.index, t.bold[column]) if b]
+        if rows:
+            bests.append(f"{column[5:]}: {' and '.join(rows)} ({q(name, rows[0], column)})")
+    sentence = (f"Learning to rank ({algorithm}; {q.param('queries', n_queries)} test queries): the best objective "
+                "per test metric — " + "; ".join(bests))
+    rms = "RMS (informativeness)"
+    if rms in t.values.columns:
+        order = _ranked(t, rms, ascending=True)
+        if order:
+            top = order[0]
+            best_on = [c[5:] for c in tests if bool(t.bold.loc[top, c])]
+            below = [c[5:] for c in tests if "†" in str(t.markers.loc[top, c])]
+            sentence += (f". Trained for the most informative metric, {top} (RMS {q(name, top, rms)}), the ranker "
+                         f"is the best on {', '.join(best_on) if best_on else 'no test metric'} and significantly "
+                         f"below the best on {', '.join(below) if below else 'none'}")
+    return [q.finding(sentence + ".")]

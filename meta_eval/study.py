@@ -2,14 +2,26 @@
 
 Stages (each timed; a failing stage is reported in the report, not fatal):
 
-1. scores — per-topic scores of every metric, mean per system;
+1. scores — per-topic scores of every metric, mean per system (and the per-topic standardisation reference);
 2. discriminative power — Sakai's paired bootstrap over all system pairs and over the top-k systems, ASL curves,
    difference required;
 3. correlation — Kendall τ_b, τ_AP (both directions), Spearman and Pearson between system rankings with bootstrap
    intervals, per-topic correlations, system-pair swaps and how many are significant;
-4. informativeness — maximum-entropy inference of precision-recall curves from each metric's value (for metrics
-   that declare an expected-value form), RMS error against the actual curves, GAP's RMS error over its
-   threshold probabilities g, inferred-vs-actual curves for sample lists.
+4. split-half — Voorhees' split-half stability: τ between the rankings of disjoint topic halves by half size;
+5. anova — two-way ANOVA (system + topic) with ω², system-pair effect sizes, Sakai's topic-set-size design;
+6. correlation — (as 3 above);
+7. intuitiveness — Sakai's concordance test of every metric pair against a gold criterion (default P@10);
+8. incomplete-judgments — rankings under reduced qrels (standard and condensed forms) against the full qrels;
+9. reusability — leave-one-run-out pool reusability: score and rank change of a run left out of the pool;
+10. informativeness — maximum-entropy inference of precision-recall curves from each metric's value, RMS error
+    against the actual curves, GAP's RMS error over its threshold probabilities g, inferred-vs-actual curves;
+11. ltr (opt-in, ``ltr_data``) — effectiveness of a LambdaMART ranker trained for each metric, beside the metric's
+    informativeness (the GAP paper §5).
+
+Stages 4-9 wrap :mod:`meta_eval.meta.stages`; their budgets (draws, fractions, splits) are options whose defaults
+keep the demo study fast. ``standardise`` (``"z"`` or ``"cdf"``) replaces every (S, T) score array by its per-topic
+standardised form before the analyses that compare systems (:mod:`meta_eval.meta.standardise`); the scores table,
+informativeness and intuitiveness (unchanged by an increasing map per topic) use the metric values themselves.
 
 The report opens with findings written from the numbers of its tables (:mod:`meta_eval.findings`). Tables are
 compact (one row per metric or a metric x metric matrix) in Markdown, HTML and LaTeX, the full detail in CSVs;
@@ -44,8 +56,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
 DEFAULT_AGAINST = ("GAP", "nDCG")
-STAGE_NAMES = ("scores", "discpower", "correlation", "informativeness")
+STAGE_NAMES = ("scores", "discpower", "split-half", "anova", "correlation", "intuitiveness", "incomplete-judgments",
+               "reusability", "informativeness", "ltr")
 CI_METHODS = ("percentile", "basic", "bca", "normal")
+STANDARDISE = ("z", "cdf")
+DEFAULT_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+JUDGMENT_THRESHOLD = 0.9  # τ_b level "equivalent rankings" (Voorhees 2000) the incomplete-judgments finding uses
 
 
 @dataclass
@@ -55,6 +71,14 @@ class StudyOptions:
     ``ci`` is the bootstrap interval of the correlations (:func:`meta_eval.correlation.correlate_systems`):
     ``normal`` by default, the one interval that never puts the estimate at its edge (see the Notes there).
     ``formats``/``dpi``: figure formats (vector PDF by default, with PNG previews) and the resolution of PNGs.
+    ``standardise``: ``None`` (raw scores), ``"z"`` or ``"cdf"`` (per-topic standardisation before the analyses).
+
+    Budgets of the battery (cost grows with them; the defaults keep the demo study fast): ``judgment_fractions``
+    and ``judgment_draws`` (incomplete judgments: fractions of the qrels kept, seeded draws per fraction; the
+    stand-alone command defaults to 20 draws), ``split_half_splits`` (random splits per half size), ``pool_depth``
+    (reusability), ``gold`` (intuitiveness criterion). ``ltr_data`` (a LETOR file or folder, or ``"demo"`` for
+    the embedded demo set) turns on the learning-to-rank stage: ``ltr_folds`` folds (None: all),
+    ``ltr_rounds`` boosting rounds at most (early stopping on validation).
     """
 
     metrics: Sequence[str] = DEFAULT_METRICS
@@ -70,11 +94,21 @@ class StudyOptions:
     confidence: float = 0.95
     formats: Sequence[str] = ("pdf",)
     dpi: int = 300
+    standardise: str | None = None
+    judgment_fractions: Sequence[float] = DEFAULT_FRACTIONS
+    judgment_draws: int = 5
+    split_half_splits: int = 100
+    pool_depth: int = 100
+    gold: str = "P@10"
+    ltr_data: str | Path | None = None
+    ltr_folds: int | None = None
+    ltr_rounds: int = 500
 
     def check(self) -> "StudyOptions":
         """Validate every option (an :class:`InputError` naming the option and its allowed values)."""
         from meta_eval.figures.style import check_dpi, check_formats
 
+        self.skip = (self.skip,) if isinstance(self.skip, str) else tuple(self.skip)
         unknown = [s for s in self.skip if s not in STAGE_NAMES[1:]]
         if unknown:
             raise InputError(f"skip: unknown stage(s) {unknown}; stages are {', '.join(STAGE_NAMES[1:])}")
@@ -92,6 +126,23 @@ class StudyOptions:
             raise InputError(f"g_grid_step must be in (0, 1]; got {self.g_grid_step!r}")
         if not self.metrics:
             raise InputError("at least one metric to study is needed")
+        if self.standardise is not None and self.standardise not in STANDARDISE:
+            raise InputError(f"standardise must be one of {', '.join(STANDARDISE)} (or None); got "
+                             f"{self.standardise!r}")
+        fractions = list(self.judgment_fractions)
+        if not fractions or not all(0 < float(f) <= 1 for f in fractions):
+            raise InputError(f"judgment_fractions must lie in (0, 1]; got {fractions}")
+        self.judgment_fractions = tuple(sorted({float(f) for f in fractions}))
+        for name in ("judgment_draws", "split_half_splits", "pool_depth", "ltr_rounds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise InputError(f"{name} must be a positive integer; got {value!r}")
+        if self.ltr_folds is not None and (not isinstance(self.ltr_folds, (int, np.integer)) or self.ltr_folds < 1):
+            raise InputError(f"ltr_folds must be a positive integer or None; got {self.ltr_folds!r}")
+        if len(load_metric(self.gold)) != 1:
+            raise InputError(f"gold must name one metric (e.g. P@10); {self.gold!r} names several")
+        if self.ltr_data is not None and str(self.ltr_data) != "demo" and not Path(self.ltr_data).exists():
+            raise InputError(f"ltr_data: {self.ltr_data} does not exist (a LETOR file or folder, or 'demo')")
         self.formats = check_formats(self.formats)
         check_dpi(self.dpi)
         return self
@@ -110,6 +161,9 @@ class StudyResult:
 
 @dataclass
 class _Context:
+    """What the stages share. ``scores`` are the arrays the analyses use (standardised when the study is),
+    ``raw`` the metric values themselves."""
+
     collection: Collection
     measures: list[Measure]
     scores: dict[str, np.ndarray]
@@ -118,8 +172,21 @@ class _Context:
     progress: bool
     against: list[str]
     colors: dict
+    raw: dict[str, np.ndarray] = field(default_factory=dict)
     tables: dict = field(default_factory=dict)
     shared: dict = field(default_factory=dict)
+
+    @property
+    def scale(self) -> str:
+        """What the analysed scores are: ``"score"``, ``"z-score"`` or ``"standardised score"``."""
+        return {None: "score", "z": "z-score", "cdf": "standardised score"}[self.options.standardise]
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        """Score forms the re-judging stages can use: the standard form needs the unjudged documents."""
+        if self.collection.options.get("unjudged") == "remove":
+            return ("condensed",)
+        return ("standard", "condensed")
 
     @property
     def targets(self) -> list[str]:
@@ -134,8 +201,14 @@ class _Context:
 STAGES: list[tuple[str, str]] = [
     ("scores", "Scores"),
     ("discpower", "Discriminative power"),
+    ("split-half", "Split-half stability"),
+    ("anova", "ANOVA, effect sizes and topic-set size"),
     ("correlation", "Correlation between metrics"),
+    ("intuitiveness", "Intuitiveness"),
+    ("incomplete-judgments", "Robustness to incomplete judgments"),
+    ("reusability", "Pool reusability"),
     ("informativeness", "Informativeness (maximum-entropy method)"),
+    ("ltr", "Effectiveness when trained for it (learning to rank)"),
 ]
 
 
@@ -166,6 +239,7 @@ def run_study(
         Show progress (:func:`meta_eval.progress.progress`).
     """
     from meta_eval.figures.style import metric_colors
+    from meta_eval.meta.standardise import standardise_all
     from meta_eval.progress import progress as progress_bar
     from meta_eval.resultdir import result_folder
 
@@ -176,13 +250,15 @@ def run_study(
     result = StudyResult(Path(out))
     with result_folder(out, kind="study") as tmp:
         report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi)
-        scores = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
+        raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
+        scores = standardise_all(raw, options.standardise)
         ctx = _Context(collection, measures, scores, options, report, progress, against,
-                       colors=metric_colors(list(scores)))
+                       colors=metric_colors(list(scores)), raw=raw)
         result.measures = list(scores)
         findings = report.section("Findings")
         report.section("Collection and metrics", _intro_text(ctx))
-        stages = [(key, title) for key, title in STAGES if key not in set(options.skip)]
+        stages = [(key, title) for key, title in STAGES
+                  if key not in set(options.skip) and (key != "ltr" or options.ltr_data is not None)]
         for key, title in progress_bar(stages, desc="study", unit="stage", enabled=progress):
             section = report.section(title)
             start = time.perf_counter()
@@ -213,18 +289,23 @@ def stage_scores(ctx: _Context, section: Section) -> None:
     from meta_eval.tables import means_table
 
     col = ctx.collection
-    means = pd.DataFrame({m.output_name: aggregate(ctx.scores[m.output_name], m) for m in ctx.measures},
+    means = pd.DataFrame({m.output_name: aggregate(ctx.raw[m.output_name], m) for m in ctx.measures},
                          index=pd.Index(col.systems, name="system"))
     first = ctx.targets[0]
     means = means.sort_values(first, ascending=False, kind="stable")
     section.text = (f"Mean over {len(col.topics)} topics of each metric, systems sorted by {first}; the best value of "
                     "each metric in bold. Per-topic scores are in scores.csv (run, topic, measure, value).")
+    if ctx.options.standardise is not None:
+        section.text += (f"\n\n{_standardise_text(ctx.options.standardise)} The means above are of the raw scores; "
+                         "standardisation.csv holds each topic's reference mean and s.d. per metric, to standardise "
+                         "new runs against the same reference.")
+        ctx.report.data("standardisation", _standardisation_frame(ctx))
     ctx.table(section, f"Mean score of each system over {len(col.topics)} topics (best in bold)", means_table(means),
               "system_means",
               full=means.reset_index().rename(columns={"system": "run"}))
     tidy = []
     topics = np.asarray(col.topics, dtype=object)
-    for name, values in ctx.scores.items():
+    for name, values in ctx.raw.items():
         s_idx, t_idx = np.nonzero(~np.isnan(values))
         tidy.append(pd.DataFrame({"run": np.asarray(col.systems, dtype=object)[s_idx], "topic": topics[t_idx],
                                   "measure": name, "value": values[s_idx, t_idx]}))
@@ -253,8 +334,8 @@ def stage_discpower(ctx: _Context, section: Section) -> None:
     section.text = (f"Sakai's (2006) paired bootstrap test, B = {opts.n_resamples}, seed {opts.seed}, one replicate "
                     f"matrix shared by every pair and metric. A pair is told apart when its achieved significance "
                     f"level (ASL) is below α = {opts.alpha:g}; Δ required is the largest, over pairs, estimated "
-                    "difference in mean score needed for significance (Sakai 2006). Bold: the most pairs told apart, "
-                    "the smallest difference required.")
+                    f"difference in mean {ctx.scale} needed for significance (Sakai 2006). Bold: the most pairs told "
+                    f"apart, the smallest difference required.{_standardise_note(ctx)}")
     if best:
         section.text += (f"\n\nTop {opts.top} systems: the {opts.top} systems that rank best under every metric at "
                          f"once (best_systems rule 'both': the smallest depth d at which the top-d sets of all "
@@ -291,7 +372,7 @@ def stage_correlation(ctx: _Context, section: Section) -> None:
                     f"bootstrap {opts.ci} intervals over topics (B = {opts.n_resamples}, the design of the "
                     "discriminative-power test). system_correlation.csv holds every coefficient (τ_AP in both "
                     "directions, tie-aware τ_AP-a, Spearman, Pearson) with its interval, standard error and bootstrap "
-                    "bias.")
+                    f"bias.{_standardise_note(ctx)}")
     ctx.table(section, f"Agreement of the system rankings: Kendall's τ_b below the diagonal, symmetrised τ_AP above, "
               f"with {opts.confidence:.0%} bootstrap {opts.ci} intervals over {len(col.topics)} topics",
               agreement_table(sysres), "system_correlation", full=sysres.table)
@@ -310,10 +391,11 @@ def stage_correlation(ctx: _Context, section: Section) -> None:
     pooled = topres.pooled.copy()
     pooled.index.name = ""
     mask = np.triu(np.ones(pooled.shape, dtype=bool), 1)
-    ctx.table(section, "Pearson correlation of per-topic scores (all system-topic pairs)",
+    ctx.table(section, f"Pearson correlation of per-topic {ctx.scale}s (all system-topic pairs)",
               PaperTable(pooled.mask(mask)), "topic_correlation", full=topres.to_frame())
     if pairs:
-        ctx.report.figure(section, "System means (±1 s.e. over topics) under each metric studied (rows) against "
+        ctx.report.figure(section, f"System means of the {ctx.scale}s (±1 s.e. over topics) under each metric "
+                          "studied (rows) against "
                           "each reference (columns); τ_AP(row | column)",
                           scatter_grid(ctx.scores, ctx.targets, ctx.against, colors=ctx.colors), "scatter_means")
         ctx.report.figure(section, "System ranks (1 = best) under each metric studied (rows) against each reference "
@@ -343,6 +425,8 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
         print(f"meta-eval: warning: informativeness: {warning}", file=sys.stderr)
         section.text += f"\n\n**Warning:** {warning}."
     ctx.report.data("informativeness_lists", result.lists)
+    first = result.summary[result.summary["threshold"] == result.summary["threshold"].min()]
+    ctx.shared["informativeness_rms"] = dict(zip(first["metric"], first["mean_rms"].astype(float)))
     ctx.table(section, f"Informativeness: mean RMS error (± s.e.) of the precision-recall curves inferred by the "
               f"maximum-entropy method from each metric's value, over {lists.batch.n_lists} lists",
               informativeness_table(result.summary),
@@ -361,15 +445,189 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
                       inferred_curves_figure(samples, colors=ctx.colors), "inferred_pr_curves")
 
 
+def stage_split_half(ctx: _Context, section: Section) -> None:
+    from meta_eval.meta.stages import split_half_stage
+    from meta_eval.tables import split_half_table
+
+    opts = ctx.options
+    out = split_half_stage(ctx.raw, list(ctx.collection.systems), sizes=_half_sizes(len(ctx.collection.topics)),
+                           n_splits=opts.split_half_splits, seed=opts.seed, standardise=opts.standardise,
+                           colors=ctx.colors)
+    _emit(ctx, section, out, {"split_half": (
+        "Split-half stability: Kendall's τ_b and τ_AP-b between the system rankings of two disjoint halves of n "
+        f"topics ({opts.split_half_splits} random splits; 2.5-97.5 percentile intervals)",
+        split_half_table(out.result))})
+
+
+def stage_anova(ctx: _Context, section: Section) -> None:
+    from meta_eval.meta.stages import anova_stage
+    from meta_eval.tables import anova_table, topic_set_size_table
+
+    opts = ctx.options
+    out = anova_stage(ctx.raw, list(ctx.collection.systems), alpha=opts.alpha, standardise=opts.standardise,
+                      colors=ctx.colors)
+    res, tss = out.result
+    if opts.standardise is not None:
+        out.text += (" Standardisation centres every topic on the systems' mean, so it removes most of the topic "
+                     "effect by construction; σ² and minD are then in units of the per-topic s.d.")
+    ctx.shared["topic_set_size"] = {"alpha": opts.alpha, "power": round(1 - float(tss.table["beta"].iloc[0]), 6)}
+    _emit(ctx, section, out, {
+        "anova": (f"Two-way ANOVA of the {ctx.scale}s (system + topic, {len(ctx.collection.topics)} topics): F and "
+                  "partial ω² of each effect and the residual variance", anova_table(res.table)),
+        "topic_set_size": (f"Topic-set size (Sakai 2016): topics needed for power "
+                           f"{ctx.shared['topic_set_size']['power']:g} at the minimum detectable "
+                           "difference minD, paired t-test and one-way ANOVA of m systems",
+                           topic_set_size_table(tss.table, len(ctx.collection.topics)))})
+
+
+def stage_intuitiveness(ctx: _Context, section: Section) -> None:
+    from meta_eval.meta.stages import intuitiveness_stage
+    from meta_eval.tables import intuitiveness_table
+
+    gold = ctx.options.gold
+    out = intuitiveness_stage(ctx.collection, ctx.raw, gold=gold)
+    if ctx.options.standardise is not None:
+        out.text += (" Standardisation is an increasing map per topic and leaves every within-topic preference, "
+                     "hence this analysis, unchanged: it uses the metric values themselves.")
+    _emit(ctx, section, out, {"intuitiveness": (
+        f"Intuitiveness against {gold} (Sakai 2012): row metric's share of its disagreements with the column metric "
+        f"on which {gold} sides with it", intuitiveness_table(out.result.matrix(), gold))})
+
+
+def stage_incomplete_judgments(ctx: _Context, section: Section) -> None:
+    from meta_eval.meta.stages import incomplete_judgments_stage
+    from meta_eval.tables import judgments_table
+
+    opts = ctx.options
+    out = incomplete_judgments_stage(ctx.collection, ctx.measures, fractions=opts.judgment_fractions,
+                                     n_draws=opts.judgment_draws, forms=ctx.forms, alpha=opts.alpha,
+                                     threshold=JUDGMENT_THRESHOLD, seed=opts.seed, standardise=opts.standardise,
+                                     colors=ctx.colors, progress=ctx.progress)
+    _emit(ctx, section, out, {"incomplete_judgments": (
+        f"Robustness to incomplete judgments: agreement of each metric's system ranking under reduced qrels with "
+        f"its full-qrels ranking, and the pairs a paired t-test separates (α = {opts.alpha:g}), {opts.judgment_draws} "
+        "draws per fraction", judgments_table(out.result, threshold=JUDGMENT_THRESHOLD))})
+
+
+def stage_reusability(ctx: _Context, section: Section) -> None:
+    from meta_eval.meta.stages import reusability_stage
+    from meta_eval.tables import reusability_table
+
+    opts = ctx.options
+    out = reusability_stage(ctx.collection, ctx.measures, depth=opts.pool_depth, forms=ctx.forms[:1],
+                            standardise=opts.standardise, colors=ctx.colors)
+    _emit(ctx, section, out, {"reusability": (
+        f"Pool reusability (leave-one-run-out, pool depth {opts.pool_depth}): change of a run's mean {ctx.scale} and "
+        "rank when the judgments only it contributed are removed", reusability_table(out.result))})
+
+
+def stage_ltr(ctx: _Context, section: Section) -> None:
+    from meta_eval.figures.ltr import ltr_figure
+    from meta_eval.ltr.experiment import default_data, run_ltr
+    from meta_eval.tables import ltr_table
+
+    opts = ctx.options
+    data = default_data() if str(opts.ltr_data) == "demo" else Path(opts.ltr_data)
+    specs = _unique_specs([*opts.metrics, *opts.against])
+    res = run_ltr(data, train_for=specs, test=specs, algorithms=("lambdamart",), max_folds=opts.ltr_folds,
+                  seed=opts.seed, rel_level=ctx.collection.rel_level,
+                  lambdamart={"num_boost_round": opts.ltr_rounds}, progress=ctx.progress)
+    ctx.shared["ltr"] = res
+    rms = ctx.shared.get("informativeness_rms")
+    s = res.settings
+    section.text = (
+        f"LambdaMART (LightGBM with a custom objective: RankNet gradients scaled by |ΔM| for the metric M trained "
+        f"for; meta_eval.ltr) trained for each metric of the study on {data.name} ({s['folds']} fold(s) of "
+        f"cross-validation over queries, seed {opts.seed}, at most {opts.ltr_rounds} boosting rounds with early "
+        f"stopping on the trained-for metric on the validation queries); every ranker's test queries are scored "
+        f"with every metric ({s['n_test_queries']} test queries; {res.skipped} without a relevant document not "
+        "scored). Each row is tested against the best row of its test metric (paired t-test over the test "
+        "queries). The GAP paper (§5) argues that a more informative metric is a better objective; "
+        + ("the RMS column puts each metric's informativeness beside its effectiveness as an objective, without "
+           "asserting the claim." if rms else "the informativeness stage did not run, so no RMS column."))
+    full = res.table.assign(informativeness_rms=res.table["trained_for"].map(rms or {}).astype(float))
+    ctx.table(section, "Effectiveness when trained for it: mean test score of a LambdaMART ranker trained for each "
+              "metric (rows) on each test metric (columns), beside the trained-for metric's informativeness",
+              ltr_table(res, rms, alpha=opts.alpha), "ltr", full=full)
+    ctx.report.data("ltr_per_query", res.per_query)
+    ctx.report.figure(section, "Mean paired difference (95 % t-interval over test queries) of each objective from "
+                      "the best objective, per test metric", ltr_figure(res, alpha=opts.alpha), "ltr")
+
+
 STAGE_FUNCTIONS: dict[str, Callable[[_Context, Section], None]] = {
     "scores": stage_scores,
     "discpower": stage_discpower,
+    "split-half": stage_split_half,
+    "anova": stage_anova,
     "correlation": stage_correlation,
+    "intuitiveness": stage_intuitiveness,
+    "incomplete-judgments": stage_incomplete_judgments,
+    "reusability": stage_reusability,
     "informativeness": stage_informativeness,
+    "ltr": stage_ltr,
 }
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
+
+def _emit(ctx: _Context, section: Section, out, compact: dict) -> None:
+    """Put a battery stage (:class:`meta_eval.meta.stages.StageOutput`) into its section: the method text; each
+    table named in ``compact`` (stem -> (caption, PaperTable)) shown with its full frame as the CSV, the other
+    frames as CSVs only; every figure."""
+    section.text = out.text
+    for stem, _, frame in out.tables:
+        if stem in compact:
+            caption, table = compact[stem]
+            ctx.table(section, caption, table, stem, full=frame)
+        else:
+            ctx.report.data(stem, frame)
+    for stem, caption, fig in out.figures:
+        ctx.report.figure(section, caption, fig, stem)
+
+
+def _half_sizes(n_topics: int, most: int = 10) -> list[int]:
+    """At most ``most`` half sizes from 1 to T // 2, evenly spaced (the largest always included)."""
+    half = max(n_topics // 2, 1)
+    return sorted(set(np.linspace(1, half, min(most, half)).round().astype(int).tolist()))
+
+
+def _unique_specs(specs: Sequence[str]) -> list[str]:
+    """The metric specifications without those naming a metric already named (the study's metric list)."""
+    seen: set[str] = set()
+    out = []
+    for spec in specs:
+        names = {m.output_name for m in load_metric(spec)}
+        if not names <= seen:
+            out.append(spec)
+            seen |= names
+    return out
+
+
+def _standardise_text(method: str) -> str:
+    how = ("z-scores: (score − topic mean) / topic s.d." if method == "z"
+           else "normal-CDF standardised scores: Φ((score − topic mean) / topic s.d.)")
+    return (f"Scores standardised per topic over the systems ({how}; Webber, Moffat & Zobel 2008; Urbano, Lima & "
+            "Hanjalic 2019) before discriminative power, split-half stability, ANOVA, correlation, incomplete "
+            "judgments and reusability.")
+
+
+def _standardise_note(ctx: _Context) -> str:
+    if ctx.options.standardise is None:
+        return ""
+    how = "z-scores" if ctx.options.standardise == "z" else "normal-CDF standardised scores"
+    return f" Computed on per-topic {how}."
+
+
+def _standardisation_frame(ctx: _Context) -> pd.DataFrame:
+    """Per metric and topic: the reference mean and s.d. of the standardisation (to standardise new runs)."""
+    import pandas as pd
+
+    from meta_eval.meta.standardise import fit_standardisation
+
+    frames = [fit_standardisation(x, ctx.options.standardise, topics=list(ctx.collection.topics)).to_frame()
+              .assign(measure=name) for name, x in ctx.raw.items()]
+    return pd.concat(frames, ignore_index=True)[["measure", "topic", "mean", "sd"]]
 
 
 def _intro_text(ctx: _Context) -> str:
@@ -377,24 +635,44 @@ def _intro_text(ctx: _Context) -> str:
     s, t, d = col.shape
     return (f"{s} systems × {t} topics (depth up to {d}, grades 0..{col.max_grade}); "
             f"ordering: {col.options.get('ties', 'trec_eval')}; missing topics: {col.missing}. "
-            f"Metrics under study: {', '.join(ctx.targets)}; compared against: {', '.join(ctx.against)}.")
+            f"Metrics under study: {', '.join(ctx.targets)}; compared against: {', '.join(ctx.against)}."
+            + (f"\n\n{_standardise_text(ctx.options.standardise)} Informativeness and intuitiveness use the metric "
+               "values themselves." if ctx.options.standardise else ""))
 
 
 def _findings(ctx: _Context) -> list:
     """Findings from the compact tables of the stages that ran."""
     from meta_eval import findings as F
 
-    opts, out = ctx.options, []
-    if "discpower_summary" in ctx.tables:
+    opts, out, tables = ctx.options, [], ctx.tables
+    if "discpower_summary" in tables:
         top = opts.top if ctx.shared.get("top_systems") else None
-        out += F.discpower_findings(ctx.tables, name="discpower_summary", method="paired bootstrap",
+        out += F.discpower_findings(tables, name="discpower_summary", method="paired bootstrap",
                                     n_resamples=opts.n_resamples, alpha=opts.alpha, top=top)
-    if "system_correlation" in ctx.tables:
-        out += F.agreement_findings(ctx.tables, name="system_correlation", targets=ctx.targets, references=ctx.against,
+    if "split_half" in tables:
+        out += F.split_half_findings(tables, name="split_half", n_splits=opts.split_half_splits)
+    if "anova" in tables:
+        out += F.anova_findings(tables, name="anova")
+    if "topic_set_size" in tables:
+        out += F.topic_set_size_findings(tables, name="topic_set_size", n_topics=len(ctx.collection.topics),
+                                         **ctx.shared["topic_set_size"])
+    if "system_correlation" in tables:
+        out += F.agreement_findings(tables, name="system_correlation", targets=ctx.targets, references=ctx.against,
                                     interval=opts.ci, confidence=opts.confidence)
-    if "informativeness" in ctx.tables:
-        out += F.informativeness_findings(ctx.tables, name="informativeness", targets=ctx.targets,
+    if "intuitiveness" in tables:
+        out += F.intuitiveness_findings(tables, name="intuitiveness", gold=opts.gold, targets=ctx.targets,
+                                        references=ctx.against)
+    if "incomplete_judgments" in tables:
+        out += F.judgments_findings(tables, name="incomplete_judgments", sampling="uniform",
+                                    n_draws=opts.judgment_draws, threshold=JUDGMENT_THRESHOLD)
+    if "reusability" in tables:
+        out += F.reusability_findings(tables, name="reusability", unit="run", depth=opts.pool_depth)
+    if "informativeness" in tables:
+        out += F.informativeness_findings(tables, name="informativeness", targets=ctx.targets,
                                           references=ctx.against)
+    if "ltr" in tables:
+        out += F.ltr_findings(tables, name="ltr", algorithm="LambdaMART",
+                              n_queries=ctx.shared["ltr"].settings["n_test_queries"])
     return out
 
 
@@ -495,7 +773,9 @@ def _write_manifest(folder: Path, result: StudyResult, ctx: _Context, inputs: di
         "collection_options": {k: v for k, v in ctx.collection.options.items() if k not in ("qrels", "runs")},
         "study_options": {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in vars(options).items()},
         "measures": result.measures,
-        "seeds": {"bootstrap": options.seed, "informativeness": options.seed},
+        "seeds": {"bootstrap": options.seed, "informativeness": options.seed, "split_half": options.seed,
+                  "incomplete_judgments": options.seed, "ltr": options.seed},
+        "standardise": options.standardise,
         "top_systems": ctx.shared.get("top_systems", []),
         "versions": _versions(),
         "timings_s": result.timings,

@@ -34,11 +34,11 @@ _LATEX_CHARS = {
     "≥": r"\ensuremath{\geq}", "≤": r"\ensuremath{\leq}", "±": r"\ensuremath{\pm}", "×": r"\ensuremath{\times}",
     "−": "-", "–": "--", "—": "---", "…": r"\ldots{}", "→": r"\ensuremath{\rightarrow}", "é": r"\'e",
     "▲": r"\ensuremath{\blacktriangle}", "▼": r"\ensuremath{\blacktriangledown}", "†": r"\dag{}",
-    "‡": r"\ddag{}",
+    "‡": r"\ddag{}", "ω": r"\ensuremath{\omega}", "²": r"\ensuremath{^2}", "Φ": r"\ensuremath{\Phi}",
     "’": "'", "“": "``", "”": "''", "≈": r"\ensuremath{\approx}", "∞": r"\ensuremath{\infty}",
 }
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "|": r"\textbar{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
 def format_number(value, decimals: int = 3) -> str:
@@ -85,7 +85,8 @@ def latex_escape(text: str) -> str:
 def best_mask(values: pd.DataFrame, directions: Mapping[str, Literal["max", "min"]],
               decimals: int | Mapping[str, int] = 3) -> pd.DataFrame:
     """Boolean frame: the best cell(s) of each listed column, compared as displayed (rounded to ``decimals``, a
-    number or one per column), so every cell that shows the best value is bold."""
+    number or one per column), so every cell that shows the best value is bold; a column whose cells all show the
+    same value has no best."""
     import numpy as np
     import pandas as pd
 
@@ -97,7 +98,7 @@ def best_mask(values: pd.DataFrame, directions: Mapping[str, Literal["max", "min
             raise InputError(f"best must be 'max' or 'min'; got {direction!r} for {column!r}")
         d = _decimals(decimals, column)
         col = pd.to_numeric(values[column], errors="coerce").round(d)
-        if col.notna().sum() < 2:
+        if col.notna().sum() < 2 or col.nunique() < 2:
             continue
         best = col.max() if direction == "max" else col.min()
         mask[column] = np.isclose(col, best, rtol=0, atol=0.5 * 10.0 ** -(d + 3)) & col.notna()
@@ -445,3 +446,222 @@ def g_grid_table(table: pd.DataFrame, *, decimals: int = 3) -> PaperTable:
     values.index.name = "metric"
     best = {c: "min" for c in values.columns}
     return PaperTable(values, decimals=decimals, bold=best_mask(values, best, decimals))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The meta-evaluation battery (meta_eval.meta) and learning to rank (meta_eval.ltr)
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def percent(fraction: float) -> str:
+    """A fraction as the percentage the battery's column names use (``0.5`` -> ``50 %``)."""
+    return f"{100 * fraction:.0f} %"
+
+
+def _row_labels(metrics, forms) -> list[str]:
+    """``metric`` when every row has the same score form, ``metric (form)`` otherwise."""
+    several = len(set(forms)) > 1
+    return [f"{m} ({f})" if several else str(m) for m, f in zip(metrics, forms)]
+
+
+def _cell_frames(rows: dict[str, dict[str, tuple]], index, columns):
+    """values, low, high frames from ``{row: {column: (value, low, high)}}``."""
+    import numpy as np
+    import pandas as pd
+
+    parts = [pd.DataFrame({c: [rows[r].get(c, (np.nan,) * 3)[k] for r in index] for c in columns},
+                          index=pd.Index(index, name="metric")) for k in range(3)]
+    return parts
+
+
+def judgments_fractions(summary: pd.DataFrame) -> tuple[float, float]:
+    """The two fractions :func:`judgments_table` shows: the smallest studied and the middle one."""
+    fractions = sorted(set(summary["fraction"].tolist()))
+    return fractions[0], fractions[len(fractions) // 2]
+
+
+def judgments_table(result, *, threshold: float = 0.9, decimals: int = 3) -> PaperTable:
+    """Robustness to incomplete judgments (:class:`~meta_eval.meta.IncompleteJudgments`), one row per metric (and
+    score form): Kendall's τ_b with the full-qrels ranking at the smallest and the middle fraction of judgments
+    kept and τ_AP at the middle one (mean over draws with the percentile interval), the smallest fraction from
+    which the mean τ_b stays ≥ ``threshold``, and the percentage of system pairs a paired t-test separates at the
+    middle fraction and with the full qrels. Bold: best per column."""
+    summary = result.summary
+    low_f, mid_f = judgments_fractions(summary)
+    low_c, mid_c, ap_c = f"τ_b, {percent(low_f)} kept", f"τ_b, {percent(mid_f)} kept", f"τ_AP, {percent(mid_f)} kept"
+    need_c, sig_c, full_c = (f"% kept for τ_b ≥ {threshold:g}", f"% significant, {percent(mid_f)} kept",
+                             "% significant, full qrels")
+    need = result.min_fraction(threshold).set_index(["metric", "form"])["min_fraction"]
+    labels = dict(zip(zip(summary["metric"], summary["form"]), _row_labels(summary["metric"], summary["form"])))
+    rows: dict[str, dict[str, tuple]] = {}
+    nan = float("nan")
+    for r in summary.itertuples(index=False):
+        cells = rows.setdefault(labels[(r.metric, r.form)], {})
+        if r.fraction == low_f:
+            cells[low_c] = (r.kendall_tau_b, r.kendall_tau_b_low, r.kendall_tau_b_high)
+        if r.fraction == mid_f:
+            cells[mid_c] = (r.kendall_tau_b, r.kendall_tau_b_low, r.kendall_tau_b_high)
+            cells[ap_c] = (r.tau_ap, r.tau_ap_low, r.tau_ap_high)
+            cells[sig_c] = (100 * r.discpower, 100 * r.discpower_low, 100 * r.discpower_high)
+        cells[need_c] = (100 * need[(r.metric, r.form)], nan, nan)
+        cells[full_c] = (100 * r.discpower_full, nan, nan)
+    columns = list(dict.fromkeys([low_c, mid_c, ap_c, need_c, sig_c, full_c]))
+    values, low, high = _cell_frames(rows, list(rows), columns)
+    digits = {low_c: decimals, mid_c: decimals, ap_c: decimals, need_c: 0, sig_c: 1, full_c: 1}
+    best = {low_c: "max", mid_c: "max", ap_c: "max", need_c: "min", sig_c: "max"}
+    return PaperTable(values, decimals=digits, bold=best_mask(values, best, digits), low=low, high=high,
+                      note=f"τ with the same form's full-qrels ranking; {DASH} under “{need_c}”: not reached at "
+                      "any fraction studied. Intervals: 2.5 and 97.5 percentiles over draws.")
+
+
+def reusability_table(result) -> PaperTable:
+    """Pool reusability (:class:`~meta_eval.meta.Reusability`), one row per metric (and form): the judgments
+    removed per run left out of the pool (mean), its mean score change, the largest score drop, the mean |rank
+    change|, the largest rank drop and how many runs drop. Bold: the smallest mean |rank change| and largest drop
+    in rank."""
+    removed = result.runs.groupby(["metric", "form"], sort=False)["removed"].mean().rename("removed")
+    summary = result.summary.join(removed, on=["metric", "form"])
+    import pandas as pd
+
+    values = pd.DataFrame({
+        "judgments removed": summary["removed"].to_numpy(),
+        "mean score change": summary["mean_score_change"].to_numpy(),
+        "largest score drop": summary["min_score_change"].to_numpy(),
+        "mean |rank change|": summary["mean_abs_rank_change"].to_numpy(),
+        "largest rank drop": summary["max_rank_change"].to_numpy().astype(int),
+        "runs dropping": summary["runs_dropping"].to_numpy().astype(int),
+    }, index=pd.Index(_row_labels(summary["metric"], summary["form"]), name="metric"))
+    digits = {"judgments removed": 1, "mean score change": 4, "largest score drop": 4, "mean |rank change|": 2}
+    best = {"mean |rank change|": "min", "largest rank drop": "min"}
+    runs = int(summary["runs"].max()) if len(summary) else 0
+    return PaperTable(values, decimals=digits, bold=best_mask(values, best, digits),
+                      note=f"Each of the {runs} runs is re-scored without the judgments only it contributed to the "
+                      "pool and ranked among the other runs' official scores; a rank drop is a positive change.")
+
+
+def anova_table(table: pd.DataFrame) -> PaperTable:
+    """Two-way ANOVA per metric (:attr:`~meta_eval.meta.Anova.table`): F and partial ω² of the system and topic
+    effects, and the residual variance V_E. Bold: the largest system ω² (the system effect explains most)."""
+    import pandas as pd
+
+    wide = {}
+    for metric, f in table.groupby("metric", sort=False):
+        f = f.set_index("effect")
+        wide[metric] = {"F, system": f.loc["system", "F"], "ω², system": f.loc["system", "omega_sq"],
+                        "F, topic": f.loc["topic", "F"], "ω², topic": f.loc["topic", "omega_sq"],
+                        "V_E": f.loc["residual", "sum_sq"] / f.loc["residual", "df"]}
+    values = pd.DataFrame(wide).T.astype(float)
+    values.index.name = "metric"
+    digits = {"F, system": 1, "F, topic": 1, "ω², system": 3, "ω², topic": 3, "V_E": 4}
+    return PaperTable(values, decimals=digits, bold=best_mask(values, {"ω², system": "max"}, digits),
+                      note="ω²: partial omega squared (Olejnik & Algina 2003); V_E: residual variance of the two-way "
+                      "model (σ² of the topic-set-size design). p-values and sums of squares are in the CSV.")
+
+
+def topic_set_size_columns(table: pd.DataFrame) -> list[tuple[str, int, float]]:
+    """The (design, m, minD) cells :func:`topic_set_size_table` shows: the t-test at two minimum detectable
+    differences of the grid (0.05 and 0.10 on raw scores, 0.25 and 0.5 on standardised ones, else the grid's
+    quartiles) and the ANOVA design of the most systems at the larger one."""
+    import numpy as np
+
+    grid = sorted(set(np.round(table["min_d"], 6)))
+    wanted = [d for d in ((0.05, 0.1) if grid[-1] < 0.5 else (0.25, 0.5)) if any(np.isclose(grid, d))]
+    if len(wanted) < 2:
+        wanted = sorted({grid[len(grid) // 4], grid[len(grid) // 2]})
+    out = [("ttest", 2, d) for d in wanted if (table["design"] == "ttest").any()]
+    anova = table[table["design"] == "anova"]
+    if len(anova):
+        out.append(("anova", int(anova["n_systems"].max()), wanted[-1]))
+    return out
+
+
+def topic_set_size_table(table: pd.DataFrame, n_topics: int | None = None) -> PaperTable:
+    """Topics needed per metric (:attr:`~meta_eval.meta.TopicSetSize.table`) for the designs and minimum
+    detectable differences of :func:`topic_set_size_columns`. Bold: the fewest topics per column."""
+    import numpy as np
+    import pandas as pd
+
+    cols = {}
+    for design, m, d in topic_set_size_columns(table):
+        rows = table[(table["design"] == design) & (table["n_systems"] == m) & np.isclose(table["min_d"], d)]
+        name = f"t-test, minD = {d:g}" if design == "ttest" else f"ANOVA (m = {m}), minD = {d:g}"
+        cols[name] = rows.set_index("metric")["n_topics"].astype(int)
+    values = pd.DataFrame(cols).reindex(list(dict.fromkeys(table["metric"])))
+    values.index.name = "metric"
+    first = table.iloc[0]
+    note = (f"Power {1 - first['beta']:g} at α = {first['alpha']:g} (Sakai 2016); σ² from the ANOVA residual "
+            "variance" + (f"; this collection has {n_topics} topics." if n_topics else "."))
+    return PaperTable(values, bold=best_mask(values, {c: "min" for c in values.columns}, 0), note=note)
+
+
+def intuitiveness_table(matrix: pd.DataFrame, gold: str, *, decimals: int = 3) -> PaperTable:
+    """Intuitiveness matrix (:meth:`~meta_eval.meta.Intuitiveness.matrix`): row x, column y = the share of the
+    disagreements of x and y on which the gold criterion prefers x's choice; a dash on the diagonal."""
+    values = matrix.copy()
+    values.index.name = "metric"
+    return PaperTable(values, decimals=decimals,
+                      note=f"Row metric's share of its disagreements with the column metric (topic × system pairs "
+                      f"ordered oppositely) on which {gold} sides with the row metric; the two shares of a pair add "
+                      "up to less than 1 when the gold criterion ties. Counts are in the CSV.")
+
+
+def split_half_table(summary: pd.DataFrame, *, decimals: int = 3) -> PaperTable:
+    """Split-half stability, one row per metric: Kendall's τ_b and τ_AP-b between the rankings of two disjoint
+    halves of n topics (the largest n, with the percentile interval over splits) and τ_b at half that size. Bold:
+    the largest value per column."""
+    sizes = sorted(set(summary["size"].astype(int)))
+    big, small = sizes[-1], sizes[(len(sizes) - 1) // 2]
+    rows: dict[str, dict[str, tuple]] = {}
+    wanted = {(big, "kendall_tau_b"): f"τ_b, n = {big}", (big, "tau_ap_b"): f"τ_AP-b, n = {big}",
+              (small, "kendall_tau_b"): f"τ_b, n = {small}"}
+    for r in summary.itertuples(index=False):
+        name = wanted.get((int(r.size), r.coefficient))
+        if name:
+            rows.setdefault(r.metric, {})[name] = (r.mean, r.ci_low, r.ci_high)
+    columns = list(dict.fromkeys(wanted.values()))
+    values, low, high = _cell_frames(rows, list(rows), columns)
+    splits = int(summary["splits"].max())
+    return PaperTable(values, decimals=decimals, bold=best_mask(values, {c: "max" for c in columns}, decimals),
+                      low=low, high=high,
+                      note=f"Mean over {splits} random splits, 2.5 and 97.5 percentiles in brackets.")
+
+
+def ltr_table(result, informativeness: Mapping[str, float] | None = None, *, alpha: float = 0.05,
+              decimals: int = 4) -> PaperTable:
+    """Effectiveness when trained for a metric (:class:`~meta_eval.ltr.LTRResult`), beside the metric's
+    informativeness: one row per (algorithm, trained-for metric), the mean test score per test metric, the best
+    row of each algorithm and column in bold, † on rows significantly below it (p < ``alpha``), and the trained-for
+    metric's mean RMS error of the informativeness stage (lower: more informative)."""
+    import numpy as np
+    import pandas as pd
+
+    from meta_eval.ltr.experiment import ALGORITHM_LABELS, ltr_stage_table
+
+    wide = ltr_stage_table(result, informativeness)
+    t = result.table
+    several = t["algorithm"].nunique() > 1
+    label = [f"{ALGORITHM_LABELS.get(a, a)}, {m}" if several else str(m)
+             for a, m in zip(wide["algorithm"], wide["trained_for"])]
+    tests = [c for c in wide.columns if c.startswith("test ")]
+    values = wide[tests].set_axis(pd.Index(label, name="trained for"))
+    markers = pd.DataFrame("", index=values.index, columns=tests)
+    bold = pd.DataFrame(False, index=values.index, columns=tests)
+    key = {(a, m): lab for a, m, lab in zip(wide["algorithm"], wide["trained_for"], label)}
+    for r in t.itertuples(index=False):
+        row, col = key[(r.algorithm, r.trained_for)], f"test {r.test_measure}"
+        bold.loc[row, col] = bool(r.best)
+        markers.loc[row, col] = "†" if r.p_value < alpha else ""
+    if informativeness is not None:
+        rms = wide["informativeness"].to_numpy(dtype=float)
+        values.insert(0, "RMS (informativeness)", rms)
+        markers.insert(0, "RMS (informativeness)", "")
+        lowest = np.isclose(rms, np.nanmin(rms)) if np.isfinite(rms).any() else np.zeros(len(rms), bool)
+        bold.insert(0, "RMS (informativeness)", lowest)
+    s = result.settings
+    note = (f"Mean over {s.get('n_test_queries', '?')} test queries ({s.get('folds', '?')} fold(s)); bold: the best "
+            f"objective per test metric; †: significantly below it ({s.get('significance', 'ttest')}, p < "
+            f"{alpha:g}).")
+    if informativeness is not None:
+        note += " RMS: the trained-for metric's mean RMS error in the informativeness stage (lower: more informative)."
+    return PaperTable(values, decimals={"RMS (informativeness)": 3, "*": decimals}, bold=bold, markers=markers,
+                      note=note)

@@ -23,7 +23,10 @@ from tests.test_tables import check_latex, check_markdown, compile_latex
 
 EXAMPLE = Path(__file__).parent / "data" / "my_metric.py"
 OPTIONS = dict(metrics=("AP", "Q", f"{EXAMPLE}:grbp"), against=("GAP", "nDCG"), n_resamples=100, top=8, mem_lists=12,
-               g_grid_step=1.0, formats=("pdf", "png"), dpi=80)
+               g_grid_step=1.0, formats=("pdf", "png"), dpi=80, judgment_fractions=(0.2, 0.5, 0.8), judgment_draws=2,
+               split_half_splits=20)
+#: the stages of the battery (issue 13); skipped where a test is about something else
+BATTERY = ("split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability")
 MAGIC = {".pdf": b"%PDF", ".png": b"\x89PNG", ".svg": b"<?xml"}
 
 
@@ -49,7 +52,8 @@ def test_every_figure_exists_in_each_requested_format(report):
     text = (out / "report.md").read_text()
     previews = re.findall(r"!\[[^\]]*\]\(([\w.@-]+)\.png\)", text)
     assert {"asl_curves", "heatmap_agreement", "scatter_means", "rank_rank", "informativeness_rms", "rms_vs_g",
-            "inferred_pr_curves"} <= set(previews)
+            "inferred_pr_curves", "split_half", "anova_omega", "topic_set_size", "intuitiveness",
+            "incomplete_judgments", "reusability_standard"} <= set(previews)
     for stem in previews:
         for suffix in (".pdf", ".png"):
             data = (out / f"{stem}{suffix}").read_bytes()
@@ -63,12 +67,16 @@ def test_markdown_tables_parse_and_latex_tables_compile(report, tmp_path):
     text = (out / "report.md").read_text()
     tables = check_markdown(text)
     tex_files = sorted(out.glob("*.tex"))
-    assert len(tables) == len(tex_files) == len(re.findall(r"\[TEX\]\(", text)) >= 7
+    assert len(tables) == len(tex_files) == len(re.findall(r"\[TEX\]\(", text)) >= 13
     for path in tex_files:
         check_latex(path.read_text())
     compile_latex([p.read_text() for p in tex_files], tmp_path)
     html = (out / "report.html").read_text()
     assert html.count("<table>") == len(tex_files) and "<ul><li>" in html
+
+
+def _skip(stages) -> list[str]:
+    return [arg for s in stages for arg in ("--skip", s)]
 
 
 def _tables(result_out: Path) -> dict[str, list[list[str]]]:
@@ -112,7 +120,7 @@ def test_findings_quote_numbers_equal_to_the_tables(report):
     out, result = report
     text = (out / "report.md").read_text()
     findings = text.split("## Findings")[1].split("## ")[0]
-    assert len(result.findings) >= 4
+    assert len(result.findings) >= 10
     csv = {"discpower_summary": pd.read_csv(out / "discpower_summary.csv"),
            "informativeness": pd.read_csv(out / "informativeness.csv")}
     md = _tables(out)
@@ -121,13 +129,14 @@ def test_findings_quote_numbers_equal_to_the_tables(report):
         rest = finding.sentence
         for fact in finding.facts:
             header, *rows = md[fact.table]
-            cell = next(r for r in rows if r[0] == fact.row)[header.index(fact.column)].strip("*")
+            cell = next(r for r in rows if r[0] == fact.row)[header.index(fact.column)].replace("**", "")
+            cell = re.sub(r"<sup>.*?</sup>", "", cell)
             value, _, interval = cell.partition(" ")
             assert fact.text == (value if fact.part == "value" else interval), fact
-        for fact in sorted(finding.facts, key=lambda f: -len(f.text)):
-            rest = rest.replace(fact.text, "", 1)
-        for name in sorted([*result.measures, *finding.params.values()], key=len, reverse=True):
-            rest = rest.replace(name, "")
+        quoted = [(f.text, 1) for f in finding.facts] + [(n, -1) for n in [*result.measures,
+                                                                           *finding.params.values()]]
+        for text, count in sorted(quoted, key=lambda q: -len(q[0])):  # longest first: "0" is not "100"'s
+            rest = rest.replace(text, "", count)
         assert not re.search(r"\d", rest), f"a number not from a table: {rest!r}"
     # and the tables' cells are the CSVs' numbers
     best = next(f for f in result.findings if f.sentence.startswith("Discriminative power"))
@@ -159,11 +168,95 @@ def test_top_systems_are_listed_with_their_rule(report):
     assert json.loads((out / "manifest.json").read_text())["top_systems"] == best
 
 
+def _cell(rows, header, row, column) -> str:
+    """A Markdown cell without bold and markers."""
+    line = next(r for r in rows if r[0] == row)
+    return re.sub(r"<sup>.*?</sup>", "", line[header.index(column)]).replace("**", "")
+
+
+def test_battery_stages_write_their_files_and_their_tables_show_the_csvs(report):
+    out, result = report
+    for stem in ("incomplete_judgments", "reusability", "anova", "topic_set_size", "intuitiveness", "split_half"):
+        assert (out / f"{stem}.csv").stat().st_size > 0 and (out / f"{stem}.tex").stat().st_size > 0, stem
+    for stem in ("incomplete_judgments_draws", "reusability_summary", "effect_sizes"):
+        assert (out / f"{stem}.csv").stat().st_size > 0, stem
+    assert not (out / "ltr.csv").exists(), "the learning-to-rank stage is opt-in"
+    md = _tables(out)
+    anova = pd.read_csv(out / "anova.csv").set_index(["metric", "effect"])
+    header, *rows = md["anova"]
+    assert {r[0] for r in rows} == set(result.measures)
+    for m in result.measures:
+        res = anova.loc[(m, "residual")]
+        assert _cell(rows, header, m, "ω², system") == f"{anova.loc[(m, 'system'), 'omega_sq']:.3f}"
+        assert _cell(rows, header, m, "F, topic") == f"{anova.loc[(m, 'topic'), 'F']:.1f}"
+        assert _cell(rows, header, m, "V_E") == f"{res.sum_sq / res.df:.4f}"
+    tss = pd.read_csv(out / "topic_set_size.csv")
+    header, *rows = md["topic_set_size"]
+    for column in header[1:]:
+        design, m = ("ttest", 2) if column.startswith("t-test") else ("anova", int(re.search(r"m = (\d+)", column)[1]))
+        d = float(column.rsplit("= ", 1)[1])
+        part = tss[(tss.design == design) & (tss.n_systems == m) & np.isclose(tss.min_d, d)].set_index("metric")
+        for row in rows:
+            assert _cell(rows, header, row[0], column) == str(part.loc[row[0], "n_topics"])
+    split = pd.read_csv(out / "split_half.csv").query("coefficient == 'kendall_tau_b' and size == 10")
+    header, *rows = md["split_half"]
+    for r in split.itertuples():
+        assert _cell(rows, header, r.metric, "τ_b, n = 10") == f"{r.mean:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+    intuit = pd.read_csv(out / "intuitiveness.csv")
+    header, *rows = md["intuitiveness"]
+    for r in intuit.itertuples():
+        assert _cell(rows, header, r.metric_x, r.metric_y) == f"{r.intuitiveness_x:.3f}"
+        assert _cell(rows, header, r.metric_y, r.metric_x) == f"{r.intuitiveness_y:.3f}"
+    judg = pd.read_csv(out / "incomplete_judgments.csv")
+    header, *rows = md["incomplete_judgments"]
+    for (metric, form), f in judg.groupby(["metric", "form"]):
+        label = f"{metric} ({form})"
+        mid = f[np.isclose(f.fraction, 0.5)].iloc[0]
+        assert _cell(rows, header, label, "τ_b, 50 % kept") == (
+            f"{mid.kendall_tau_b:.3f} [{mid.kendall_tau_b_low:.3f}, {mid.kendall_tau_b_high:.3f}]")
+        assert _cell(rows, header, label, "% significant, full qrels") == f"{100 * mid.discpower_full:.1f}"
+        ok = (f.sort_values("fraction").kendall_tau_b >= 0.9).to_numpy()  # the smallest f from which all reach 0.9
+        tail = [i for i in range(len(ok)) if ok[i:].all()]
+        expected = f"{100 * f.sort_values('fraction').fraction.iloc[tail[0]]:.0f}" if tail else "–"
+        assert _cell(rows, header, label, "% kept for τ_b ≥ 0.9") == expected
+    runs = pd.read_csv(out / "reusability.csv")
+    header, *rows = md["reusability"]
+    for metric, f in runs.groupby("metric"):
+        assert _cell(rows, header, metric, "mean |rank change|") == f"{f.rank_change.abs().mean():.2f}"
+        assert _cell(rows, header, metric, "judgments removed") == f"{f.removed.mean():.1f}"
+        assert _cell(rows, header, metric, "runs dropping") == str(int((f.rank_change > 0).sum()))
+
+
+def test_battery_numbers_are_the_analyses_of_the_studied_scores(report):
+    """The study hands each analysis the collection's scores and its options (same seeds): its CSVs equal the
+    analyses called directly."""
+    from meta_eval.discpower import split_half
+    from meta_eval.meta import incomplete_judgments, intuitiveness, two_way_anova
+    from meta_eval.plugins import load_metric
+
+    out, result = report
+    col = me.demo_collection()
+    (grbp,) = load_metric(f"{EXAMPLE}:grbp")
+    scores = {m: me.score(col, m) for m in ("AP", "Q")} | {"grbp": me.score(col, grbp)} | {
+        m: me.score(col, m) for m in ("GAP", "nDCG")}
+    systems = list(col.systems)
+    anova = two_way_anova(scores, systems).table
+    pd.testing.assert_frame_equal(pd.read_csv(out / "anova.csv"), anova, check_dtype=False, rtol=1e-9)
+    ap = split_half(scores["AP"], systems, sizes=range(1, 11), n_splits=20, seed=0).summary
+    study = pd.read_csv(out / "split_half.csv").query("metric == 'AP'")
+    assert study["mean"].to_numpy() == pytest.approx(ap["mean"].to_numpy(), abs=1e-12)
+    intuit = intuitiveness(scores, me.score(col, "P@10"), gold_name="P@10").table
+    pd.testing.assert_frame_equal(pd.read_csv(out / "intuitiveness.csv"), intuit, check_dtype=False)
+    ij = incomplete_judgments(col, ["AP", "GAP"], fractions=(0.2, 0.5, 0.8), n_draws=2, seed=0).summary
+    study = pd.read_csv(out / "incomplete_judgments.csv").query("metric in ['AP', 'GAP']").reset_index(drop=True)
+    pd.testing.assert_frame_equal(study, ij, check_dtype=False, rtol=1e-9)
+
+
 def test_informativeness_stage_and_plugin_metric(report):
     out, result = report
     summary = pd.read_csv(out / "informativeness.csv")
-    assert {"AP", "Q", "GAP", "nDCG"} <= set(summary.metric) and (summary.mean_rms > 0).all()
-    assert "No expected-value form is declared for grbp" in (out / "report.md").read_text()
+    # every metric gets MEM, the plug-in too (through a derived or sampled expected-value form)
+    assert {"AP", "Q", "GAP", "nDCG", "grbp"} <= set(summary.metric) and (summary.mean_rms > 0).all()
     assert "grbp" in result.measures
     assert "grbp" in set(pd.read_csv(out / "discpower_summary.csv").metric)
 
@@ -174,7 +267,8 @@ def test_manifest_allows_a_rerun(report):
     assert manifest["study_options"]["seed"] == 0 and manifest["study_options"]["n_resamples"] == 100
     assert manifest["study_options"]["ci"] == "normal"
     assert manifest["versions"]["numpy"] == np.__version__
-    assert set(manifest["timings_s"]) >= {"scores", "discpower", "correlation", "total"}
+    assert set(manifest["timings_s"]) == {"scores", "discpower", "correlation", "informativeness", *BATTERY, "total"}
+    assert manifest["study_options"]["judgment_draws"] == 2 and manifest["standardise"] is None
     assert all(len(h) == 64 for h in manifest["inputs"]["sha256"].values())
 
 
@@ -182,10 +276,10 @@ def test_rerun_into_the_folder_leaves_no_stale_files_and_same_numbers(report, tm
     out, _ = report
     copy = tmp_path / "again"
     small = {**OPTIONS, "metrics": ("AP", "Q", f"{EXAMPLE}:grbp"), "against": ("GAP",), "formats": ("png",), "dpi": 50}
-    run_study(me.demo_collection(), copy, StudyOptions(**{**small, "skip": ("informativeness",)}))
+    run_study(me.demo_collection(), copy, StudyOptions(**{**small, "skip": ("informativeness", *BATTERY)}))
     assert (copy / "system_correlation.csv").exists()
-    run_study(me.demo_collection(), copy, StudyOptions(**{**OPTIONS, "skip": ("informativeness", "correlation"),
-                                                          "formats": ("svg",)}))
+    run_study(me.demo_collection(), copy, StudyOptions(**{**OPTIONS, "skip": ("informativeness", "correlation",
+                                                                               *BATTERY), "formats": ("svg",)}))
     assert verify_folder(copy) == []
     names = {p.name for p in copy.iterdir()}
     assert "system_correlation.csv" not in names and "asl_curves.png" in names and "asl_curves.svg" in names
@@ -215,7 +309,7 @@ def test_a_failing_stage_is_reported_not_fatal(tmp_path, monkeypatch):
         raise RuntimeError("solver exploded")
 
     monkeypatch.setitem(study.STAGE_FUNCTIONS, "correlation", broken)
-    result = run_study(me.demo_collection(), tmp_path, StudyOptions(n_resamples=50, skip=("informativeness",),
+    result = run_study(me.demo_collection(), tmp_path, StudyOptions(n_resamples=50, skip=("informativeness", *BATTERY),
                                                                      formats=("png",), dpi=60))
     assert "correlation" in result.errors
     text = (tmp_path / "report.md").read_text()
@@ -225,8 +319,8 @@ def test_a_failing_stage_is_reported_not_fatal(tmp_path, monkeypatch):
 
 def test_cli_study_runs_on_demo(tmp_path):
     result = CliRunner().invoke(app, ["study", "--out", str(tmp_path), "-B", "50", "--skip", "informativeness",
-                                      "--skip", "correlation", "--no-progress", "-m", "AP", "--format", "png",
-                                      "--dpi", "60", "--top", "0"])
+                                      "--skip", "correlation", *_skip(BATTERY), "--no-progress", "-m", "AP",
+                                      "--format", "png", "--dpi", "60", "--top", "0"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "report.html").exists() and (tmp_path / "asl_curves.png").exists()
     assert not list(tmp_path.glob("*.pdf"))
@@ -258,7 +352,11 @@ def test_cli_defaults_equal_the_library():
     from meta_eval.discpower import METHODS
     from meta_eval.study import DEFAULT_AGAINST, DEFAULT_METRICS
 
+    from meta_eval.study import DEFAULT_FRACTIONS, STAGE_NAMES
+
     assert cli_study.DEFAULT_METRICS == DEFAULT_METRICS and cli_study.DEFAULT_AGAINST == DEFAULT_AGAINST
+    assert [s.value for s in cli_study.Stage] == list(STAGE_NAMES[1:])
+    assert StudyOptions().judgment_fractions == DEFAULT_FRACTIONS
     assert [m.value for m in Method] == list(METHODS)
 
 
@@ -267,7 +365,7 @@ def test_cli_runs_as_arguments_and_the_deprecated_runs_option(tmp_path):
 
     qrels, runs = write_collection(tmp_path, n_topics=6, n_docs=30, n_runs=4, depth=15, noise=2.0)
     common = ["study", "-Q", str(qrels), "-B", "20", "--top", "0", "--skip", "informativeness", "--skip",
-              "correlation", "--format", "png", "--dpi", "50", "--no-progress", "-m", "AP"]
+              "correlation", *_skip(BATTERY), "--format", "png", "--dpi", "50", "--no-progress", "-m", "AP"]
     new = CliRunner().invoke(app, [*common, str(runs), "--out", str(tmp_path / "a")])
     old = CliRunner().invoke(app, [*common, "--runs", str(runs), "--out", str(tmp_path / "b")])
     assert new.exit_code == 0 and old.exit_code == 0, (new.output, old.output)

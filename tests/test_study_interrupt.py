@@ -19,7 +19,9 @@ from meta_eval.resultdir import verify_folder
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 STUDY = [sys.executable, "-c", "from meta_eval.cli import app; app()", "study", "-m", "AP", "--against", "GAP",
-         "-B", "60", "--skip", "informativeness", "--format", "png", "--dpi", "50", "--top", "5"]
+         "-B", "60", "--skip", "informativeness", "--format", "png", "--dpi", "50", "--top", "5",
+         *(arg for s in ("split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability")
+           for arg in ("--skip", s))]
 
 
 def _start(out, *extra: str) -> subprocess.Popen:

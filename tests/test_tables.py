@@ -130,7 +130,9 @@ def test_latex_is_ascii_booktabs_and_parses(tmp_path):
     tex = t.to_latex("tab:x")
     check_latex(tex)
     assert r"\textbf{0.912}" in tex and r"\blacktriangle" in tex and r"\usepackage{amssymb}" in tex
-    assert r"tau\_ap(y|x)" in tex and r"a|b" in tex and r"50\% \#1" in tex and r"\ensuremath{\tau_{\mathrm{AP}}}" in tex
+    # "|" is \textbar{}: in pdflatex's default OT1 encoding a bare | prints as an em dash
+    assert r"tau\_ap(y\textbar{}x)" in tex and r"a\textbar{}b" in tex and r"50\% \#1" in tex
+    assert r"\ensuremath{\tau_{\mathrm{AP}}}" in tex
     compile_latex([tex, t.to_latex(float_env=False)], tmp_path)
 
 

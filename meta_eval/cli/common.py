@@ -50,6 +50,11 @@ class CIMethod(str, Enum):
     bca = "bca"
 
 
+class Standardise(str, Enum):
+    z = "z"
+    cdf = "cdf"
+
+
 QrelsOpt = Annotated[Optional[Path], typer.Option("--qrels", "-Q", help="Qrels file (topic iteration docid grade). "
                                                   "Default: the embedded demo collection.")]
 RunsArg = Annotated[Optional[list[str]], typer.Argument(help="Run files, directories or glob patterns (.gz ok).",
@@ -85,6 +90,41 @@ CIOpt = Annotated[CIMethod, typer.Option("--ci", help="Bootstrap interval of the
 OutDirOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Result folder (written completely or not at "
                                                    "all; an earlier meta-eval result folder there is replaced, "
                                                    "anything else is refused).")]
+StandardiseOpt = Annotated[Optional[Standardise], typer.Option(
+    "--standardise", help="Analyse per-topic standardised scores: z (z-scores over the systems) or cdf (their normal "
+    "CDF), Webber et al. 2008 / Urbano et al. 2019. Default: raw scores.", show_default=False)]
+
+
+def standardise_scores(scores: dict, method, topics=None) -> tuple[dict, object]:
+    """``--standardise``: every (S, T) array standardised per topic against its own systems
+    (:mod:`meta_eval.meta.standardise`), and the per-topic reference (``measure, topic, mean, sd``) to write beside
+    the results; the scores unchanged and None without a method."""
+    method = _value(method)
+    if method is None:
+        return scores, None
+    import pandas as pd
+
+    from meta_eval.meta.standardise import fit_standardisation
+
+    refs = {name: fit_standardisation(x, method, topics=topics) for name, x in scores.items()}
+    frame = pd.concat([r.to_frame().assign(measure=name) for name, r in refs.items()], ignore_index=True)
+    return {name: refs[name](x) for name, x in scores.items()}, frame[["measure", "topic", "mean", "sd"]]
+
+
+def standardise_label(method) -> str:
+    """What ``--standardise`` makes of the scores, for console lines, notes and manifests."""
+    return {None: "raw scores", "z": "per-topic z-scores (Webber et al. 2008)",
+            "cdf": "per-topic normal-CDF standardised scores (Urbano et al. 2019)"}[_value(method)]
+
+
+def write_standardisation(folder: Path, method, reference) -> None:
+    """Record ``--standardise`` in a result folder: the method in ``manifest.json`` (completed when the folder
+    is) and the per-topic reference as ``standardisation.csv``."""
+    import json
+
+    (folder / "manifest.json").write_text(json.dumps({"standardise": _value(method)}) + "\n")
+    if reference is not None:
+        reference.to_csv(folder / "standardisation.csv", index=False)
 
 
 def resamples_option(default_help: str) -> object:

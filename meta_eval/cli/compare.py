@@ -10,8 +10,9 @@ import typer
 
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, ConfidenceOpt, DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt,
-                                  ProgressOpt, QrelsOpt, RunsArg, SeedOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt,
-                                  collection_from_cli, measures_option, reports_errors, resamples_option)
+                                  ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged,
+                                  UnjudgedOpt, collection_from_cli, measures_option, reports_errors, resamples_option,
+                                  standardise_label, standardise_scores)
 
 DEFAULT_MEASURES = ("AP", "nDCG@10")
 OUTPUTS = (".csv", ".md", ".tex")
@@ -65,6 +66,7 @@ def compare(
     alpha: AlphaOpt = 0.05,
     confidence: ConfidenceOpt = 0.95,
     resamples: ResamplesOpt = None,
+    standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the result to this file; the format "
                                                 "follows the extension: .csv (one row per comparison, full "
@@ -79,22 +81,33 @@ def compare(
 ) -> None:
     """Compare runs against a baseline (or all pairs) under each measure: means, mean difference with its t
     interval, effect size (Cohen's d_z), p-values (paired t, Wilcoxon, Sakai's bootstrap or randomisation) with a
-    multiple-comparison correction, and topics won/tied/lost."""
+    multiple-comparison correction, and topics won/tied/lost. --standardise: on per-topic standardised scores
+    (reference: every run given), stated in the table notes and, in a CSV, in a column ``standardise``."""
     from rich.console import Console
 
+    import meta_eval as me
     from meta_eval.compare import compare as run_compare
     from meta_eval.resultdir import write_text_atomic
 
     _check_output(out)
     col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
-    result = run_compare(col, list(measures or DEFAULT_MEASURES), baseline=baseline, all_pairs=all_pairs,
+    names = list(measures or DEFAULT_MEASURES)
+    data = col
+    if standardise is not None:  # score here to standardise; compare takes the arrays
+        scores = me.score(col, names)
+        scores, _ = standardise_scores(scores if isinstance(scores, dict) else {names[0]: scores}, standardise,
+                                       list(col.topics))
+        data, names = scores, list(scores)
+    result = run_compare(data, names, systems=list(col.systems), baseline=baseline, all_pairs=all_pairs,
                          test=test.value, correction=correction.value, alpha=alpha, confidence=confidence,
                          n_resamples=resamples, seed=seed, progress=progress)
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)
     table = result.paper_table()
-    console.print(f"{len(col.systems)} runs × {len(col.topics)} topics; mean scores:")
+    if standardise is not None:
+        table.note += f" Scores: {standardise_label(standardise)}."
+    console.print(f"{len(col.systems)} runs × {len(col.topics)} topics; mean {standardise_label(standardise)}:")
     console.print(table.to_rich(""))
     console.print(table.note)
     if not all_pairs:
@@ -103,10 +116,11 @@ def compare(
         return
     suffix = out.suffix.lower()
     if suffix == ".csv":
-        text = result.to_csv()
+        text = (result.table.assign(standardise=standardise.value).to_csv(index=False) if standardise is not None
+                else result.to_csv())
     elif suffix == ".md":
-        text = result.to_markdown()
+        text = table.to_markdown() + "\n" + result.detail_table().to_markdown()
     else:
-        text = result.to_latex(label="tab:compare")
+        text = table.to_latex(label="tab:compare")
     write_text_atomic(out, text)
     console.print(f"wrote {out}")

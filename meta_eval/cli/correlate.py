@@ -10,8 +10,9 @@ import typer
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
                                   LevelOpt, Missing, MissingOpt, OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt,
-                                  Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, figure_formats,
-                                  measures_option, reports_errors)
+                                  StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
+                                  figure_formats, measures_option, reports_errors, standardise_label,
+                                  standardise_scores, write_standardisation)
 
 DEFAULT_MEASURES = ("AP", "GAP", "nDCG", "P@10")
 
@@ -68,6 +69,7 @@ def correlate(
     alpha: AlphaOpt = 0.05,
     per_topic: Annotated[TopicMethod, typer.Option(help="Coefficient of the per-topic correlations.")]
     = TopicMethod.pearson,
+    standardise: StandardiseOpt = None,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -82,7 +84,8 @@ def correlate(
     """Correlate metrics: Kendall's tau-b, tau_AP (both directions, symmetrised, tie-aware), Spearman and Pearson on
     system rankings with bootstrap intervals; per-topic correlation matrices; system-pair swaps and their
     significance. In tau_AP(y|x) the metric x is the reference. With --out: system_correlation.csv (every
-    coefficient), system_means.csv, topic_correlation.csv, swaps.csv, LaTeX tables and the figures."""
+    coefficient), system_means.csv, topic_correlation.csv, swaps.csv, LaTeX tables and the figures. --standardise:
+    on per-topic standardised scores, with their reference in standardisation.csv."""
     import numpy as np
     from rich.console import Console
 
@@ -101,6 +104,7 @@ def correlate(
         check_output_folder(out)
     col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
     scores = {name: np.asarray(me.score(col, name)) for name in dict.fromkeys(names)}  # keep the user's spelling
+    scores, reference = standardise_scores(scores, standardise, list(col.topics))
     systems = list(col.systems)
     sysres = correlate_systems(scores, systems, n_resamples=resamples, confidence=confidence, seed=seed,
                                ci_method=ci.value, progress=progress)
@@ -108,7 +112,8 @@ def correlate(
     pvals = _pvalues(scores, systems, test, resamples or 1000, alpha, seed, progress)
     swaps = swap_table(scores, pvals, alpha=alpha, systems=systems)
 
-    console.print(f"{len(systems)} systems × {len(col.topics)} topics; measures: {', '.join(scores)}")
+    console.print(f"{len(systems)} systems × {len(col.topics)} topics; measures: {', '.join(scores)}; "
+                  f"{standardise_label(standardise)}")
     agreement = agreement_table(sysres)
     console.print(agreement.to_rich())
     if agreement.note:
@@ -125,6 +130,7 @@ def correlate(
     if out is None:
         return
     with result_folder(out, kind="correlate") as tmp:
+        write_standardisation(tmp, standardise, reference)
         sysres.table.to_csv(tmp / "system_correlation.csv", index=False)
         sysres.means.to_csv(tmp / "system_means.csv")
         topres.to_frame().to_csv(tmp / "topic_correlation.csv", index=False)

@@ -10,9 +10,10 @@ import typer
 
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, LevelOpt, Missing, MissingOpt,
-                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, Ties, TiesOpt, Unjudged,
-                                  UnjudgedOpt, collection_from_cli, figure_formats, measures_option, reports_errors,
-                                  resamples_option)
+                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt,
+                                  Unjudged, UnjudgedOpt, collection_from_cli, figure_formats, measures_option,
+                                  reports_errors, resamples_option, standardise_label, standardise_scores,
+                                  write_standardisation)
 
 DEFAULT_MEASURES = ("GAP", "nDCG", "AP")
 # meta_eval.discpower.METHODS, listed here so that --help does not import scipy (a test keeps them equal)
@@ -55,6 +56,7 @@ def discpower(
     system: Annotated[Optional[list[str]], typer.Option("--system", help="Analyse only these systems (repeat).")]
     = None,
     topic: Annotated[Optional[list[str]], typer.Option("--topic", help="Analyse only these topics (repeat).")] = None,
+    standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
     out: OutDirOpt = None,
     fmt: FormatOpt = None,
@@ -70,7 +72,8 @@ def discpower(
 ) -> None:
     """Discriminative power: how many system pairs each metric tells apart (ASL < alpha), with the estimated
     difference required; Sakai's (2006) paired bootstrap by default, one replicate matrix shared by all metrics.
-    With --out: summary.csv, asl.csv, the same for the top-k systems, and the ASL-curve figure."""
+    With --out: summary.csv, asl.csv, the same for the top-k systems, and the ASL-curve figure. --standardise: on
+    per-topic standardised scores (reference: every run of the collection), written to standardisation.csv."""
     import numpy as np
     from rich.console import Console
 
@@ -90,6 +93,7 @@ def discpower(
     scores = me.score(col, names)
     if not isinstance(scores, dict):
         scores = {names[0]: scores}
+    scores, reference = standardise_scores(scores, standardise, list(col.topics))
     systems = list(col.systems)
     topics = None
     if topic:
@@ -109,7 +113,8 @@ def discpower(
         top_result = discriminative_power(scores, systems, subset=best, **common)
 
     n_top = len(topics) if topics is not None else len(col.topics)
-    console.print(f"{len(chosen)} systems × {n_top} topics; measures: {', '.join(scores)}; alpha = {alpha:g}")
+    console.print(f"{len(chosen)} systems × {n_top} topics; measures: {', '.join(scores)}; alpha = {alpha:g}; "
+                  f"{standardise_label(standardise)}")
     _print_summary(console, result.summary(), f"Discriminative power, all {len(chosen)} systems")
     if top_result is not None:
         _print_summary(console, top_result.summary(), f"Discriminative power, top {top} systems by every metric")
@@ -117,6 +122,7 @@ def discpower(
     if out is None:
         return
     with result_folder(out, kind="discpower") as tmp:
+        write_standardisation(tmp, standardise, reference)
         result.summary().to_csv(tmp / "summary.csv", index=False)
         result.asl_table().to_csv(tmp / "asl.csv", index=False)
         if top_result is not None:

@@ -13,16 +13,12 @@ import typer
 
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, LevelOpt, Missing, MissingOpt,
-                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, Ties, TiesOpt, Unjudged,
-                                  UnjudgedOpt, collection_from_cli, figure_formats, measures_option, reports_errors)
+                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt,
+                                  Unjudged, UnjudgedOpt, collection_from_cli, figure_formats, measures_option,
+                                  reports_errors)
 
 DEFAULT_MEASURES = ("AP", "nDCG", "nDCG@10", "P@10")
 MeasuresOpt = measures_option(DEFAULT_MEASURES)
-
-
-class Standardise(str, Enum):
-    z = "z"
-    cdf = "cdf"
 
 
 class Sampling(str, Enum):
@@ -43,11 +39,6 @@ class Reference(str, Enum):
 class Variance(str, Enum):
     two_way = "two-way"
     one_way = "one-way"
-
-
-StandardiseOpt = Annotated[Optional[Standardise], typer.Option(
-    "--standardise", help="Analyse per-topic standardised scores: z (z-scores over the systems) or cdf (their normal "
-    "CDF), Webber et al. 2008 / Urbano et al. 2019. Default: raw scores.", show_default=False)]
 
 
 def _collection(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress):

@@ -13,8 +13,8 @@ import typer
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
                                   LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt, RunsArg, RunsOptDeprecated,
-                                  SeedOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, figure_formats,
-                                  measures_option, merge_runs, reports_errors, resamples_option)
+                                  SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
+                                  figure_formats, measures_option, merge_runs, reports_errors, resamples_option)
 
 # the defaults are repeated here (meta_eval.study would import numpy at --help time); a test keeps them equal
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
@@ -26,8 +26,14 @@ ResamplesOpt = resamples_option("bootstrap; default 1000")
 
 class Stage(str, Enum):
     discpower = "discpower"
+    split_half = "split-half"
+    anova = "anova"
     correlation = "correlation"
+    intuitiveness = "intuitiveness"
+    incomplete_judgments = "incomplete-judgments"
+    reusability = "reusability"
     informativeness = "informativeness"
+    ltr = "ltr"
 
 
 @app.command()
@@ -53,6 +59,26 @@ def study(
     = 300,
     skip: Annotated[Optional[list[Stage]], typer.Option(help="Skip a stage (repeatable).", show_default=False)]
     = None,
+    standardise: StandardiseOpt = None,
+    judgment_fraction: Annotated[Optional[list[float]], typer.Option(
+        "--judgment-fraction", min=0.0, max=1.0, help="Incomplete judgments: fraction of the qrels kept "
+        "(repeatable). Default: 0.1, 0.2, ..., 0.9.", show_default=False)] = None,
+    judgment_draws: Annotated[int, typer.Option(min=1, help="Incomplete judgments: seeded draws per fraction (the "
+                                                "budget; 20 for tight intervals).")] = 5,
+    split_half_splits: Annotated[int, typer.Option(min=1, help="Split-half stability: random splits per half "
+                                                   "size.")] = 100,
+    pool_depth: Annotated[int, typer.Option(min=1, help="Pool reusability: depth k of the pool a run "
+                                            "contributes to.")] = 100,
+    gold: Annotated[str, typer.Option(help="Intuitiveness: the gold criterion, a metric (P@10: relevant "
+                                      "documents in the top 10).")] = "P@10",
+    ltr_data: Annotated[Optional[str], typer.Option(
+        "--ltr-data", help="Run the learning-to-rank stage on this LETOR file or folder ('demo': the embedded demo "
+        "set): a LambdaMART ranker trained for each metric, beside its informativeness. Needs the ltr extra.",
+        show_default=False)] = None,
+    ltr_folds: Annotated[Optional[int], typer.Option(min=1, help="Learning to rank: folds used (default: all).",
+                                                     show_default=False)] = None,
+    ltr_rounds: Annotated[int, typer.Option(min=1, help="Learning to rank: boosting rounds at most (early "
+                                            "stopping on validation).")] = 500,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -64,18 +90,24 @@ def study(
     progress: ProgressOpt = True,
     runs_option: RunsOptDeprecated = None,
 ) -> None:
-    """Meta-evaluate metrics against GAP and nDCG: findings, scores, discriminative power, correlation and
-    informativeness, written to OUT/report.md and OUT/report.html with the tables (CSV and LaTeX), figures (PDF
-    with PNG previews by default) and a manifest.json listing every file, to rerun it."""
+    """Meta-evaluate metrics against GAP and nDCG: findings, scores, discriminative power, split-half stability,
+    ANOVA and topic-set size, correlation, intuitiveness, incomplete judgments, pool reusability and
+    informativeness (and, with --ltr-data, effectiveness when trained for each metric), written to OUT/report.md
+    and OUT/report.html with the tables (CSV and LaTeX), figures (PDF with PNG previews by default) and a
+    manifest.json listing every file, to rerun it."""
     from rich.console import Console
 
     from meta_eval.resultdir import check_output_folder
-    from meta_eval.study import StudyOptions, run_study
+    from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, run_study
 
     options = StudyOptions(
         metrics=tuple(metric or DEFAULT_METRICS), against=tuple(against or DEFAULT_AGAINST), n_resamples=resamples,
         alpha=alpha, top=top, seed=seed, mem_lists=mem_lists, skip=tuple(s.value for s in skip or ()), ci=ci.value,
-        confidence=confidence, formats=figure_formats(fmt), dpi=dpi).check()
+        confidence=confidence, formats=figure_formats(fmt), dpi=dpi,
+        standardise=standardise.value if standardise else None,
+        judgment_fractions=tuple(judgment_fraction) if judgment_fraction else DEFAULT_FRACTIONS,
+        judgment_draws=judgment_draws, split_half_splits=split_half_splits, pool_depth=pool_depth, gold=gold,
+        ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds).check()
     check_output_folder(out)
     collection = collection_from_cli(qrels, merge_runs(runs, runs_option), depth, rel_level, missing, unjudged, ties,
                                      float32, progress=progress)
@@ -84,7 +116,7 @@ def study(
     console = Console(stderr=True)
     for stage, seconds in result.timings.items():
         status = "[red]failed[/red]" if stage in result.errors else "ok"
-        console.print(f"{stage:>16s}: {seconds:7.2f} s  {status}")
+        console.print(f"{stage:>20s}: {seconds:7.2f} s  {status}")
     for stage, error in result.errors.items():
         console.print(f"[red]{stage} failed:[/red] {error}")
     console.print(f"report: {result.out / 'report.html'}")
