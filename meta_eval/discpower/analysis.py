@@ -88,6 +88,8 @@ def discriminative_power(
     subset: Sequence[str] | None = None,
     topics=None,
     progress: bool = False,
+    jobs: int | None = 1,
+    scheduler: str | None = None,
 ) -> DiscPower:
     """Test every pair of systems under each metric and method, and count the pairs told apart.
 
@@ -113,6 +115,11 @@ def discriminative_power(
         Run on these topics only (positions into the T columns).
     progress : bool
         Show progress (:func:`meta_eval.progress.progress`).
+    jobs, scheduler
+        Run the (metric, method) tests in parallel through :func:`meta_eval.parallel.parallel_map`: ``jobs``
+        worker processes (default 1: this process; None: every core), or a Dask cluster (``scheduler="local"`` or
+        ``"tcp://HOST:PORT"``). Every test uses the same replicates whatever the engine, so the numbers do not
+        change.
 
     Returns
     -------
@@ -151,19 +158,28 @@ def discriminative_power(
             replicates[cols] = bootstrap_indices(n_top, cols, seed)
         return replicates[cols]
 
-    tests: dict[tuple[str, str], PairwiseTest] = {}
-    for name, (x, names) in prepared.items():
-        for method in method_list:
-            common = dict(alpha=alpha)
-            if method == "bootstrap":
-                t = paired_bootstrap(x, names, indices=indices_for(method), progress=progress, **common)
-            elif method == "unpaired-bootstrap":
-                t = unpaired_bootstrap(x, names, indices=indices_for(method), progress=progress, **common)
-            elif method == "tukey":
-                b = n_resamples or DEFAULT_RESAMPLES["tukey"]
-                t = tukey_hsd(x, names, n_resamples=b, seed=seed, progress=progress, **common)
-            else:
-                test, _, corr = method.partition("-")
-                t = classical_test(x, names, test=test, correction=corr or None, **common)
-            tests[(name, method)] = t
+    from meta_eval.parallel import parallel_map
+
+    keys = [(name, method) for name in prepared for method in method_list]
+    indices = {method: indices_for(method) for method in method_list if method.endswith("bootstrap")}
+    # Each (metric, method) test is a task; the scores and the shared replicate matrices go to each worker once.
+    results = parallel_map(_one_test, keys, common=dict(prepared=prepared, indices=indices, alpha=alpha,
+                                                         n_resamples=n_resamples, seed=seed),
+                           jobs=jobs if len(keys) > 1 else 1, scheduler=scheduler, desc="discriminative power",
+                           unit="test", progress=progress)
+    tests: dict[tuple[str, str], PairwiseTest] = dict(zip(keys, results))
     return DiscPower(tests=tests, alpha=alpha)
+
+
+def _one_test(key: tuple[str, str], *, prepared, indices, alpha, n_resamples, seed) -> PairwiseTest:
+    """One metric under one method (a task of :func:`discriminative_power`)."""
+    name, method = key
+    x, names = prepared[name]
+    if method == "bootstrap":
+        return paired_bootstrap(x, names, indices=indices[method], alpha=alpha)
+    if method == "unpaired-bootstrap":
+        return unpaired_bootstrap(x, names, indices=indices[method], alpha=alpha)
+    if method == "tukey":
+        return tukey_hsd(x, names, n_resamples=n_resamples or DEFAULT_RESAMPLES["tukey"], seed=seed, alpha=alpha)
+    test, _, corr = method.partition("-")
+    return classical_test(x, names, test=test, correction=corr or None, alpha=alpha)

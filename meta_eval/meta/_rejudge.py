@@ -161,7 +161,8 @@ class Rejudger:
         forms: Sequence[str] = ("standard",),
         *,
         reduce: Callable[[slice, dict], object] | None = None,
-        n_jobs: int = 1,
+        n_jobs: int | None = 1,
+        scheduler: str | None = None,
         progress: bool = False,
     ) -> Iterator:
         """Per-topic scores under the masks, chunk by chunk of combos, in order.
@@ -175,7 +176,9 @@ class Rejudger:
         reduce : callable, optional
             ``reduce(combos, scores)`` run on each chunk (in the worker) so that only its result is kept.
         n_jobs : int
-            Worker processes scoring chunks in parallel (results do not depend on it).
+            Worker processes scoring chunks in parallel (results do not depend on it; None: every core).
+        scheduler : str, optional
+            A Dask cluster instead (``"local"`` or ``"tcp://HOST:PORT"``), see :mod:`meta_eval.parallel`.
 
         Yields
         ------
@@ -190,30 +193,33 @@ class Rejudger:
         if which.ndim != 2 or which.shape[1] != n_sys or (which.size and not 0 <= which.min() <= which.max()
                                                            < keep.shape[0]):
             raise InputError(f"which must be (combos, {n_sys}) mask indices below {keep.shape[0]}")
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
+                                   or n_jobs < 1):
             raise InputError(f"n_jobs must be a positive integer; got {n_jobs!r}")
         counts = self.counts(keep)
         positions = max(b.grades.size for b in self.blocks)
         step = max(1, BUDGET // max(positions, 1))
         slices = [slice(a, min(a + step, which.shape[0])) for a in range(0, which.shape[0], step)]
 
-        if n_jobs == 1 or len(slices) == 1:
-            results: Iterable = (self._reduced(measures, keep, counts, which, forms, sl, reduce) for sl in slices)
-        else:
-            # Processes (loky), not threads: threads contend on the GIL between the many medium-sized numpy calls
-            # and ran slower than one thread. Slices go out in contiguous groups so each worker receives the
-            # collection once per group (joblib memory-maps the large arrays).
-            from joblib import Parallel, delayed
-
-            bounds = np.linspace(0, len(slices), min(len(slices), n_jobs * 4) + 1).astype(int)
-            groups = [slices[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-            runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")
-            grouped = runner(delayed(_run_group)(self, measures, keep, counts, which, forms, g, reduce)
-                             for g in groups)
-            results = (item for group in grouped for item in group)
+        from meta_eval.parallel import parallel_map, resolve_jobs
         from meta_eval.progress import progress as show
 
-        yield from show(results, total=len(slices), desc="rejudged qrels", unit="chunk", enabled=progress)
+        if (n_jobs == 1 and scheduler is None) or len(slices) == 1:
+            results: Iterable = (self._reduced(measures, keep, counts, which, forms, sl, reduce) for sl in slices)
+            yield from show(results, total=len(slices), desc="rejudged qrels", unit="chunk", enabled=progress)
+            return
+        # Processes, not threads: threads contend on the GIL between the many medium-sized numpy calls and ran
+        # slower than one thread. Slices go out in contiguous groups, and the collection once per worker
+        # (meta_eval.parallel: joblib memory-maps the large arrays, Dask scatters them).
+        workers = resolve_jobs(n_jobs)
+        bounds = np.linspace(0, len(slices), min(len(slices), workers * 4) + 1).astype(int)
+        groups = [slices[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        grouped = parallel_map(_run_group, groups, common=dict(rejudger=self, measures=measures, keep=keep,
+                                                               counts=counts, which=which, forms=forms,
+                                                               reduce=reduce),
+                               jobs=workers, scheduler=scheduler, desc="rejudged qrels", unit="group",
+                               progress=progress)
+        yield from (item for group in grouped for item in group)
 
     def all_scores(self, measures, keep, which, forms=("standard",)) -> dict[tuple[str, str], np.ndarray]:
         """:meth:`scores` of every combo at once: {(measure, form): (K, S, T)}."""
@@ -270,7 +276,7 @@ def _prefix_cutoff(measure: Measure) -> int | None:
     return int(k) if k is not None else None
 
 
-def _run_group(rejudger: Rejudger, measures, keep, counts, which, forms, slices, reduce) -> list:
+def _run_group(slices, *, rejudger: Rejudger, measures, keep, counts, which, forms, reduce) -> list:
     _keep_freed_memory()
     return [rejudger._reduced(measures, keep, counts, which, forms, sl, reduce) for sl in slices]
 

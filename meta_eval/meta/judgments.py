@@ -192,7 +192,8 @@ def incomplete_judgments(
     reference: str = "same",
     standardise: str | None = None,
     seed: int = 0,
-    n_jobs: int = 1,
+    n_jobs: int | None = 1,
+    scheduler: str | None = None,
     progress: bool = False,
 ) -> IncompleteJudgments:
     """Agreement of each metric's system ranking under reduced qrels with its ranking under the full qrels.
@@ -221,7 +222,9 @@ def incomplete_judgments(
         qrels; :mod:`meta_eval.meta.standardise`) instead of the mean raw score.
     seed : int
     n_jobs : int
-        Worker processes (the result does not depend on it).
+        Worker processes (the result does not depend on it; None: every core).
+    scheduler : str, optional
+        Run on a Dask cluster instead: ``"local"`` or ``"tcp://HOST:PORT"`` (:mod:`meta_eval.parallel`).
     progress : bool
 
     Returns
@@ -254,7 +257,7 @@ def incomplete_judgments(
     reducer.reference = {(m.output_name, f): reducer.means(full[(m.output_name, f if reference == "same"
                                                                   else "standard")], m) for m in ms for f in forms}
     parts = [row for rows in rejudger.scores(ms, keep, which, forms, reduce=reducer, n_jobs=n_jobs,
-                                             progress=progress) for row in rows]
+                                             scheduler=scheduler, progress=progress) for row in rows]
     draws = _draws_table(parts, collection, rejudger, keep, fr, int(n_draws), sampling)
     power = reducer.discpower([full[(m.output_name, f)] for m in ms for f in forms])
     full_power = dict(zip([(m.output_name, f) for m in ms for f in forms], power[:, 0]))

@@ -1,0 +1,48 @@
+"""meta_eval.parallel: the same results, in task order, whatever the engine and the number of workers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import meta_eval as me
+from meta_eval.parallel import check_scheduler, parallel_map, resolve_jobs
+from meta_eval.resampling import bootstrap_indices
+
+
+def test_results_in_task_order_and_identical_for_any_worker_count():
+    tasks = [5, 7, 11, 13, 17]
+    common = dict(n_resamples=50, seed=3)
+    one = parallel_map(bootstrap_indices, tasks, common=common, jobs=1, progress=False)
+    two = parallel_map(bootstrap_indices, tasks, common=common, jobs=2, progress=False)
+    assert [a.shape for a in one] == [(n, 50) for n in tasks]
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_large_common_arrays_reach_the_workers():
+    big = np.arange(3_000_000, dtype=np.float64)  # memory-mapped by joblib, not copied per task
+    tasks = [np.array([1.5, 2_999_998.25]), np.array([10.0])]
+    out = parallel_map(np.interp, tasks, common=dict(xp=big, fp=2 * big), jobs=2, progress=False)
+    np.testing.assert_array_equal(out[0], [3.0, 5_999_996.5])
+    np.testing.assert_array_equal(out[1], [20.0])
+
+
+def test_discriminative_power_is_the_same_on_two_workers():
+    col = me.demo_collection()
+    scores = me.score(col, ["AP", "nDCG", "P@10"])
+    kw = dict(methods=("bootstrap", "tukey", "ttest"), n_resamples=200, seed=1)
+    one = me.discpower.discriminative_power(scores, col.systems, jobs=1, **kw)
+    two = me.discpower.discriminative_power(scores, col.systems, jobs=2, **kw)
+    for key, test in one.tests.items():
+        np.testing.assert_array_equal(test.asl, two.tests[key].asl)
+        np.testing.assert_array_equal(test.diff_required, two.tests[key].diff_required)  # NaN for ttest
+
+
+def test_options_are_checked():
+    assert resolve_jobs(3) == 3 and resolve_jobs(None) >= 1 and resolve_jobs(-1) >= 1
+    assert check_scheduler("local") == "local" and check_scheduler("tcp://127.0.0.1:8786")
+    with pytest.raises(me.InputError, match="scheduler must be 'local' or a Dask scheduler address"):
+        check_scheduler("127.0.0.1:8786")
+    with pytest.raises(me.InputError, match="jobs must be an integer"):
+        resolve_jobs(1.5)
