@@ -175,6 +175,8 @@ class _Context:
     raw: dict[str, np.ndarray] = field(default_factory=dict)
     tables: dict = field(default_factory=dict)
     shared: dict = field(default_factory=dict)
+    jobs: int | None = 1  # workers of the parallel stages (meta_eval.parallel); never changes a number
+    scheduler: str | None = None
 
     @property
     def scale(self) -> str:
@@ -219,6 +221,8 @@ def run_study(
     *,
     inputs: dict | None = None,
     progress: bool = False,
+    jobs: int | None = 1,
+    scheduler: str | None = None,
 ) -> StudyResult:
     """Run every stage on ``collection`` and write the report folder ``out``.
 
@@ -237,6 +241,9 @@ def run_study(
         Descriptions of the input files for the manifest (paths; checksums are computed here).
     progress : bool
         Show progress (:func:`meta_eval.progress.progress`).
+    jobs, scheduler
+        Worker processes (None: every core) or a Dask cluster (``"local"``, ``"tcp://HOST:PORT"``) for the
+        stages' independent tasks (:mod:`meta_eval.parallel`); the numbers do not depend on them.
     """
     from meta_eval.figures.style import metric_colors
     from meta_eval.meta.standardise import standardise_all
@@ -253,7 +260,7 @@ def run_study(
         raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
         scores = standardise_all(raw, options.standardise)
         ctx = _Context(collection, measures, scores, options, report, progress, against,
-                       colors=metric_colors(list(scores)), raw=raw)
+                       colors=metric_colors(list(scores)), raw=raw, jobs=jobs, scheduler=scheduler)
         result.measures = list(scores)
         findings = report.section("Findings")
         report.section("Collection and metrics", _intro_text(ctx))
@@ -321,7 +328,7 @@ def stage_discpower(ctx: _Context, section: Section) -> None:
 
     opts, systems = ctx.options, list(ctx.collection.systems)
     common = dict(methods=("bootstrap",), alpha=opts.alpha, n_resamples=opts.n_resamples, seed=opts.seed,
-                  progress=ctx.progress)
+                  progress=ctx.progress, jobs=ctx.jobs, scheduler=ctx.scheduler)
     result = discriminative_power(ctx.scores, systems, **common)
     ctx.shared["discpower"] = result
     summary = result.summary().assign(subset="all")
