@@ -484,7 +484,8 @@ def stage_anova(ctx: _Context, section: Section) -> None:
         "topic_set_size": (f"Topic-set size (Sakai 2016): topics needed for power "
                            f"{ctx.shared['topic_set_size']['power']:g} at the minimum detectable "
                            "difference minD, paired t-test and one-way ANOVA of m systems",
-                           topic_set_size_table(tss.table, len(ctx.collection.topics)))})
+                           topic_set_size_table(tss.table, len(ctx.collection.topics)))},
+          figures=("topic_set_size",))  # the ω² bar chart repeats the table's two columns (meta-eval anova draws it)
 
 
 def stage_intuitiveness(ctx: _Context, section: Section) -> None:
@@ -523,9 +524,16 @@ def stage_reusability(ctx: _Context, section: Section) -> None:
     opts = ctx.options
     out = reusability_stage(ctx.collection, ctx.measures, depth=opts.pool_depth, forms=ctx.forms[:1],
                             standardise=opts.standardise, colors=ctx.colors)
+    runs = out.result.runs
+    still = bool((runs["rank_change"] == 0).all())
     _emit(ctx, section, out, {"reusability": (
         f"Pool reusability (leave-one-run-out, pool depth {opts.pool_depth}): change of a run's mean {ctx.scale} and "
-        "rank when the judgments only it contributed are removed", reusability_table(out.result))})
+        "rank when the judgments only it contributed are removed", reusability_table(out.result))},
+          figures=() if still else None)
+    if still:  # a figure of zeros says nothing the sentence does not
+        section.text += (f"\n\nNo run changes rank under any metric when left out of the pool (at most "
+                         f"{int(runs['removed'].max())} judgments removed per run), so the figure of rank changes is "
+                         "left out.")
 
 
 def stage_ltr(ctx: _Context, section: Section) -> None:
@@ -578,10 +586,10 @@ STAGE_FUNCTIONS: dict[str, Callable[[_Context, Section], None]] = {
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def _emit(ctx: _Context, section: Section, out, compact: dict) -> None:
+def _emit(ctx: _Context, section: Section, out, compact: dict, figures: Sequence[str] | None = None) -> None:
     """Put a battery stage (:class:`meta_eval.meta.stages.StageOutput`) into its section: the method text; each
     table named in ``compact`` (stem -> (caption, PaperTable)) shown with its full frame as the CSV, the other
-    frames as CSVs only; every figure."""
+    frames as CSVs only; the figures named in ``figures`` (default: all)."""
     section.text = out.text
     for stem, _, frame in out.tables:
         if stem in compact:
@@ -590,7 +598,8 @@ def _emit(ctx: _Context, section: Section, out, compact: dict) -> None:
         else:
             ctx.report.data(stem, frame)
     for stem, caption, fig in out.figures:
-        ctx.report.figure(section, caption, fig, stem)
+        if figures is None or stem in figures:
+            ctx.report.figure(section, caption, fig, stem)
 
 
 def _half_sizes(n_topics: int, most: int = 10) -> list[int]:
