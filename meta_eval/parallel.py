@@ -2,7 +2,7 @@
 
 :func:`parallel_map` runs ``func(task, **common)`` for every task and returns the results in task order:
 
-* ``jobs=1`` (or a single task): a plain loop in this process;
+* ``jobs=1`` (or a single task): a plain loop in this process (each task on one BLAS thread, as in workers);
 * otherwise, by default, joblib's loky worker processes (``jobs`` of them; ``None``: every core) — processes, not
   threads, because the work is many medium-sized numpy calls that contend on the GIL;
 * ``scheduler="local"``: a Dask ``LocalCluster`` of ``jobs`` single-threaded worker processes, made once per
@@ -98,7 +98,7 @@ def parallel_map(
         if n_jobs == 1 or len(tasks) <= 1:
             out = []
             for task in tasks:
-                out.append(func(task, **common))
+                out.append(_in_worker(func, task, common))  # one BLAS thread here too: the same sums everywhere
                 bar.update(1)
             return out
         from joblib import Parallel, delayed

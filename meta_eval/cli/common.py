@@ -78,6 +78,12 @@ def _open_unit(value: float) -> float:
 AlphaOpt = Annotated[float, typer.Option("--alpha", callback=_open_unit, help="Significance level, in (0, 1).")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress: bars on a terminal, "
                                            "plain lines with the time left otherwise.")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes for the parallel "
+                                              "work (default: every core); the numbers do not depend on it.",
+                                              show_default=False)]
+SchedulerOpt = Annotated[Optional[str], typer.Option(
+    "--scheduler", help="Run the parallel work on Dask instead: 'local' (a local cluster of --jobs workers) or a "
+    "scheduler address tcp://HOST:PORT (needs meta-eval[dask]).", show_default=False)]
 FormatOpt = Annotated[Optional[list[FigureFormat]], typer.Option(
     "--format", help="Figure format (repeatable): vector pdf (default) or svg, each with a PNG preview, or png at "
     "--dpi.", show_default=False)]

@@ -15,6 +15,7 @@ from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, Dept
                                   LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt, RunsArg, RunsOptDeprecated,
                                   SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
                                   figure_formats, measures_option, merge_runs, reports_errors, resamples_option)
+from meta_eval.cli.common import JobsOpt, SchedulerOpt
 
 # the defaults are repeated here (meta_eval.study would import numpy at --help time); a test keeps them equal
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
@@ -89,6 +90,14 @@ def study(
     float32: Float32Opt = False,
     progress: ProgressOpt = True,
     runs_option: RunsOptDeprecated = None,
+    collection: Annotated[Optional[list[str]], typer.Option(
+        "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, several "
+        "separated by commas): study each and compare them side by side in one report.", show_default=False)] = None,
+    study_file: Annotated[Optional[Path], typer.Option(
+        "--study-file", help="A TOML study file naming the collections ([[collection]] name, qrels, runs) and the "
+        "options ([study]); its options override the command line's.", show_default=False)] = None,
+    jobs: JobsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Meta-evaluate metrics against GAP and nDCG: findings, scores, discriminative power, split-half stability,
     ANOVA and topic-set size, correlation, intuitiveness, incomplete judgments, pool reusability and
@@ -109,10 +118,18 @@ def study(
         judgment_draws=judgment_draws, split_half_splits=split_half_splits, pool_depth=pool_depth, gold=gold,
         ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds).check()
     check_output_folder(out)
+    command = {"command": "meta-eval " + shlex.join(sys.argv[1:])}
+    if collection or study_file:
+        from meta_eval.study_multi import run_several
+
+        load = dict(depth=depth, rel_level=rel_level, missing=missing.value, unjudged=unjudged.value, ties=ties.value,
+                    score_precision="float32" if float32 else "float64")
+        run_several(collection, study_file, load, options, out, jobs=jobs, scheduler=scheduler, progress=progress,
+                    inputs=command, extra=merge_runs(runs, runs_option) or qrels)
+        return
     collection = collection_from_cli(qrels, merge_runs(runs, runs_option), depth, rel_level, missing, unjudged, ties,
                                      float32, progress=progress)
-    result = run_study(collection, out, options, progress=progress,
-                       inputs={"command": "meta-eval " + shlex.join(sys.argv[1:])})
+    result = run_study(collection, out, options, progress=progress, inputs=command, jobs=jobs, scheduler=scheduler)
     console = Console(stderr=True)
     for stage, seconds in result.timings.items():
         status = "[red]failed[/red]" if stage in result.errors else "ok"

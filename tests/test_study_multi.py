@@ -1,0 +1,161 @@
+"""Studies of several collections: specs and study files, the cross-collection report, and the same CSVs whatever
+runs them — this process, two joblib workers (--jobs 2) or a real Dask cluster (a scheduler and two workers
+started as separate processes on localhost)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import meta_eval as me
+from meta_eval.study_multi import CollectionSpec, parse_collection, read_study_file
+
+DEMO_QRELS, DEMO_RUNS = me.demo_paths()
+
+STUDY_FILE = """
+[study]
+metrics = ["AP", "nDCG@10"]
+against = ["GAP"]
+n_resamples = 60
+top = 0
+mem_lists = 12
+g_grid_step = 0.5
+skip = ["split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability"]
+formats = ["png"]
+dpi = 50
+
+[[collection]]
+name = "early"
+qrels = "{qrels}"
+runs = ["{runs}/sys0*"]
+
+[[collection]]
+name = "late"
+qrels = "{qrels}"
+runs = "{runs}/sys[12]*"
+depth = 50
+"""
+
+
+def _study_file(folder: Path) -> Path:
+    path = folder / "study.toml"
+    path.write_text(STUDY_FILE.format(qrels=DEMO_QRELS, runs=DEMO_RUNS))
+    return path
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", "study", *args,
+                           "--no-progress"], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _csvs(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.csv"))}
+
+
+def test_collection_specs_and_study_files(tmp_path):
+    spec = parse_collection("covid=q.txt:runs/a*,runs/b.gz", depth=10)
+    assert spec == CollectionSpec("covid", "q.txt", ["runs/a*", "runs/b.gz"], {"depth": 10})
+    with pytest.raises(me.InputError, match="expected NAME=QRELS:RUNS"):
+        parse_collection("covid=q.txt")
+    with pytest.raises(me.InputError, match="names a folder"):
+        parse_collection("a/b=q.txt:runs")
+    specs, options = read_study_file(_study_file(tmp_path))
+    assert [s.name for s in specs] == ["early", "late"] and specs[1].load == {"depth": 50}
+    assert specs[1].runs == [f"{DEMO_RUNS}/sys[12]*"] and options["g_grid_step"] == 0.5
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[collection]]\nname = "x"\nqrels = "q"\n')
+    with pytest.raises(me.InputError, match="collection 1 lacks runs"):
+        read_study_file(bad)
+    bad.write_text('[[collection]]\nname = "x"\nqrels = "q"\nruns = "r"\ncolour = 1\n')
+    with pytest.raises(me.InputError, match=r"unknown option\(s\) \['colour'\]"):
+        read_study_file(bad)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """``dask scheduler`` and two ``dask worker`` processes on localhost; yields the scheduler address."""
+    pytest.importorskip("distributed")
+    dask = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
+    if dask is None:
+        pytest.skip("the dask command is not installed")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=open(logs / "scheduler", "w"),
+                              env=env, cwd=logs)]
+    for i in range(2):
+        procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "1", "--nthreads", "1",
+                                       "--no-dashboard", "--no-nanny"], stdout=subprocess.DEVNULL,
+                                      stderr=open(logs / f"worker{i}", "w"), env=env, cwd=logs))
+    try:
+        from distributed import Client
+
+        with Client(address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        from meta_eval.parallel import close_clusters
+
+        close_clusters()
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                proc.kill()
+
+
+@pytest.mark.slow
+def test_same_csvs_in_one_process_on_two_workers_and_on_a_dask_cluster(tmp_path, dask_cluster):
+    study = _study_file(tmp_path)
+    started = time.perf_counter()
+    single = _cli("--study-file", str(study), "-o", "single", "--jobs", "1", cwd=tmp_path)
+    assert single.returncode == 0, single.stderr
+    out = tmp_path / "single"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [c["name"] for c in manifest["collections"]] == ["early", "late"]
+    assert all(c["sha256"] and not c["errors"] for c in manifest["collections"])
+    assert manifest["collections"][1]["shape"]["depth"] == 50
+    for name in ("discpower_by_collection", "agreement_by_collection", "informativeness_by_collection",
+                 "rms_vs_g_by_collection"):
+        assert (out / f"{name}.csv").is_file(), name
+    assert (out / "rms_vs_g_by_collection.png").is_file() and (out / "early" / "report.html").is_file()
+    report = (out / "report.md").read_text()
+    assert "[early](early/report.html)" in report and "| AP |" in report
+    expected = _csvs(out)
+    assert len(expected) > 20
+
+    two = _cli("--study-file", str(study), "-o", "two", "--jobs", "2", cwd=tmp_path)
+    assert two.returncode == 0, two.stderr
+    assert _csvs(tmp_path / "two") == expected
+
+    on_dask = _cli("--study-file", str(study), "-o", "cluster", "--scheduler", dask_cluster, cwd=tmp_path)
+    assert on_dask.returncode == 0, on_dask.stderr
+    assert _csvs(tmp_path / "cluster") == expected
+    assert time.perf_counter() - started < 240
+
+
+def test_collections_need_distinct_names_and_no_loose_runs(tmp_path):
+    res = _cli("-c", f"a={DEMO_QRELS}:{DEMO_RUNS}", "-c", f"a={DEMO_QRELS}:{DEMO_RUNS}", "-o", "x", cwd=tmp_path)
+    assert res.returncode == 2 and "distinct names" in res.stderr
+    res = _cli("-c", f"a={DEMO_QRELS}:{DEMO_RUNS}", str(DEMO_RUNS), "-o", "x", cwd=tmp_path)
+    assert res.returncode == 2 and "give the runs and qrels inside them" in res.stderr
+    res = _cli("-c", f"a={DEMO_QRELS}:{DEMO_RUNS}", "--scheduler", "nowhere", "-o", "x", cwd=tmp_path)
+    assert res.returncode == 2 and "scheduler must be 'local'" in res.stderr
