@@ -64,7 +64,9 @@ def collections(draw):
         judged = draw(st.lists(st.booleans(), min_size=pool, max_size=pool))
         for d, (g, j) in enumerate(zip(grades, judged)):
             if j or d == 0:
-                qrels.append((str(t), f"d{d}", g))
+                # d0 keeps a grade >= 0: trec_eval reads stale relevance levels for a topic whose judgments are all
+                # negative (pytrec_eval then loops for minutes or returns garbage) -- a peer bug, not compared
+                qrels.append((str(t), f"d{d}", max(g, 0) if d == 0 else g))
         for s in range(3):
             if draw(st.booleans()) and t > 0:
                 continue  # this run skips the topic
