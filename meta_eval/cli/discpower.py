@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
+from meta_eval.cli.common import JobsOpt, SchedulerOpt
 from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, LevelOpt, Missing, MissingOpt,
                                   OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt,
                                   Unjudged, UnjudgedOpt, collection_from_cli, figure_formats, measures_option,
@@ -69,6 +70,8 @@ def discpower(
     float32: Float32Opt = False,
     figures: Annotated[bool, typer.Option(help="Write the ASL-curve figure to --out.")] = True,
     progress: ProgressOpt = True,
+    jobs: JobsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Discriminative power: how many system pairs each metric tells apart (ASL < alpha), with the estimated
     difference required; Sakai's (2006) paired bootstrap by default, one replicate matrix shared by all metrics.
@@ -103,7 +106,7 @@ def discpower(
             raise me.InputError(f"unknown topics {unknown[:5]}; the qrels have e.g. {list(col.topics)[:5]}")
         topics = np.array([where[t] for t in topic])
     common = dict(methods=methods, alpha=alpha, n_resamples=resamples, seed=seed, topics=topics,
-                  progress=progress)
+                  progress=progress, jobs=jobs, scheduler=scheduler)
     result = discriminative_power(scores, systems, subset=system, **common)
     chosen = list(system) if system else systems
     top_result, best = None, []

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
+from meta_eval.cli.common import JobsOpt, SchedulerOpt
 from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, LevelOpt, Missing, MissingOpt,
                                   OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt,
                                   Unjudged, UnjudgedOpt, collection_from_cli, figure_formats, measures_option,
@@ -112,8 +113,8 @@ def incomplete_judgments(
     threshold: Annotated[float, typer.Option(help="τ level the finding reports the smallest fraction for.")] = 0.9,
     standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes (same numbers for any "
-                                      "value).")] = 1,
+    jobs: JobsOpt = None,
+    scheduler: SchedulerOpt = None,
     out: OutDirOpt = None,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
@@ -136,7 +137,7 @@ def incomplete_judgments(
     forms = [f.value for f in form] if form else ["standard", "condensed"]
     stage = incomplete_judgments_stage(col, list(measures or DEFAULT_MEASURES), fractions=fractions, n_draws=draws,
                                        sampling=sampling.value, forms=forms, alpha=alpha, threshold=threshold,
-                                       seed=seed, n_jobs=jobs, standardise=_value(standardise), progress=progress,
+                                       seed=seed, n_jobs=jobs, scheduler=scheduler, standardise=_value(standardise), progress=progress,
                                        reference=reference.value)
     _show(stage.result.summary, {"metric": "metric", "form": "form", "fraction": "kept", "kendall_tau_b": "τ_b",
                                  "kendall_tau_b_low": "low", "kendall_tau_b_high": "high", "tau_ap": "τ_AP",

@@ -72,7 +72,8 @@ def incomplete_judgments_stage(
     threshold: float = 0.9,
     reference: str = "same",
     seed: int = 0,
-    n_jobs: int = 1,
+    n_jobs: int | None = 1,
+    scheduler: str | None = None,
     standardise: str | None = None,
     colors: Mapping[str, object] | None = None,
     progress: bool = False,
@@ -84,6 +85,7 @@ def incomplete_judgments_stage(
 
     res = incomplete_judgments(collection, metrics, fractions=fractions, n_draws=n_draws, sampling=sampling,
                                forms=forms, alpha=alpha, reference=reference, seed=seed, n_jobs=n_jobs,
+                               scheduler=scheduler,
                                standardise=standardise, progress=progress)
     against = "the same form" if reference == "same" else "the standard form"
     text = (f"Reduced qrels: {sampling} sampling of {', '.join(_pct(f) for f in fractions)} of the "
