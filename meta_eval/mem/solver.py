@@ -48,8 +48,8 @@ _STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearis
 _MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (beyond, logits are degenerate)
 _STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
 _STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
-_EDGE_ITER = 60  # iterations before a list at an attainable extreme is solved on its face
-STEP_CAP = 50.0  # largest change of a (scaled) multiplier in one Newton step; the line search does the rest
+_EDGE_ITER = (12, 48)  # iterations towards the face before (and after a failed) reading its support
+STEP_CAP = 50.0  # initial largest change of a (scaled) multiplier in one Newton step (adapted per list)
 
 
 @dataclass
@@ -190,7 +190,7 @@ def _grad_hess(q, d, r, t, frozen):
     return g, H
 
 
-def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
+def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap=False):
     """Minimise the dual for every list. Returns q (lists, ranks, grades), y, iterations, converged flags.
 
     ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units. ``y`` is updated in
@@ -204,6 +204,7 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
     noise = 1e-13 * (rowmask.sum(1) + 1.0)
     iters = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
+    cap = np.full(L, STEP_CAP)
     q, f = _dual_parts(y, d, allowed, rowmask, r, t)
     live = np.arange(L)
     for it in range(max_iter):
@@ -222,9 +223,12 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
         except np.linalg.LinAlgError:
             step = -np.stack([np.linalg.lstsq(h, gg, rcond=None)[0] for h, gg in zip(Hreg, g)])
         step = np.where(np.isfinite(step), step, 0.0)
-        # damped: cap the multiplier change, then backtrack on the (convex) dual
+        # damped: cap the multiplier change, then backtrack on the (convex) dual. With ``grow_cap`` the cap doubles
+        # after each full capped step (a value near an extreme needs multipliers growing geometrically) and halves
+        # on backtracking.
         big = np.abs(step).max(1)
-        step *= np.minimum(1.0, STEP_CAP / np.maximum(big, 1e-300))[:, None]
+        capped = big > cap[live]
+        step *= np.minimum(1.0, cap[live] / np.maximum(big, 1e-300))[:, None]
         slope = np.einsum("lk,lk->l", g, step)
         alpha = np.ones(live.size)
         f0 = f[live]
@@ -244,6 +248,10 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter):
             if pending.size == 0:
                 break
             alpha[pending] *= 0.5
+        full_step = alpha == 1.0
+        if grow_cap:
+            cap[live] = np.where(capped & full_step, 2.0 * cap[live],
+                                 np.where(full_step, cap[live], np.maximum(STEP_CAP, 0.5 * cap[live])))
         if pending.size:  # no decrease along the Newton direction: keep the old point
             ynew[pending], fnew[pending] = y[live[pending]], f0[pending]
             qnew[pending] = q[live[pending]]
@@ -296,7 +304,7 @@ def _normalise(d: np.ndarray, allowed: np.ndarray):
     return dn, lo, np.where(rel, span, 0.0)
 
 
-def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter):
+def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter, grow_cap=False):
     """Max entropy subject to counts and sum d.q = t; returns q, y (mu in units of d), iterations, converged."""
     L, N, K = d.shape
     n = prob.rowmask.sum(1)
@@ -306,7 +314,7 @@ def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter):
     frozen[:, K] |= span == 0
     y = np.where(frozen, 0.0, y0)
     y[:, K] = np.where(span > 0, y0[:, K] * span, 0.0)
-    q, y, it, done = _newton_linear(dn, prob.allowed, prob.rowmask, prob.r, tn, y, frozen, tol, max_iter)
+    q, y, it, done = _newton_linear(dn, prob.allowed, prob.rowmask, prob.r, tn, y, frozen, tol, max_iter, grow_cap)
     y[:, K] = np.where(span > 0, y[:, K] / np.where(span > 0, span, 1.0), 0.0)
     return q, y, it, done
 
@@ -408,24 +416,43 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     vv = np.where(good & ~flat, np.clip(vv, lo + inside, hi - inside), vv)
     if form.linear:
         d = np.array(form.grad(P0))
-        P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter)
+        P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter, grow_cap=True)
+        _on_face(form, P, prob, edge, v, tol, done, stat)
     else:
         eps = 0.5  # start between the actual list and the count-only distribution (both satisfy the counts)
         start = (1 - eps) * batch.onehot() * prob.allowed + eps * P0
         start = start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
-        limit = np.where(edge, min(max_iter, _EDGE_ITER), max_iter) * (good & ~flat)  # nothing to solve otherwise
+        # lists at an extreme: a few steps towards the face, then the face itself (below), then more steps if
+        # its support could not be read off yet
+        limit = np.where(edge, min(max_iter, _EDGE_ITER[0]), max_iter) * (good & ~flat)  # nothing to solve else
         P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory, lo=lo, hi=hi)
+        face_ok = _on_face(form, P, prob, edge, v, tol, done, stat)
+        again = np.flatnonzero(edge & ~face_ok & ~done)
+        if again.size:
+            Pa, ya, ita, da, sa = _solve_nonlinear(_SubForm(form, again)._restricted(), _sub(prob, again), vv[again],
+                                                   y[again], P0[again], P[again] * (1 - 1e-9) + 1e-9 * P0[again],
+                                                   tol, _EDGE_ITER[1], memory, lo=lo[again], hi=hi[again])
+            P[again], y[again], it[again], done[again], stat[again] = Pa, ya, it[again] + ita, da, sa
+            _on_face(form, P, prob, edge & np.isin(np.arange(L), again), v, tol, done, stat)
     P[flat], y[flat, K], done[flat] = P0[flat], 0.0, True
-    at_edge = np.flatnonzero(edge)
-    if at_edge.size:  # the face itself: its support read off the (nearly degenerate) iterate, kept if exact
-        Pf, okf = _face_solution(_SubForm(form, at_edge)._restricted(), P[at_edge], _sub(prob, at_edge),
-                                 v[at_edge], tol)
-        P[at_edge[okf]], done[at_edge[okf]], stat[at_edge[okf]] = Pf[okf], True, 0.0
     achieved = form.value(P)
     res = np.maximum(np.abs(P.sum(1) - rr).max(1), np.abs(achieved - v))
     status[good & ~done] = NOT_CONVERGED
     return dict(P=P, achieved=achieved, entropy=entropy(P), max_residual=np.where(good, res, np.nan),
                 stationarity=np.where(good, stat, np.nan), multipliers=y, n_iter=it, status=status)
+
+
+def _on_face(form, P, prob: _Problem, edge, v, tol, done, stat) -> np.ndarray:
+    """Replace the iterate of every list at an extreme by the face's maximum-entropy distribution when it can be
+    read off (in place); returns which lists were solved so."""
+    solved = np.zeros(len(v), dtype=bool)
+    at_edge = np.flatnonzero(edge)
+    if at_edge.size:
+        Pf, okf = _face_solution(_SubForm(form, at_edge)._restricted(), P[at_edge], _sub(prob, at_edge),
+                                 v[at_edge], tol)
+        P[at_edge[okf]], done[at_edge[okf]], stat[at_edge[okf]] = Pf[okf], True, 0.0
+        solved[at_edge[okf]] = True
+    return solved
 
 
 def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2, 0.1, 0.2)):
