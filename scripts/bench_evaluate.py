@@ -1,84 +1,118 @@
-"""Benchmark: read all TREC-COVID round-1 runs and score 8 measures, meta-eval vs pytrec_eval, in one process.
+"""Benchmark: ``meta-eval evaluate`` as a user runs it (a whole process) beside pytrec_eval and trec_eval.
 
-Measures: AP, GAP, nDCG, nDCG@10, P@5, Rprec, RR, bpref (pytrec_eval: the same minus GAP, which it lacks).
-Both sides include parsing (gzip + text) and scoring; the qrels are parsed by each side. Prints both wall times,
-the ratio and the peak resident memory of the process, then one ``BENCH`` line.
+trec-covid
+    The 143 TREC-COVID round-1 runs (155 MB of text, gzip) and 8 measures: ``meta-eval evaluate`` (AP, GAP, nDCG,
+    nDCG@10, P@10, Rprec, RR, bpref) against a pytrec_eval script reading the same files (the same measures but GAP,
+    which it lacks) and, with ``--trec-eval PATH``, a shell loop of the trec_eval C program over the runs
+    (``zcat run | trec_eval -m ... qrels /dev/stdin``). Each side is a whole process (interpreter start, imports,
+    reading, scoring, printing); best wall time of ``--repeat``, with the CPU time (user + system) and peak
+    resident memory of that process. Also ``meta-eval --help`` and ``import meta_eval``.
+memory
+    Issue 15's cases, each a whole ``meta-eval evaluate`` process beside pytrec_eval: a 50,000-topic qrels against a
+    run of 10 topics × 1,000 documents, the same with one topic of 5,020 documents, and with one list of 200,000.
+growth
+    Synthetic collections of 1×, 4× and 16× the TREC-COVID size (143 runs × 30·k topics × depth 1000,
+    ``scripts/make_synthetic.py``): time, CPU and peak memory of ``evaluate`` and of the analyses (``discpower``,
+    ``correlate``), to show linear time and memory that follows the collection, not the text.
 
-Memory cases (issue 15), each run as a whole ``meta-eval evaluate`` process (peak RSS of that process) beside
-pytrec_eval: a 50,000-topic qrels against a run of 10 topics × 1,000 documents, the same with one topic of 5,020
-documents, and with one list of 200,000 documents.
+The machine's load average is printed beside every number: on a shared machine wall times are noisy, CPU times
+less so. Every case ends with a ``BENCH`` line.
 
-Usage: python scripts/bench_evaluate.py [--data ../shared/data/trec-covid-round1] [--repeat 3] [--only memory]
+Usage: python scripts/bench_evaluate.py [--data ../shared/data/trec-covid-round1] [--repeat 3]
+       [--only trec-covid|memory|growth] [--trec-eval /path/to/trec_eval] [--scales 1 4 16]
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import resource
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-import meta_eval as me
+OURS = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
+PEER = ["map", "ndcg", "ndcg_cut.10", "P.10", "Rprec", "recip_rank", "bpref"]
+TREC_EVAL = ["-m", "map", "-m", "ndcg", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "Rprec", "-m", "recip_rank",
+             "-m", "bpref"]
+ROOT = Path(__file__).resolve().parents[1]
 
-OURS = ["AP", "GAP", "nDCG", "nDCG@10", "P@5", "Rprec", "RR", "bpref"]
-PEER = {"map", "ndcg", "ndcg_cut.10", "P.5", "Rprec", "recip_rank", "bpref"}
-
-
-def run_ours(data: Path) -> dict:
-    col = me.load_collection(data / "qrels.txt", [data / "runs"])
-    return me.score(col, OURS)
-
-
-def run_peer(data: Path) -> dict:
-    import pytrec_eval
-
-    with open(data / "qrels.txt") as f:
-        qrels = pytrec_eval.parse_qrel(f)
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, PEER)
-    out = {}
-    for path in sorted((data / "runs").iterdir()):
-        with gzip.open(path, "rt") as f:
-            out[path.name] = evaluator.evaluate(pytrec_eval.parse_run(f))
-    return out
+_MEASURE = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+            "rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, shell=sys.argv[1] == 'shell').returncode; "
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+            "print(rc, time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)")
 
 
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-_PEAK = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-         "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
-         "print(rc, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)")
-
-
-def peak_of(command: list[str]) -> tuple[float, float]:
-    """Wall time and peak resident memory (MB) of a command run as its own process."""
-    out = subprocess.run([sys.executable, "-c", _PEAK, *command], capture_output=True, text=True, check=True)
-    rc, seconds, mb = out.stdout.split()
+def measure(command: list[str] | str) -> tuple[float, float, float]:
+    """Wall time, CPU time (user + system, all child processes) and peak resident memory (MB, the largest
+    process) of a command run as its own process (a shell command line when given as a string)."""
+    shell = isinstance(command, str)
+    args = [command] if shell else command
+    out = subprocess.run([sys.executable, "-c", _MEASURE, "shell" if shell else "exec", *args], capture_output=True,
+                         text=True, check=True)
+    rc, wall, cpu, mb = out.stdout.split()
     if rc != "0":
         raise SystemExit(f"{command} failed with status {rc}")
-    return float(seconds), float(mb)
+    return float(wall), float(cpu), float(mb)
+
+
+def best(command, repeat: int) -> tuple[float, float, float]:
+    """The run with the best wall time of ``repeat``."""
+    return min((measure(command) for _ in range(repeat)), key=lambda r: r[0])
+
+
+def load() -> str:
+    return "%.1f" % os.getloadavg()[0]
+
+
+def meta_eval_cmd(*args: str) -> list[str]:
+    return [shutil.which("meta-eval") or "meta-eval", *args]
 
 
 _PEER_SCRIPT = """
-import sys, pytrec_eval
-with open(sys.argv[1]) as f:
+import gzip, sys, pathlib, pytrec_eval
+qrels_path, runs, measures = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+with open(qrels_path) as f:
     qrels = pytrec_eval.parse_qrel(f)
-with open(sys.argv[2]) as f:
-    run = pytrec_eval.parse_run(f)
-pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg"}).evaluate(run)
+evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(measures))
+for path in sorted(pathlib.Path(runs).iterdir()):
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
+        res = evaluator.evaluate(pytrec_eval.parse_run(f))
+    keys = next(iter(res.values())).keys()
+    print(path.name, *(f"{sum(v[k] for v in res.values()) / len(res):.4f}" for k in keys))
 """
+
+
+def trec_covid(data: Path, repeat: int, trec_eval: str | None) -> None:
+    qrels, runs = data / "qrels.txt", data / "runs"
+    ours_cmd = meta_eval_cmd("evaluate", "-Q", str(qrels), str(runs), *sum((["-m", m] for m in OURS), []),
+                             "--no-progress")
+    peer_cmd = [sys.executable, "-c", _PEER_SCRIPT, str(qrels), str(runs), ",".join(PEER)]
+    measure(ours_cmd)  # warm the page cache and the bytecode
+    print(f"load average before: {load()}")
+    ours = best(ours_cmd, repeat)
+    peer = best(peer_cmd, repeat)
+    print(f"meta-eval evaluate : {ours[0]:.2f} s wall, {ours[1]:.2f} s CPU, {ours[2]:.0f} MB peak  ({len(OURS)} measures)")
+    print(f"pytrec_eval        : {peer[0]:.2f} s wall, {peer[1]:.2f} s CPU, {peer[2]:.0f} MB peak  ({len(PEER)} measures)")
+    line = (f"BENCH name=evaluate_trec_covid_process ours_s={ours[0]:.3f} peer_s={peer[0]:.3f} "
+            f"speedup={peer[0] / ours[0]:.2f} peak_mb={ours[2]:.0f} ours_cpu_s={ours[1]:.3f} peer_cpu_s={peer[1]:.3f} "
+            f"cpu_speedup={peer[1] / ours[1]:.2f}")
+    if trec_eval:
+        loop = " ; ".join(f"zcat {p} | {trec_eval} {' '.join(TREC_EVAL)} {qrels} /dev/stdin"
+                          for p in sorted(runs.iterdir()))
+        c = best(loop, repeat)
+        print(f"trec_eval C loop   : {c[0]:.2f} s wall, {c[1]:.2f} s CPU")
+        line += f" trec_eval_s={c[0]:.3f} trec_eval_cpu_s={c[1]:.3f} speedup_trec_eval={c[0] / ours[0]:.2f}"
+    else:
+        print("trec_eval C loop   : not run (give --trec-eval PATH to a trec_eval binary)")
+    print(line + f" load={load()}")
+    help_run = best(meta_eval_cmd("--help"), max(repeat, 5))
+    import_run = best([sys.executable, "-c", "import meta_eval"], max(repeat, 5))
+    print(f"BENCH name=startup help_s={help_run[0]:.3f} help_cpu_s={help_run[1]:.3f} import_s={import_run[0]:.3f} "
+          f"import_cpu_s={import_run[1]:.3f} load={load()}")
 
 
 def write_memory_case(root: Path, long_list: int | None, n_topics: int = 50_000) -> tuple[Path, Path]:
@@ -98,36 +132,69 @@ def write_memory_case(root: Path, long_list: int | None, n_topics: int = 50_000)
     return qrels, run
 
 
+_PEER_ONE = """
+import sys, pytrec_eval
+with open(sys.argv[1]) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    run = pytrec_eval.parse_run(f)
+pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg"}).evaluate(run)
+"""
+
+
 def memory_cases() -> None:
     cases = {"qrels50k_run10x1000": None, "qrels50k_topic5020": 5020, "qrels50k_list200k": 200_000}
     for name, long_list in cases.items():
         with tempfile.TemporaryDirectory() as tmp:
             qrels, run = write_memory_case(Path(tmp), long_list)
-            ours_s, ours_mb = peak_of(["meta-eval", "evaluate", "-Q", str(qrels), str(run), "-m", "map", "-m", "ndcg"])
-            peer_s, peer_mb = peak_of([sys.executable, "-c", _PEER_SCRIPT, str(qrels), str(run)])
+            ours_s, _, ours_mb = measure(meta_eval_cmd("evaluate", "-Q", str(qrels), str(run), "-m", "map", "-m",
+                                                       "ndcg"))
+            peer_s, _, peer_mb = measure([sys.executable, "-c", _PEER_ONE, str(qrels), str(run)])
         print(f"{name}: meta-eval {ours_s:.2f} s {ours_mb:.0f} MB; pytrec_eval {peer_s:.2f} s {peer_mb:.0f} MB")
         print(f"BENCH name=evaluate_{name} ours_s={ours_s:.3f} peer_s={peer_s:.3f} speedup={peer_s / ours_s:.2f} "
               f"peak_mb={ours_mb:.0f} peer_peak_mb={peer_mb:.0f}")
 
 
+def growth(scales: list[int], cache: Path) -> None:
+    """evaluate, discpower and correlate on synthetic collections of 1×, 4×, 16× the TREC-COVID size."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_synthetic import make_collection
+
+    base = None
+    for k in scales:
+        folder = cache / f"covid-x{k}"
+        if not (folder / "runs").is_dir():
+            make_collection(folder, 143, 30 * k, 1000, seed=0)
+        qrels, runs = folder / "qrels.txt", folder / "runs"
+        text_mb = sum(p.stat().st_size for p in runs.iterdir()) / 2**20
+        rows = {}
+        for name, args in [("evaluate", ["evaluate", "-m", "AP", "-m", "nDCG", "-m", "P@10", "-m", "bpref"]),
+                           ("discpower", ["discpower", "-m", "AP", "-m", "nDCG", "--top", "0", "-B", "1000"]),
+                           ("correlate", ["correlate", "-m", "AP", "-m", "nDCG", "-B", "200"])]:
+            extra = ["--jobs", "1"] if name == "discpower" else []
+            wall, cpu, mb = measure(meta_eval_cmd(*args, *extra, "-Q", str(qrels), str(runs), "--no-progress"))
+            rows[name] = (wall, cpu, mb)
+            ratio = "" if base is None else f" cpu_vs_1x={cpu / base[name][1]:.2f}"
+            print(f"BENCH name=growth_{name}_x{k} ours_s={wall:.3f} cpu_s={cpu:.3f} peak_mb={mb:.0f} "
+                  f"gz_mb={text_mb:.0f} lines={143 * 30 * k * 1000}{ratio} load={load()}")
+        base = base or rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/trec-covid-round1")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/trec-covid-round1")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["trec-covid", "memory"], default=None)
+    parser.add_argument("--only", choices=["trec-covid", "memory", "growth"], default=None)
+    parser.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="trec_eval binary for the C loop.")
+    parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "meta-eval-synthetic")
     args = parser.parse_args()
-    if args.only != "trec-covid":
+    if args.only in (None, "trec-covid"):
+        trec_covid(args.data, args.repeat, args.trec_eval)
+    if args.only in (None, "memory"):
         memory_cases()
-    if args.only == "memory":
-        return
-    ours = best_of(lambda: run_ours(args.data), args.repeat)
-    peer = best_of(lambda: run_peer(args.data), args.repeat)
-    scores = run_ours(args.data)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"meta-eval   : {ours:.3f} s  ({len(OURS)} measures, {scores['AP'].shape[0]} runs × {scores['AP'].shape[1]} topics)")
-    print(f"pytrec_eval : {peer:.3f} s  ({len(PEER)} measures)")
-    print(f"mean AP over runs: {np.mean(scores['AP']):.4f}")
-    print(f"BENCH name=evaluate_trec_covid ours_s={ours:.3f} peer_s={peer:.3f} speedup={peer / ours:.2f} peak_mb={peak:.0f}")
+    if args.only in (None, "growth"):
+        growth(args.scales, args.cache)
 
 
 if __name__ == "__main__":

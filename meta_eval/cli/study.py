@@ -106,8 +106,14 @@ def study(
     manifest.json listing every file, to rerun it."""
     from rich.console import Console
 
-    from meta_eval.resultdir import check_output_folder
-    from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, run_study
+    from meta_eval.resultdir import _signals_blocked, check_output_folder
+
+    # Ctrl-C while a C extension initialises (pandas, numpy) leaves a half-imported module and a confusing error
+    # instead of a KeyboardInterrupt: the study's libraries are imported with SIGINT held until they are loaded.
+    with _signals_blocked():
+        import pandas  # noqa: F401
+
+        from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, run_study
 
     options = StudyOptions(
         metrics=tuple(metric or DEFAULT_METRICS), against=tuple(against or DEFAULT_AGAINST), n_resamples=resamples,
