@@ -48,8 +48,8 @@ class Block:
     rankings : Rankings
         ``grades`` (S, Tb, Db) int8, ``n_ret`` (S, Tb), ``counts`` (Tb, G + 1).
     docs : numpy.ndarray
-        (S, Tb, Db) int32 code of the document at each rank (an index into :attr:`Collection.doc_names`), -1 past
-        the end of a list.
+        (S, Tb, Db) int32 code of the document at each rank (an index into :attr:`Collection.doc_names`; the last
+        code for a document the qrels do not judge), -1 past the end of a list.
     """
 
     topics: np.ndarray
@@ -98,7 +98,10 @@ class Collection:
     judgments : Judgments
         The qrels as arrays (topic index, document code, grade).
     doc_names : pyarrow.Array
-        Document id of each document code.
+        Document id of each document code: the documents of the qrels, then one empty name whose code stands for
+        every retrieved document the qrels do not judge (no analysis needs their identity: their grade is
+        "unjudged" whatever subset of the qrels is used, and keeping them would make memory follow the text of the
+        runs rather than their lists).
     rel_level : int
         Binary relevance threshold (relevant = grade >= rel_level).
     missing : {"zero", "skip"}
@@ -343,7 +346,8 @@ def load_collection(
     """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
     base = _Qrels(io.read_qrels(qrels))
-    prepare = partial(_RunLists.from_table, qrels=base, depth=depth, ties=ties, score_precision=score_precision)
+    prepare = partial(_RunLists.from_table, qrels=base, depth=depth, ties=ties, score_precision=score_precision,
+                      remove_unjudged=(unjudged == "remove"))
     lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
     return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
                      score_precision=score_precision)
@@ -378,39 +382,36 @@ def build_collection(
     """Assemble parsed tables into dense blocks (see :func:`load_collection` for the options)."""
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
     base = _Qrels(qrels)
-    lists = [_RunLists.from_table(run, base, depth=depth, ties=ties, score_precision=score_precision)
-             for run in runs]
+    lists = [_RunLists.from_table(run, base, depth=depth, ties=ties, score_precision=score_precision,
+                                  remove_unjudged=(unjudged == "remove")) for run in runs]
     return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
                      score_precision=score_precision)
 
 
 def _assemble(base: "_Qrels", lists: list["_RunLists"], *, rel_level, missing, unjudged, **options) -> Collection:
-    """Give every document one code across the qrels and the runs, look the grades up, fill the blocks."""
+    """Fill the blocks from the prepared runs."""
     if not lists:
         raise InputError("no runs given")
     n_sys, n_top = len(lists), len(base.topics)
-    transposes, doc_names = _unify([base.dictionary] + [run.dictionary for run in lists])
-    judgments = base.judgments
-    if not np.array_equal(transposes[0], np.arange(len(base.dictionary))):  # pragma: no cover - Arrow keeps order
-        judgments = _sorted_judgments(judgments.topic, transposes[0][judgments.doc], judgments.grade)
-    counts = _grade_counts(judgments.topic, judgments.grade, n_top)
-    lookup = _GradeLookup(judgments, len(doc_names))
+    counts = _grade_counts(base.judgments.topic, base.judgments.grade, n_top)
     n_ret = np.zeros((n_sys, n_top), dtype=np.int64)
     present = np.zeros((n_sys, n_top), dtype=bool)
-    for s, (run, transpose) in enumerate(zip(lists, transposes[1:])):
-        run.resolve(transpose, lookup, remove_unjudged=(unjudged == "remove"))
-        n_ret[s] = np.bincount(run.topic, minlength=n_top)
+    for s, run in enumerate(lists):
+        n_ret[s, run.topics] = run.lengths
         present[s, run.present] = True
-    blocks = _blocks(lists, n_ret, counts, int(rel_level))
+    doc_names = pa.concat_arrays([base.dictionary.cast(pa.string()), pa.array([""], type=pa.string())])
+    unjudged_code = len(doc_names) - 1
+    blocks = _blocks(lists, n_ret, counts, int(rel_level), unjudged_code)
     options = dict(options, rel_level=int(rel_level), missing=missing, unjudged=unjudged,
                    qrels=base.source, runs=[run.source for run in lists])
     options = {key: options[key] for key in ("depth", "rel_level", "missing", "unjudged", "ties", "score_precision",
                                              "qrels", "runs")}
-    return Collection([run.name for run in lists], base.topics, blocks, n_ret, present, counts, judgments, doc_names,
-                      rel_level=int(rel_level), missing=missing, options=options)
+    return Collection([run.name for run in lists], base.topics, blocks, n_ret, present, counts, base.judgments,
+                      doc_names, rel_level=int(rel_level), missing=missing, options=options)
 
 
-def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel_level: int) -> list[Block]:
+def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel_level: int,
+            unjudged_code: int) -> list[Block]:
     """Group topics by the length of their longest list (powers of two) and fill one dense array per group, run by
     run."""
     n_sys, n_top = n_ret.shape
@@ -425,10 +426,11 @@ def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel
         grades = np.full((n_sys, len(topics), width), PAD, dtype=np.int8)
         docs = np.full((n_sys, len(topics), width), -1, dtype=np.int32)
         for s, run in enumerate(lists):
-            sel = slice(None) if len(topics) == n_top else np.flatnonzero(bucket[run.topic] == b)
-            t, p = local[run.topic[sel]], run.pos[sel]
+            topic, pos = run.rows()
+            sel = slice(None) if len(topics) == n_top else np.flatnonzero(bucket[topic] == b)
+            t, p = local[topic[sel]], pos[sel]
             grades[s, t, p] = run.grade[sel]
-            docs[s, t, p] = run.doc[sel]
+            docs[s, t, p] = np.where(run.doc[sel] >= 0, run.doc[sel], unjudged_code)
         rankings = Rankings(grades, n_ret[:, topics], counts[topics], rel_level=rel_level)
         blocks.append(Block(topics, rankings, docs))
     return blocks
@@ -459,33 +461,43 @@ class _Qrels:
             name, docid = self.topics[j.topic[dup[0]]], self.dictionary[int(j.doc[dup[0]])].as_py()
             line = io.line_of_pair(self.source, name, docid)
             raise InputError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
+        self._lookup = _GradeLookup(self.judgments, len(self.dictionary))
 
     def topic_index(self, values: pa.Array) -> np.ndarray:
         """Index of each topic id in :attr:`topics`, -1 for topics absent from the qrels."""
         found = pc.index_in(_plain_strings(values), value_set=self._topic_values)
         return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
+    def doc_index(self, values: pa.Array) -> np.ndarray:
+        """Code of each docid among the qrels' documents, -1 for documents the qrels do not judge."""
+        found = pc.index_in(_plain_strings(values), value_set=self.dictionary)
+        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def grade(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """Grade codes of (topic, qrels document code) pairs; documents coded -1 are unjudged."""
+        return np.where(doc >= 0, self._lookup(topic, doc), UNJUDGED).astype(np.int8)
+
 
 @dataclass(eq=False)
 class _RunLists:
-    """One run's ranked lists, ordered and cut to the depth: rows grouped by topic, in rank order.
+    """One run's ranked lists, ordered, cut to the depth and graded: the documents of each list in rank order.
 
-    Built from a parsed run on its own (so runs can be prepared in parallel and their text dropped at once); the
-    documents carry the run's own codes into ``dictionary`` until :meth:`resolve` gives them the collection's codes
-    and grades."""
+    Built from a parsed run on its own, in the reading thread (runs are prepared in parallel and their text dropped
+    at once). What is kept is what the blocks need, 5 bytes a document: its code (the qrels' code of a judged
+    document, :data:`UNJUDGED_DOC` for the others) and its grade code; the lists are ``lengths[i]`` documents of
+    topic ``topics[i]``, one after the other."""
 
     name: str
     source: str
-    topic: np.ndarray  # (n,) topic index of each row (grouped)
-    pos: np.ndarray  # (n,) rank - 1 within the list
-    doc: np.ndarray  # (n,) document code (the run's own until resolved)
-    dictionary: pa.Array | None  # the run's docids (None once resolved)
+    topics: np.ndarray  # (L,) topic index of each list
+    lengths: np.ndarray  # (L,) documents of each list
+    doc: np.ndarray  # (n,) int32 document code, -1 for a document absent from the qrels
+    grade: np.ndarray  # (n,) int8 grade code
     present: np.ndarray  # topics the run retrieved for (before the depth cut and the removal of unjudged documents)
-    grade: np.ndarray | None = None  # (n,) grade code, once resolved
 
     @classmethod
-    def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str,
-                   score_precision: str) -> "_RunLists":
+    def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
+                   remove_unjudged: bool) -> "_RunLists":
         topic_codes = _dictionary(run.topic)
         topic = qrels.topic_index(topic_codes.dictionary)[topic_codes.indices.to_numpy()]
         docs = _dictionary(run.docid)
@@ -505,24 +517,28 @@ class _RunLists:
         _check_duplicates(run, topic, doc, len(docs.dictionary), position)
         order = _order(topic, score, partial(_byte_order, doc, docs.dictionary), position, rank, ties)
         topic, doc = topic[order], doc[order]
-        pos = _position_in_group(topic)
         present = np.unique(topic)
-        if depth is not None and len(pos) and pos.max() >= depth:
-            cut = pos < depth
-            topic, doc, pos = topic[cut], doc[cut], pos[cut]
-        return cls(run.name, run.source, topic.astype(np.int32), pos.astype(np.int32), doc.astype(np.int32),
-                   docs.dictionary, present)
-
-    def resolve(self, transpose: np.ndarray, lookup: "_GradeLookup", remove_unjudged: bool) -> None:
-        """Give the documents the collection's codes and their grades (and remove the unjudged ones if asked)."""
-        self.doc = transpose[self.doc].astype(np.int32)
-        self.dictionary = None
-        self.grade = lookup(self.topic, self.doc)
+        if depth is not None:
+            cut = _position_in_group(topic) < depth
+            if not cut.all():
+                topic, doc = topic[cut], doc[cut]
+        doc = qrels.doc_index(docs.dictionary)[doc]  # the qrels' code of each judged document, -1 for the others
+        grade = qrels.grade(topic, doc)
         if remove_unjudged:
-            keep = self.grade >= 0
-            if not keep.all():
-                self.topic, self.doc, self.grade = self.topic[keep], self.doc[keep], self.grade[keep]
-                self.pos = _position_in_group(self.topic).astype(np.int32)
+            kept = grade >= 0
+            if not kept.all():
+                topic, doc, grade = topic[kept], doc[kept], grade[kept]
+        start = np.flatnonzero(np.concatenate([[True], topic[1:] != topic[:-1]])) if len(topic) else \
+            np.zeros(0, dtype=np.int64)
+        lengths = np.diff(np.concatenate([start, [len(topic)]]))
+        return cls(run.name, run.source, topic[start].astype(np.int32), lengths.astype(np.int32),
+                   doc.astype(np.int32), grade, present)
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(topic, rank - 1) of every document."""
+        topic = np.repeat(self.topics, self.lengths)
+        start = np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
+        return topic, np.arange(len(topic)) - start
 
 
 def _byte_order(doc: np.ndarray, dictionary: pa.Array, rows: np.ndarray) -> np.ndarray:
@@ -549,17 +565,6 @@ def _dictionary(values: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
     if pa.types.is_dictionary(values.type):  # distinct entries: RunTable's contract (read_run makes them so)
         return values
     return pc.dictionary_encode(_plain_strings(values))
-
-
-def _unify(dictionaries: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
-    """One code per distinct string over several dictionaries (a single hash pass in Arrow): for each dictionary the
-    array mapping its entries to the shared codes, and the shared dictionary (first appearance order)."""
-    encoded = pc.dictionary_encode(pa.chunked_array([_plain_strings(d) for d in dictionaries], type=pa.string()))
-    if encoded.num_chunks == 0:
-        return [np.zeros(0, dtype=np.int64) for _ in dictionaries], pa.array([], type=pa.string())
-    codes = np.concatenate([chunk.indices.to_numpy() for chunk in encoded.chunks]).astype(np.int64)
-    bounds = np.cumsum([0] + [len(d) for d in dictionaries])
-    return [codes[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])], encoded.chunk(0).dictionary
 
 
 def _check_duplicates(run: io.RunTable, topic: np.ndarray, doc: np.ndarray, n_docs: int,
