@@ -427,7 +427,7 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
         "(RMS error at the points where recall changes). Lower is more informative. Metrics are compared on the "
         "same lists: those on which every metric's solve converged (a list failing for one metric is left out of "
         "every mean); the table gives n, each metric's failures and the mean ± 1 standard error.")
-    result = mem.informativeness(lists, with_form, progress=ctx.progress)
+    result = mem.informativeness(lists, with_form, progress=ctx.progress, jobs=ctx.jobs, scheduler=ctx.scheduler)
     for warning in result.warnings:  # failure rates above 1 % (above 10 %: the metric's row is unreliable)
         print(f"meta-eval: warning: informativeness: {warning}", file=sys.stderr)
         section.text += f"\n\n**Warning:** {warning}."
@@ -442,7 +442,8 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
                       rms_bar_figure(result.summary, colors=ctx.colors), "informativeness_rms")
     if lists.batch.n_grades == 3:
         grid = mem.g_grid(opts.g_grid_step)
-        fig2 = mem.gap_figure2(lists, grid=grid, filter_lists=False, progress=ctx.progress)
+        fig2 = mem.gap_figure2(lists, grid=grid, filter_lists=False, progress=ctx.progress, jobs=ctx.jobs,
+                               scheduler=ctx.scheduler)
         ctx.table(section, "GAP's mean RMS error over its threshold probabilities g = (g1, g2), with nDCG",
                   g_grid_table(fig2.table), "informativeness_g_grid", full=fig2.table)
         ctx.report.figure(section, "Mean RMS error (±1 s.e.) over GAP's g (GAP paper, Figure 2); nDCG does not "

@@ -11,8 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DepthOpt, DpiOpt, Float32Opt, FormatOpt, Missing, MissingOpt, OutDirOpt,
-                                  ProgressOpt, QrelsOpt, RunsArg, Ties, TiesOpt, Unjudged, UnjudgedOpt,
+from meta_eval.cli.common import (DepthOpt, DpiOpt, Float32Opt, FormatOpt, JobsOpt, Missing, MissingOpt,
+                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SchedulerOpt, Ties, TiesOpt, Unjudged,
+                                  UnjudgedOpt,
                                   collection_from_cli, figure_formats, measures_option, reports_errors)
 from meta_eval.errors import InputError
 
@@ -120,6 +121,8 @@ def informativeness(
     ties: TiesOpt = Ties.trec_eval,
     float32: Float32Opt = False,
     figures: Annotated[bool, typer.Option(help="Write the figures to --out.")] = True,
+    jobs: JobsOpt = None,
+    scheduler: SchedulerOpt = None,
     progress: ProgressOpt = True,
 ) -> None:
     """Informativeness by the maximum-entropy method, for any metric (a name, module:function or
@@ -152,7 +155,7 @@ def informativeness(
     names = list(dict.fromkeys(list(measures or DEFAULT_MEASURES) + [gap_measure(g) for g in grid]))
     levels = list(threshold) if threshold else list(range(1, K))
     cache_dir = None if no_cache else (cache if cache is not None else default_cache())
-    common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir)
+    common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir, jobs=jobs, scheduler=scheduler)
 
     frames = [run_info(sel, [name], levels, align=align.value, **common).lists
               for name in progress_bar(names, desc="MEM", unit="metric", enabled=progress)]
@@ -168,7 +171,8 @@ def informativeness(
     if predict:
         from meta_eval.mem import prediction_table
 
-        pred = prediction_table(sel, names, list(predict), counts=counts.value, cache_dir=cache_dir)
+        pred = prediction_table(sel, names, list(predict), counts=counts.value, cache_dir=cache_dir, jobs=jobs,
+                                scheduler=scheduler)
     f2 = None
     if grid and K == 3:
         from meta_eval.mem import gap_figure2

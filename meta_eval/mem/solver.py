@@ -701,8 +701,8 @@ class _SubForm:
 
 def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
               counts: str = "retrieved", tol: float = 1e-10, max_iter: int = 300, memory: int = 6,
-              chunk_size: int = 256, errors: str = "flag", progress: bool = False, rel_level: int = 1,
-              seed: int = 0) -> MEMResult:
+              chunk_size: int = 128, errors: str = "flag", progress: bool = False, rel_level: int = 1,
+              seed: int = 0, jobs: int | None = 1, scheduler: str | None = None) -> MEMResult:
     """Solve the maximum-entropy problem for every list of ``batch`` under ``measure``.
 
     Parameters
@@ -726,7 +726,8 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     memory : int
         Anderson history length.
     chunk_size : int
-        Lists solved together (sorted by length so each chunk is padded only to its own longest list).
+        Lists solved together (sorted by length so each chunk is padded only to its own longest list); chunks are
+        the tasks run in parallel.
     errors : {"flag", "raise"}
         For a value outside the attainable range: flag the row (status 2, NaN distribution) or raise
         :class:`InfeasibleError`.
@@ -736,6 +737,10 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
         Relevance threshold of binary metrics (relevant = grade >= rel_level).
     seed : int
         Seed of the verification lists and of the sampled fallback.
+    jobs, scheduler
+        Workers for the chunks (:func:`meta_eval.parallel.parallel_map`: processes, or a Dask cluster); the result
+        does not depend on them. A metric given as an object rather than a name (whose workers could not rebuild
+        it) is solved in this process.
 
     Returns
     -------
@@ -743,61 +748,78 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     """
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):  # many tiny (c+2)x(c+2) solves: BLAS threads only cost
-        return _solve_mem(batch, measure, values, counts=counts, tol=tol, max_iter=max_iter, memory=memory,
-                          chunk_size=chunk_size, errors=errors, progress=progress, rel_level=rel_level, seed=seed)
-
-
-def _solve_mem(batch, measure, values, *, counts, tol, max_iter, memory, chunk_size, errors, progress, rel_level,
-               seed) -> MEMResult:
     from meta_eval.mem.forms import MetricForm, metric_form
-    from meta_eval.mem.sampled import solve_sampled
+    from meta_eval.parallel import parallel_map
 
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
     L, N, K = batch.n_lists, batch.depth, batch.n_grades
-    source = measure if isinstance(measure, MetricForm) else metric_form(measure, batch, rel_level=rel_level,
-                                                                          seed=seed)
-    name = source.name
     v_all = None if values is None else np.asarray(values, dtype=float).reshape(-1)
     if v_all is not None and v_all.shape != (L,):
         raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
+    by_name = isinstance(measure, str)  # workers rebuild the form from the name, for their own chunk
+    if not by_name and not isinstance(measure, MetricForm):
+        with threadpool_limits(limits=1, user_api="blas"):
+            measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
+    r_all = count_targets(batch, counts)
+    order = np.argsort(batch.lengths, kind="stable")
+    chunks = [order[i:i + chunk_size] for i in range(0, L, chunk_size)]
+    common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
+                  max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
+    label = measure if by_name else measure.name
+    parts = parallel_map(_solve_chunk_task, chunks, common=common, jobs=jobs if by_name else 1,
+                         scheduler=scheduler if by_name else None, desc=f"MEM {label}", unit="chunk",
+                         progress=progress)
     out = dict(P=np.zeros((L, N, K)), achieved=np.full(L, np.nan), entropy=np.full(L, np.nan),
                max_residual=np.full(L, np.nan), stationarity=np.full(L, np.nan),
                multipliers=np.full((L, K + 1), np.nan), n_iter=np.zeros(L, dtype=np.int64),
                status=np.zeros(L, dtype=np.int8), approx_error=np.full(L, np.nan))
     target = np.full(L, np.nan)
-    r_all = count_targets(batch, counts)
-    order = np.argsort(batch.lengths, kind="stable")
-    chunks = [order[i:i + chunk_size] for i in range(0, L, chunk_size)]
-    from meta_eval.progress import progress as progress_bar
-
-    for idx in progress_bar(chunks, desc=f"MEM {name}", unit="chunk", enabled=progress, total=len(chunks)):
-        sub = batch.subset(idx)
-        if sub.depth == 0:
-            sub = ListBatch(np.zeros((idx.size, 1), dtype=np.int64), sub.lengths, sub.counts)
-        form = source.form(idx, sub)
-        v = source.observed(sub) if v_all is None else v_all[idx]
+    for idx, (res, v, _) in zip(chunks, parts):
         target[idx] = v
-        if source.exact:
-            res = _solve_chunk(sub, form, v, r_all[idx], tol=tol, max_iter=max_iter, memory=memory,
-                               actual_feasible=counts == "retrieved" and v_all is None)
-        else:
-            res = solve_sampled(form, sub, v, r_all[idx], tol=tol)
-        d = sub.depth
         for key, val in res.items():
             if key == "P":
-                out["P"][idx, :d] = val
+                out["P"][idx, : val.shape[1]] = val
             else:
                 out[key][idx] = val
+    sources = [p[2] for p in parts]  # (name, method, verification residual) of each chunk's form
+    name = sources[0][0] if sources else label
     bad = out["status"] == INFEASIBLE
     if bad.any() and errors == "raise":
         i = int(np.flatnonzero(bad)[0])
         raise InfeasibleError(
-            f"{int(bad.sum())} list(s) have a {name} value outside the attainable range for their grade counts "
-            f"(first: list {i}, value {float(target[i]):g}, expected grade counts "
+            f"{int(bad.sum())} list(s) have a {name} value outside the attainable range for their grade "
+            f"counts (first: list {i}, value {float(target[i]):g}, expected grade counts "
             f"{[float(x) for x in r_all[i]]}); a value must lie between the metric of the worst and of the best "
             "ordering of the list's grades")
     out["P"][(out["status"] == INFEASIBLE) | (out["status"] == UNDEFINED)] = np.nan
+    methods = sorted({m for _, m, _ in sources}, key=["given", "declared", "derived", "sampled"].index)
+    residual = max((r for _, _, r in sources), default=0.0)
     return MEMResult(lengths=batch.lengths.copy(), measure=name, target=target, counts=r_all,
-                     method=source.method, form_residual=source.residual, **out)
+                     method="+".join(methods) or "declared", form_residual=residual, **out)
+
+
+def _solve_chunk_task(idx, *, batch: ListBatch, measure, values, r_all, counts, tol, max_iter, memory,
+                      rel_level, seed):
+    """One chunk of lists (a task of :func:`solve_mem`): the solver's per-list results and the imposed values."""
+    from threadpoolctl import threadpool_limits
+
+    from meta_eval.mem.forms import MetricForm, metric_form
+    from meta_eval.mem.sampled import solve_sampled
+
+    with threadpool_limits(limits=1, user_api="blas"):  # many tiny (c+2)x(c+2) solves: BLAS threads only cost
+        sub = batch.subset(idx)
+        if sub.depth == 0:
+            sub = ListBatch(np.zeros((idx.size, 1), dtype=np.int64), sub.lengths, sub.counts)
+        if isinstance(measure, MetricForm):
+            source, form = measure, measure.form(idx, sub)
+        else:
+            source = metric_form(measure, sub, rel_level=rel_level, seed=seed)
+            form = source.form(np.arange(idx.size), sub)
+        v = source.observed(sub) if values is None else values[idx]
+        if source.exact:
+            res = _solve_chunk(sub, form, v, r_all[idx], tol=tol, max_iter=max_iter, memory=memory,
+                               actual_feasible=counts == "retrieved" and values is None)
+        else:
+            res = solve_sampled(form, sub, v, r_all[idx], tol=tol)
+    return res, v, (source.name, source.method, source.residual)

@@ -112,11 +112,13 @@ def _key(batch: ListBatch, measure, counts: str, options: dict) -> str:
         h.update(np.ascontiguousarray(a).tobytes())
         h.update(str(a.shape).encode())
     name = measure if isinstance(measure, str) else getattr(measure, "output_name", repr(measure))
+    options = {k: v for k, v in options.items() if k not in _NOT_IN_KEY}
     h.update(f"{name}|{_metric_fingerprint(measure)}|{counts}|{sorted(options.items())}|{SOLVER_VERSION}|"
              f"{__version__}".encode())
     return h.hexdigest()[:20]
 
 
+_NOT_IN_KEY = ("jobs", "scheduler", "progress", "chunk_size")  # how the work is run never changes a result
 _CACHED = ("P", "lengths", "target", "achieved", "entropy", "max_residual", "stationarity", "multipliers", "n_iter",
            "status", "counts", "approx_error")
 
@@ -246,7 +248,8 @@ def failure_warnings(df: pd.DataFrame) -> list[str]:
 def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] | None = None, *,
                     counts: str = "retrieved", protocol: str = "recall-changes", align: str = "recall",
                     cache_dir: str | Path | None = None, progress: bool = False,
-                    solver_options: dict | None = None) -> InformativenessResult:
+                    solver_options: dict | None = None, jobs: int | None = 1,
+                    scheduler: str | None = None) -> InformativenessResult:
     """Solve MEM under each metric for every list and measure the error of the inferred PR curves.
 
     Parameters
@@ -262,6 +265,8 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
         See :func:`meta_eval.mem.solver.solve_mem` and :mod:`meta_eval.mem.curves`.
     cache_dir : path, optional
         Where solved distributions are cached (resumable).
+    jobs, scheduler
+        Workers for the solver (:func:`meta_eval.parallel.parallel_map`); they never change a result.
 
     Returns
     -------
@@ -275,7 +280,8 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
     thresholds = list(range(1, b.n_grades)) if thresholds is None else list(thresholds)
     frames = []
     for m in measures:
-        res = solve_cached(b, m, counts=counts, cache_dir=cache_dir, progress=progress, **(solver_options or {}))
+        res = solve_cached(b, m, counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
+                           scheduler=scheduler, **(solver_options or {}))
         errs = curve_errors(lists, res, thresholds, protocol, align)
         reason = np.array([STATUS[int(code)] for code in res.status], dtype=object)
         for level in thresholds:
@@ -307,7 +313,7 @@ def predict(res: MEMResult, batch: ListBatch, measures: Sequence) -> dict[str, n
 
 def prediction_table(lists: Lists, constrain: Sequence[str], targets: Sequence[str] | None = None, *,
                      counts: str = "retrieved", cache_dir: str | Path | None = None,
-                     progress: bool = False) -> pd.DataFrame:
+                     progress: bool = False, jobs: int | None = 1, scheduler: str | None = None) -> pd.DataFrame:
     """Predict each target metric B from the MEM distribution fitted to each metric A (Aslam et al. 2005).
 
     Returns a tidy DataFrame with columns source (A), target (B), rmse, pearson_r, n. Every pair is computed on the
@@ -319,7 +325,8 @@ def prediction_table(lists: Lists, constrain: Sequence[str], targets: Sequence[s
     b = lists.batch
     targets = list(constrain) if targets is None else list(targets)
     actual = {t: metric_form(t, b).observed(b) for t in targets}
-    solved = {a: solve_cached(b, a, counts=counts, cache_dir=cache_dir, progress=progress) for a in constrain}
+    solved = {a: solve_cached(b, a, counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
+                              scheduler=scheduler) for a in constrain}
     common = np.logical_and.reduce([res.status == 0 for res in solved.values()] +
                                    [np.isfinite(v) for v in actual.values()])
     rows = []
@@ -366,7 +373,7 @@ class Figure2Result:
 def gap_figure2(lists: Lists, grid: Sequence[Sequence[float]] | None = None,
                 baselines: Sequence[str] = ("nDCG(gain=exp)", "nDCG"), *, filter_lists: bool = True,
                 protocol: str = "recall-changes", counts: str = "retrieved", cache_dir=None,
-                progress: bool = False) -> Figure2Result:
+                progress: bool = False, jobs: int | None = 1, scheduler: str | None = None) -> Figure2Result:
     """Mean RMS error of inferred PR curves for GAP over a (g1, g2) sweep and for nDCG (GAP paper, Figure 2).
 
     Lists are first restricted to those with at least 5 relevant (grade >= 1) and 5 highly relevant (top grade)
@@ -380,7 +387,7 @@ def gap_figure2(lists: Lists, grid: Sequence[Sequence[float]] | None = None,
     grid = g_grid() if grid is None else [tuple(g) for g in grid]
     measures = [gap_measure(g) for g in grid] + list(baselines)
     res = informativeness(sel, measures, thresholds=(1, 2), counts=counts, protocol=protocol,
-                          cache_dir=cache_dir, progress=progress)
+                          cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=scheduler)
     s = res.summary
     rows = []
     for g, m in zip(grid, measures):
@@ -411,7 +418,8 @@ class AslamResult:
 
 def aslam_binary(lists: Lists, measures: Sequence[str] = ("AP", "Rprec", "P@10", "RR"), *, rel_level: int = 1,
                  filter_lists: bool = True, protocol: str = "recall-changes", counts: str = "retrieved",
-                 cache_dir=None, progress: bool = False) -> AslamResult:
+                 cache_dir=None, progress: bool = False, jobs: int | None = 1,
+                 scheduler: str | None = None) -> AslamResult:
     """Binary MEM (relevant = grade >= rel_level) under each metric: PR-curve error and prediction of the others.
 
     The same list filter as :func:`gap_figure2` is applied first (so both studies use the same lists).
@@ -419,6 +427,7 @@ def aslam_binary(lists: Lists, measures: Sequence[str] = ("AP", "Rprec", "P@10",
     sel = select_lists(lists) if filter_lists and lists.batch.n_grades == 3 else lists
     binl = sel.binarise(rel_level)
     info = informativeness(binl, measures, thresholds=(1,), counts=counts, protocol=protocol,
-                           cache_dir=cache_dir, progress=progress)
-    pred = prediction_table(binl, measures, counts=counts, cache_dir=cache_dir, progress=progress)
+                           cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=scheduler)
+    pred = prediction_table(binl, measures, counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
+                            scheduler=scheduler)
     return AslamResult(info.summary, pred, info.lists, info.warnings)
