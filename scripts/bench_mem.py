@@ -12,7 +12,7 @@ Per metric: wall and CPU time, converged fraction, failure reasons, how the expe
 (declared, derived, sampled). The BENCH line carries ``total_s`` (all six metrics) and ``min_converged`` (the
 lowest converged fraction over the metrics).
 
-Usage: python scripts/bench_mem.py [--data ../shared/data/trec-covid-round1] [--sample 8] [--seed 0]
+Usage: python scripts/bench_mem.py [--data ../shared/data/trec-covid-round1] [--sample 8] [--seed 0] [--jobs 1]
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--sample", type=int, default=8, help="lists solved by the reference solvers (per metric)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes for the solver (meta_eval.parallel)")
     args = ap.parse_args()
 
     col = me.load_collection(qrels=args.data / "qrels.txt", runs=[args.data / "runs"])
@@ -57,7 +58,7 @@ def main() -> None:
     ours, results, converged = {}, {}, {}
     for m in MEASURES:
         t0, c0 = time.perf_counter(), time.process_time()
-        res = solve_mem(batch, m)
+        res = solve_mem(batch, m, jobs=args.jobs)
         ours[m] = time.perf_counter() - t0
         results[m] = res
         ok = res.status == 0
