@@ -66,10 +66,17 @@ class Report:
         Figure formats (default vector PDF); a PNG preview at ``preview_dpi`` is added when PNG is not requested.
     dpi : int
         Resolution of requested PNGs.
+    background : bool
+        Write figures in a separate process while the caller goes on (:class:`~meta_eval.figures.style.
+        BackgroundWriter`); :meth:`write` waits for them. For callers with a spare core.
     """
 
-    def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI):
+    def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI,
+                 background: bool = False):
+        from meta_eval.figures.style import BackgroundWriter
+
         self.out = Path(out)
+        self._writer = BackgroundWriter() if background else None
         self.out.mkdir(parents=True, exist_ok=True)
         self.title = title
         self.formats = check_formats(formats)
@@ -109,17 +116,26 @@ class Report:
         """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""
         from meta_eval.figures.style import save_figure
 
-        paths = save_figure(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
+        save = save_figure if self._writer is None else self._writer.save
+        paths = save(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
         entry = ReportFigure(caption, f"{slug(name)}.png", [p.name for p in paths])
         section.figures.append(entry)
         return entry
 
     def write(self) -> tuple[Path, Path]:
+        """Write report.md and report.html, once every figure is on disk."""
+        if self._writer is not None:
+            self._writer.wait()
         md = self.out / "report.md"
         md.write_text(self.markdown())
         page = self.out / "report.html"
         page.write_text(self.html())
         return md, page
+
+    def close(self) -> None:
+        """Stop the background figure writer, if any (pending figures are dropped)."""
+        if self._writer is not None:
+            self._writer.close()
 
     # ---------------------------------------------------------------------------------------------- rendering
 

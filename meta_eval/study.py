@@ -247,6 +247,7 @@ def run_study(
     """
     from meta_eval.figures.style import metric_colors
     from meta_eval.meta.standardise import standardise_all
+    from meta_eval.parallel import resolve_jobs
     from meta_eval.progress import progress as progress_bar
     from meta_eval.resultdir import result_folder
 
@@ -256,32 +257,36 @@ def run_study(
     against = [m.output_name for m in _measures(list(options.against))]
     result = StudyResult(Path(out))
     with result_folder(out, kind="study") as tmp:
-        report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi)
-        raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
-        scores = standardise_all(raw, options.standardise)
-        ctx = _Context(collection, measures, scores, options, report, progress, against,
-                       colors=metric_colors(list(scores)), raw=raw, jobs=jobs, scheduler=scheduler)
-        result.measures = list(scores)
-        findings = report.section("Findings")
-        report.section("Collection and metrics", _intro_text(ctx))
-        stages = [(key, title) for key, title in STAGES
-                  if key not in set(options.skip) and (key != "ltr" or options.ltr_data is not None)]
-        for key, title in progress_bar(stages, desc="study", unit="stage", enabled=progress):
-            section = report.section(title)
-            start = time.perf_counter()
-            try:
-                STAGE_FUNCTIONS[key](ctx, section)
-            except Exception as exc:  # a failed stage is reported, not fatal
-                section.error = f"{type(exc).__name__}: {exc}"
-                result.errors[key] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            result.timings[key] = round(time.perf_counter() - start, 3)
-        result.findings = _findings(ctx)
-        findings.text = _findings_text(ctx, result.findings, result.errors)
-        report.section("Reproducibility", "Inputs, options, seeds, package versions, stage timings and every file "
-                       "of this folder (with checksums) are in manifest.json; rerun with the same options to get the "
-                       "same numbers.")
-        result.timings["total"] = round(time.perf_counter() - started, 3)
-        report.write()
+        report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi,
+                        background=resolve_jobs(jobs) > 1)  # figures drawn on a spare core
+        try:
+            raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
+            scores = standardise_all(raw, options.standardise)
+            ctx = _Context(collection, measures, scores, options, report, progress, against,
+                           colors=metric_colors(list(scores)), raw=raw, jobs=jobs, scheduler=scheduler)
+            result.measures = list(scores)
+            findings = report.section("Findings")
+            report.section("Collection and metrics", _intro_text(ctx))
+            stages = [(key, title) for key, title in STAGES
+                      if key not in set(options.skip) and (key != "ltr" or options.ltr_data is not None)]
+            for key, title in progress_bar(stages, desc="study", unit="stage", enabled=progress):
+                section = report.section(title)
+                start = time.perf_counter()
+                try:
+                    STAGE_FUNCTIONS[key](ctx, section)
+                except Exception as exc:  # a failed stage is reported, not fatal
+                    section.error = f"{type(exc).__name__}: {exc}"
+                    result.errors[key] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+                result.timings[key] = round(time.perf_counter() - start, 3)
+            result.findings = _findings(ctx)
+            findings.text = _findings_text(ctx, result.findings, result.errors)
+            report.section("Reproducibility", "Inputs, options, seeds, package versions, stage timings and every "
+                           "file of this folder (with checksums) are in manifest.json; rerun with the same options to "
+                           "get the same numbers.")
+            report.write()  # after the last figure is written (in the background on several cores)
+            result.timings["total"] = round(time.perf_counter() - started, 3)
+        finally:
+            report.close()
         _write_manifest(tmp, result, ctx, inputs or {})
     return result
 

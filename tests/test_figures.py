@@ -156,3 +156,35 @@ def test_informativeness_figures_draw_error_bars():
     assert len(ax.containers) == 1 and np.allclose(ax.containers[0].lines[0].get_xdata(), [0, 0.5, 1])
     assert any(np.allclose(ln.get_ydata(), 0.13) for ln in ax.get_lines())  # nDCG: horizontal line
     assert len(ax.patches) == 1  # ... with its ±1 s.e. band
+
+
+def test_background_writer_writes_the_same_files(tmp_path):
+    """A figure handed to the background writer gives byte-identical files to saving it here; a figure that cannot
+    be pickled (a lambda tick formatter) is saved here; a write that fails is reported with the figure's name."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    from meta_eval.figures.correlation import rank_rank
+    from meta_eval.figures.style import BackgroundWriter, figure_paths
+
+    s = _scores()
+    here = save_figure(rank_rank(s["A"], s["B"], name_x="A", name_y="B"), tmp_path / "here", ("pdf",),
+                       preview_dpi=80)
+    writer = BackgroundWriter()
+    try:
+        there = writer.save(rank_rank(s["A"], s["B"], name_x="A", name_y="B"), tmp_path / "there", ("pdf",),
+                            preview_dpi=80)
+        assert there == figure_paths(tmp_path / "there", ("pdf",), preview_dpi=80)
+        lam = plt.figure()
+        lam.gca().plot([0, 1], [0, 1])
+        lam.gca().yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"<{v:.1f}>"))
+        writer.save(lam, tmp_path / "lambda", ("png",), dpi=60)
+        assert (tmp_path / "lambda.png").exists()  # saved at once, in this process
+        writer.wait()
+        for a, b in zip(here, there):
+            assert a.read_bytes() == b.read_bytes(), a.name
+        writer.save(rank_rank(s["A"], s["B"], name_x="A", name_y="B"), tmp_path / "missing" / "x", ("png",))
+        with pytest.raises(RuntimeError, match="1 figure.*x: "):
+            writer.wait()
+    finally:
+        writer.close()

@@ -22,7 +22,8 @@ from meta_eval.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["COLUMN_WIDTH", "FORMATS", "FULL_WIDTH", "metric_colors", "paper_style", "save_figure", "styled"]
+__all__ = ["BackgroundWriter", "COLUMN_WIDTH", "FORMATS", "FULL_WIDTH", "figure_paths", "metric_colors", "paper_style",
+           "save_figure", "styled"]
 
 FULL_WIDTH = 7.0
 COLUMN_WIDTH = 3.35
@@ -127,17 +128,100 @@ def save_figure(
     With ``preview_dpi``, a PNG preview ``stem.png`` at that resolution is also written when PNG was not
     requested (reports embed it). Returns the paths written, the requested formats first.
     """
+    written = []
+    with paper_style():  # font embedding is decided when the file is written
+        for path, fmt, resolution in _outputs(stem, formats, dpi, preview_dpi):
+            metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt)
+            fig.savefig(path, format=fmt, dpi=resolution, bbox_inches="tight", pad_inches=0.02, metadata=metadata)
+            written.append(path)
+    return written
+
+
+def figure_paths(stem: str | Path, formats: Iterable[str] | str = ("pdf",), *, dpi: int = 300,
+                 preview_dpi: int | None = None) -> list[Path]:
+    """The files :func:`save_figure` writes for these arguments, in the same order."""
+    return [path for path, _, _ in _outputs(stem, formats, dpi, preview_dpi)]
+
+
+def _outputs(stem, formats, dpi, preview_dpi) -> list[tuple[Path, str, int]]:
     formats = check_formats(formats)
     dpi = check_dpi(dpi)
     stem = Path(stem)
     jobs = [(fmt, dpi) for fmt in formats]
     if preview_dpi is not None and "png" not in formats:
         jobs.append(("png", check_dpi(preview_dpi)))
-    written = []
-    with paper_style():  # font embedding is decided when the file is written
-        for fmt, resolution in jobs:
-            path = stem.with_name(f"{stem.name}.{fmt}")
-            metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt)
-            fig.savefig(path, format=fmt, dpi=resolution, bbox_inches="tight", pad_inches=0.02, metadata=metadata)
-            written.append(path)
-    return written
+    return [(stem.with_name(f"{stem.name}.{fmt}"), fmt, resolution) for fmt, resolution in jobs]
+
+
+class BackgroundWriter:
+    """Saves figures in one separate process while the caller goes on computing.
+
+    Drawing and writing a figure (text layout, tight bounding boxes, font subsetting for the embedded TrueType
+    fonts) costs about as much as a study's computations; a study on several cores hands each finished figure to
+    this writer (pickled, as matplotlib supports) instead of waiting for it. A figure that cannot be pickled
+    (e.g. a lambda tick formatter) is saved in the calling process. :meth:`wait` blocks until every file is
+    written and raises the first error; :meth:`close` also stops the process.
+    """
+
+    def __init__(self) -> None:
+        self._executor = None
+        self._pending: list = []
+
+    def save(self, fig: Figure, stem: str | Path, formats: Iterable[str] | str = ("pdf",), *, dpi: int = 300,
+             preview_dpi: int | None = None) -> list[Path]:
+        """Like :func:`save_figure` (same files, same order), written in the background; closes ``fig``."""
+        import pickle
+
+        import matplotlib.pyplot as plt
+
+        paths = figure_paths(stem, formats, dpi=dpi, preview_dpi=preview_dpi)
+        try:
+            payload = pickle.dumps(fig)
+        except Exception:  # noqa: BLE001 -- anything unpicklable is simply saved here
+            return save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
+        if self._executor is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn: a clean process (forking a parent that runs pyarrow and joblib threads is not safe)
+            self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_writer_init)
+        self._pending.append((Path(stem).name, self._executor.submit(
+            _save_pickled, payload, str(stem), tuple(check_formats(formats)), dpi, preview_dpi)))
+        plt.close(fig)
+        return paths
+
+    def wait(self) -> None:
+        pending, self._pending = self._pending, []
+        errors = []
+        for name, future in pending:
+            try:
+                future.result()
+            except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
+                errors.append(f"{name}: {type(exc).__name__}: {exc}")
+        if errors:
+            raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})")
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        self._pending = []
+
+
+def _writer_init() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
+def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int, preview_dpi: int | None) -> None:
+    import pickle
+
+    import matplotlib.pyplot as plt
+
+    fig = pickle.loads(payload)
+    try:
+        save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
+    finally:
+        plt.close(fig)

@@ -158,115 +158,29 @@ def _softmax_kn(th: np.ndarray, rowmask: np.ndarray):
     return q, np.where(rowmask, np.log(s) + m, 0.0)
 
 
-def _dual_parts(y, d, allowed, rowmask, r, t):
-    """q and the dual objective sum_n logsumexp(theta_n) - lambda.r - mu t, in the (lists, grades, ranks) layout."""
-    K = d.shape[1]
-    th = np.where(allowed, y[:, :K, None] + y[:, K, None, None] * d, _NEG)
-    q, lse = _softmax_kn(th, rowmask)
-    f = lse.sum(1) - np.einsum("lk,lk->l", y[:, 1:K], r[:, 1:]) - y[:, K] * t
-    return q, f
-
-
-def _grad_hess(q, d, r, t, frozen):
-    """Gradient and Hessian of the dual in (lambda, mu), (lists, grades, ranks) layout (d is 0 where q is)."""
-    L, K, N = q.shape
-    g = np.empty((L, K + 1))
-    qsum = q.sum(2)
-    g[:, :K] = qsum - r
-    mvec = (q * d).sum(1)  # (L, N): E_q[d] at each rank
-    g[:, K] = mvec.sum(1) - t
-    H = np.empty((L, K + 1, K + 1))
-    H[:, :K, :K] = -np.matmul(q, q.transpose(0, 2, 1))
-    idx = np.arange(K)
-    H[:, idx, idx] += qsum
-    dev = d - mvec[:, None, :]
-    qdev = q * dev
-    H[:, :K, K] = qdev.sum(2)
-    H[:, K, :K] = H[:, :K, K]
-    H[:, K, K] = (qdev * dev).sum((1, 2))
-    g = np.where(frozen, 0.0, g)
-    H = np.where(frozen[:, :, None] | frozen[:, None, :], 0.0, H)
-    H[:, np.arange(K + 1), np.arange(K + 1)] += frozen
-    return g, H
-
-
 def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap=False):
     """Minimise the dual for every list. Returns q (lists, ranks, grades), y, iterations, converged flags.
 
     ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units. ``y`` is updated in
-    place. The backtracking line search accepts a step that does not increase the dual beyond its round-off level
-    (about 1e-13 of the sum of its terms), so converged lists do not spend halvings on rounding noise.
+    place. Damped Newton per list (:func:`meta_eval.mem._newton.newton_lists`): the largest multiplier change is
+    capped (with ``grow_cap`` the cap doubles after each full capped step, for values near an extreme whose
+    multipliers grow geometrically) and the backtracking line search accepts a step that does not increase the
+    dual beyond its round-off level, so converged lists do not spend halvings on rounding noise.
     """
-    L, N, K = d.shape
-    tol = np.broadcast_to(np.asarray(tol, dtype=float), (L,))
-    d = np.ascontiguousarray(np.moveaxis(np.where(allowed, d, 0.0), 2, 1))
-    allowed = np.ascontiguousarray(np.moveaxis(allowed, 2, 1))
-    noise = 1e-13 * (rowmask.sum(1) + 1.0)
-    iters = np.zeros(L, dtype=np.int64)
-    done = np.zeros(L, dtype=bool)
-    cap = np.full(L, STEP_CAP)
-    q, f = _dual_parts(y, d, allowed, rowmask, r, t)
-    live = np.arange(L)
-    for it in range(max_iter):
-        g, H = _grad_hess(q[live], d[live], r[live], t[live], frozen[live])
-        ok = np.max(np.abs(g), axis=1) <= tol[live]
-        done[live[ok]] = True
-        live = live[~ok]
-        if live.size == 0:
-            break
-        g, H = g[~ok], H[~ok]
-        iters[live] += 1
-        scale = np.maximum(np.abs(np.diagonal(H, axis1=1, axis2=2)).max(1), 1e-300)
-        Hreg = H + (1e-13 * scale)[:, None, None] * np.eye(K + 1)
-        try:
-            step = -np.linalg.solve(Hreg, g[..., None])[..., 0]
-        except np.linalg.LinAlgError:
-            step = -np.stack([np.linalg.lstsq(h, gg, rcond=None)[0] for h, gg in zip(Hreg, g)])
-        step = np.where(np.isfinite(step), step, 0.0)
-        # damped: cap the multiplier change, then backtrack on the (convex) dual. With ``grow_cap`` the cap doubles
-        # after each full capped step (a value near an extreme needs multipliers growing geometrically) and halves
-        # on backtracking.
-        big = np.abs(step).max(1)
-        capped = big > cap[live]
-        step *= np.minimum(1.0, cap[live] / np.maximum(big, 1e-300))[:, None]
-        slope = np.einsum("lk,lk->l", g, step)
-        alpha = np.ones(live.size)
-        f0 = f[live]
-        pending = np.arange(live.size)
-        ynew = y[live].copy()
-        qnew = np.empty((live.size, K, N))
-        fnew = np.empty(live.size)
-        for _ in range(30):
-            lv = live[pending]
-            yt = y[lv] + alpha[pending, None] * step[pending]
-            qt, ft = _dual_parts(yt, d[lv], allowed[lv], rowmask[lv], r[lv], t[lv])
-            acc = ft <= f0[pending] + 1e-4 * alpha[pending] * slope[pending]
-            acc |= ft <= f0[pending] + noise[lv] * (1.0 + np.abs(f0[pending]))  # round-off level
-            idx = pending[acc]
-            ynew[idx], qnew[idx], fnew[idx] = yt[acc], qt[acc], ft[acc]
-            pending = pending[~acc]
-            if pending.size == 0:
-                break
-            alpha[pending] *= 0.5
-        full_step = alpha == 1.0
-        if grow_cap:
-            cap[live] = np.where(capped & full_step, 2.0 * cap[live],
-                                 np.where(full_step, cap[live], np.maximum(STEP_CAP, 0.5 * cap[live])))
-        if pending.size:  # no decrease along the Newton direction: keep the old point
-            ynew[pending], fnew[pending] = y[live[pending]], f0[pending]
-            qnew[pending] = q[live[pending]]
-        y[live], q[live], f[live] = ynew, qnew, fnew
-        if pending.size:  # ... the dual is at its round-off floor (or stuck): stop iterating on those lists
-            stalled = live[pending]
-            g_stall, _ = _grad_hess(q[stalled], d[stalled], r[stalled], t[stalled], frozen[stalled])
-            done[stalled] = np.max(np.abs(g_stall), axis=1) <= np.maximum(tol[stalled], _STALL_TOL)
-            live = np.setdiff1d(live, stalled, assume_unique=True)
-            if live.size == 0:
-                break
-    else:
-        g, _ = _grad_hess(q[live], d[live], r[live], t[live], frozen[live])
-        done[live[np.max(np.abs(g), axis=1) <= tol[live]]] = True
-    return np.ascontiguousarray(np.moveaxis(q, 1, 2)), y, iters, done
+    from meta_eval.mem._newton import newton_lists
+
+    L = d.shape[0]
+    tol = np.ascontiguousarray(np.broadcast_to(np.asarray(tol, dtype=float), (L,)))
+    d = np.ascontiguousarray(np.where(allowed, d, 0.0), dtype=float)
+    yc = np.ascontiguousarray(y, dtype=float)
+    # one dtype and layout per argument: the kernel is compiled (and cached) for exactly one signature
+    q, iters, done = newton_lists(d, np.ascontiguousarray(allowed, dtype=bool),
+                                  np.ascontiguousarray(rowmask, dtype=bool), np.ascontiguousarray(r, dtype=float),
+                                  np.ascontiguousarray(np.broadcast_to(t, (L,)), dtype=float), yc,
+                                  np.ascontiguousarray(frozen, dtype=bool), tol, int(max_iter), bool(grow_cap),
+                                  float(STEP_CAP), float(_STALL_TOL))
+    y[...] = yc
+    return q, y, iters, done
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -767,9 +681,10 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
                   max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
     label = measure if by_name else measure.name
-    parts = parallel_map(_solve_chunk_task, chunks, common=common, jobs=jobs if by_name else 1,
+    # longest lists first (the costliest chunks), so no worker is left alone with a long chunk at the end
+    parts = parallel_map(_solve_chunk_task, chunks[::-1], common=common, jobs=jobs if by_name else 1,
                          scheduler=scheduler if by_name else None, desc=f"MEM {label}", unit="chunk",
-                         progress=progress)
+                         progress=progress)[::-1]
     out = dict(P=np.zeros((L, N, K)), achieved=np.full(L, np.nan), entropy=np.full(L, np.nan),
                max_residual=np.full(L, np.nan), stationarity=np.full(L, np.nan),
                multipliers=np.full((L, K + 1), np.nan), n_iter=np.zeros(L, dtype=np.int64),
