@@ -66,8 +66,10 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
             break
         g, H = g[~ok], H[~ok]
         iters[live] += 1
-        scale = np.maximum(np.abs(np.diagonal(H, axis1=1, axis2=2)).max(1), 1e-300)
-        Hreg = H + (1e-13 * scale)[:, None, None] * np.eye(K + 1)
+        diag = np.abs(np.diagonal(H, axis1=1, axis2=2))
+        scale = np.maximum(diag.max(1), 1e-300)
+        # ridge relative to each variable's own curvature (the metric multiplier's can be 1e-18 of the counts')
+        Hreg = H + 1e-13 * np.maximum(diag, 1e-300 * scale[:, None])[:, :, None] * np.eye(K + 1)
         try:
             step = -np.linalg.solve(Hreg, g[..., None])[..., 0]
         except np.linalg.LinAlgError:

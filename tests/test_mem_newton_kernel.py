@@ -1,7 +1,7 @@
 """The compiled dual Newton kernel (meta_eval.mem._newton) against the plain numpy iteration it replaces.
 
-Same problems, same warm starts: the kernel must take the same number of steps, reach the same convergence
-decisions and the same distributions and multipliers up to round-off (it sums with compensation, numpy
+Same problems, same warm starts: the kernel must reach the same convergence decisions and, on the lists that
+converge, take the same number of steps to the same distributions and multipliers up to round-off (it sums with compensation, numpy
 pairwise, so the last bits differ). Problems cover absent grades, a frozen metric multiplier (as the value-matching
 and face solvers use), targets near the attainable extremes (the growing step cap) and ragged lengths.
 """
@@ -54,12 +54,14 @@ def test_kernel_matches_numpy_iteration(seed, n_lists, depth, grades, absent, gr
         y0[:, grades] = rng.normal(0, 20, n_lists)
         t = np.zeros(n_lists)
     tol = rng.choice([1e-12, 1e-10, 1e-6], n_lists)
-    q_ref, y_ref, it_ref, ok_ref = reference_newton(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, 60,
-                                                    grow_cap)
+    with np.errstate(over="ignore"):  # the reference's cap ratio overflows harmlessly on diverging lists
+        q_ref, y_ref, it_ref, ok_ref = reference_newton(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, 60,
+                                                        grow_cap)
     q, y, it, ok = _newton_linear(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, 60, grow_cap)
     np.testing.assert_array_equal(ok, ok_ref)
-    np.testing.assert_array_equal(it, it_ref)
     both = ok & ok_ref
+    # a list that does not converge stops where round-off stalls its line search: only the verdict must agree
+    np.testing.assert_array_equal(it[both], it_ref[both])
     np.testing.assert_allclose(q[both], q_ref[both], atol=1e-9)
     np.testing.assert_allclose(y[both], y_ref[both], rtol=1e-6, atol=1e-6)
     # and the kernel's answer is what it claims: counts met, rows are distributions

@@ -128,9 +128,11 @@ def _max_abs(g):
 
 @njit(cache=True, error_model="numpy")
 def _newton_step(H, g):
-    """-H^-1 g with a 1e-13 relative ridge, by Gaussian elimination with partial pivoting (a (c+2)-sized system;
-    hand-written rather than numba's LAPACK binding, which adds seconds of compilation). A direction with a zero
-    pivot (a singular system) and non-finite entries get no step."""
+    """-H^-1 g with a ridge of 1e-13 of each variable's own curvature, by Gaussian elimination with partial
+    pivoting (a (c+2)-sized system; hand-written rather than numba's LAPACK binding, which adds seconds of
+    compilation). The ridge is per variable because near an attainable extreme the metric multiplier's curvature
+    is some 1e-18 of the count multipliers': a ridge scaled to the largest would swamp it and stall mu. A direction
+    with a zero pivot (a singular system) and non-finite entries get no step."""
     K1 = g.size
     scale = 1e-300
     for a in range(K1):
@@ -138,7 +140,7 @@ def _newton_step(H, g):
     A = H.copy()
     b = -g.copy()
     for a in range(K1):
-        A[a, a] += 1e-13 * scale
+        A[a, a] += 1e-13 * max(abs(H[a, a]), 1e-300 * scale)
     for col in range(K1):
         piv = col
         for row in range(col + 1, K1):

@@ -446,7 +446,9 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         t = dp + bt[live] * (v[live] - Ep)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
         inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, 1e-6)
-        q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], inner_tol, inner_iter)
+        # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
+        q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], inner_tol, inner_iter,
+                                               grow_cap=True)
         Eq = sub.value(q)
         if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
             fix = np.flatnonzero((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
