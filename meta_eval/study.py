@@ -269,6 +269,8 @@ def run_study(
             report.section("Collection and metrics", _intro_text(ctx))
             stages = [(key, title) for key, title in STAGES
                       if key not in set(options.skip) and (key != "ltr" or options.ltr_data is not None)]
+            if "informativeness" in dict(stages):
+                ctx.shared["solver_ready"] = _warm_solver()
             for key, title in progress_bar(stages, desc="study", unit="stage", enabled=progress):
                 section = report.section(title)
                 start = time.perf_counter()
@@ -422,6 +424,8 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
 
     opts = ctx.options
     lists = _mem_sample(ctx)
+    if "solver_ready" in ctx.shared:
+        ctx.shared.pop("solver_ready").join()
     with_form = list(ctx.scores)  # every metric gets MEM: declared, derived or sampled expected-value forms
     section.text = (
         f"Maximum-entropy method (Aslam, Yilmaz & Pavlu 2005; graded as in the GAP paper §4.1) on "
@@ -606,6 +610,21 @@ def _emit(ctx: _Context, section: Section, out, compact: dict, figures: Sequence
     for stem, caption, fig in out.figures:
         if figures is None or stem in figures:
             ctx.report.figure(section, caption, fig, stem)
+
+
+def _warm_solver():
+    """Start compiling (or loading from cache) the MEM solver's numba kernel in a thread; returns the thread.
+
+    Most of numba's compilation runs in LLVM without the GIL, so on a fresh install it overlaps the stages before
+    informativeness, whose worker processes then load the cached kernel instead of each compiling it.
+    """
+    import threading
+
+    from meta_eval.mem._newton import warm_up
+
+    thread = threading.Thread(target=warm_up, name="meta-eval-warm-solver", daemon=True)
+    thread.start()
+    return thread
 
 
 def _half_sizes(n_topics: int, most: int = 10) -> list[int]:

@@ -180,12 +180,11 @@ class BackgroundWriter:
         except Exception:  # noqa: BLE001 -- anything unpicklable is simply saved here
             return save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
         if self._executor is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+            # loky (joblib's process pool): a clean process -- forking a parent that runs pyarrow and joblib threads
+            # is not safe -- that, unlike multiprocessing's spawn, does not re-run the caller's __main__ script
+            from joblib.externals.loky import ProcessPoolExecutor
 
-            # spawn: a clean process (forking a parent that runs pyarrow and joblib threads is not safe)
-            self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_writer_init)
+            self._executor = ProcessPoolExecutor(1, initializer=_writer_init)
         self._pending.append((Path(stem).name, self._executor.submit(
             _save_pickled, payload, str(stem), tuple(check_formats(formats)), dpi, preview_dpi)))
         plt.close(fig)
@@ -204,7 +203,8 @@ class BackgroundWriter:
 
     def close(self) -> None:
         if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
+            dropped = any(not future.done() for _, future in self._pending)  # an error or interrupt: stop now
+            self._executor.shutdown(wait=not dropped, kill_workers=dropped)
             self._executor = None
         self._pending = []
 

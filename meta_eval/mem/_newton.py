@@ -255,3 +255,16 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
             _grad_hess(dl, ql, rm, rl, tl, fl, g, H)
             done[l] = _max_abs(g) <= tol[l]
     return q, iters, done
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) :func:`newton_lists` for the one signature the solver uses.
+
+    A study calls this in a thread at its start: most of the compilation runs in LLVM without the GIL, so it
+    overlaps the first stages, and the worker processes of the informativeness stage then load the cached code
+    instead of each compiling it.
+    """
+    L, N, K = 1, 2, 2
+    newton_lists(np.zeros((L, N, K)), np.ones((L, N, K), dtype=np.bool_), np.ones((L, N), dtype=np.bool_),
+                 np.ones((L, K)), np.zeros(L), np.zeros((L, K + 1)), np.zeros((L, K + 1), dtype=np.bool_),
+                 np.ones(L), 1, False, 1.0, 1.0)

@@ -642,8 +642,10 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     memory : int
         Anderson history length.
     chunk_size : int
-        Lists solved together (sorted by length so each chunk is padded only to its own longest list); chunks are
-        the tasks run in parallel.
+        At most this many lists solved together (sorted by length so each chunk is padded only to its own longest
+        list); chunks are the tasks run in parallel. The lists are split evenly, into at least four chunks when
+        there are 64 or more, so that a small batch still keeps two to four workers busy (the split depends on
+        the number of lists only, never on the workers).
     errors : {"flag", "raise"}
         For a value outside the attainable range: flag the row (status 2, NaN distribution) or raise
         :class:`InfeasibleError`.
@@ -679,7 +681,8 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
             measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
     r_all = count_targets(batch, counts)
     order = np.argsort(batch.lengths, kind="stable")
-    chunks = [order[i:i + chunk_size] for i in range(0, L, chunk_size)]
+    n_chunks = max(-(-L // chunk_size), min(4, L // 16), 1)
+    chunks = [c for c in np.array_split(order, n_chunks) if c.size]
     common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
                   max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
     label = measure if by_name else measure.name
