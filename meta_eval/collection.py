@@ -18,6 +18,8 @@ trec_eval <= 9.0.8 and pytrec_eval.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Callable, Literal, Sequence
@@ -27,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from meta_eval import io
+from meta_eval.arrow_numpy import from_numpy, strings, to_numpy
 from meta_eval.errors import InputError
 from meta_eval.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
@@ -160,8 +163,6 @@ class Collection:
         the size of the collection is allocated. Pieces run on ``threads`` threads (default: every core; numpy
         releases the GIL); the result does not depend on their number.
         """
-        import os
-        from concurrent.futures import ThreadPoolExecutor
 
         S, T = len(self.systems), len(self.topics)
         out = [np.zeros((S, T)) for _ in funcs]
@@ -345,10 +346,21 @@ def load_collection(
         topic in common with the qrels, bad options.
     """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
-    base = _Qrels(io.read_qrels(qrels))
-    prepare = partial(_RunLists.from_table, qrels=base, depth=depth, ties=ties, score_precision=score_precision,
-                      remove_unjudged=(unjudged == "remove"))
-    lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
+    # The qrels are read in a thread while the runs are decompressed and parsed: reading them first would leave
+    # both cores idle while pyarrow's first conversions import pandas (a third of a second, holding the GIL).
+    with ThreadPoolExecutor(1) as pool:
+        reading_qrels = pool.submit(lambda: _Qrels(io.read_qrels(qrels)))
+
+        def prepare(table: io.RunTable) -> _RunLists:
+            return _RunLists.from_table(table, qrels=reading_qrels.result(), depth=depth, ties=ties,
+                                        score_precision=score_precision, remove_unjudged=(unjudged == "remove"))
+
+        try:
+            lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
+        except InputError:
+            reading_qrels.result()  # a bad qrels file is reported first, as when it was read first
+            raise
+        base = reading_qrels.result()
     return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
                      score_precision=score_precision)
 
@@ -399,7 +411,7 @@ def _assemble(base: "_Qrels", lists: list["_RunLists"], *, rel_level, missing, u
     for s, run in enumerate(lists):
         n_ret[s, run.topics] = run.lengths
         present[s, run.present] = True
-    doc_names = pa.concat_arrays([base.dictionary.cast(pa.string()), pa.array([""], type=pa.string())])
+    doc_names = pa.concat_arrays([base.dictionary.cast(pa.string()), strings([""])])
     unjudged_code = len(doc_names) - 1
     blocks = _blocks(lists, n_ret, counts, int(rel_level), unjudged_code)
     options = dict(options, rel_level=int(rel_level), missing=missing, unjudged=unjudged,
@@ -425,12 +437,16 @@ def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel
         width = max(int(topic_depth[topics].max(initial=0)), 1)
         grades = np.full((n_sys, len(topics), width), PAD, dtype=np.int8)
         docs = np.full((n_sys, len(topics), width), -1, dtype=np.int32)
+
         for s, run in enumerate(lists):
             topic, pos = run.rows()
-            sel = slice(None) if len(topics) == n_top else np.flatnonzero(bucket[topic] == b)
-            t, p = local[topic[sel]], pos[sel]
-            grades[s, t, p] = run.grade[sel]
-            docs[s, t, p] = np.where(run.doc[sel] >= 0, run.doc[sel], unjudged_code)
+            grade, doc = run.grade, run.doc
+            if len(topics) != n_top:
+                sel = np.flatnonzero(bucket[topic] == b)
+                topic, pos, grade, doc = topic[sel], pos[sel], grade[sel], doc[sel]
+            flat = (local[topic] + s * len(topics)) * width + pos  # one flat scatter: cheaper than (s, t, p) indexing
+            grades.reshape(-1)[flat] = grade
+            docs.reshape(-1)[flat] = np.where(doc >= 0, doc, unjudged_code)
         rankings = Rankings(grades, n_ret[:, topics], counts[topics], rel_level=rel_level)
         blocks.append(Block(topics, rankings, docs))
     return blocks
@@ -451,10 +467,10 @@ class _Qrels:
         rank = np.empty(len(names), dtype=np.int64)
         rank[order] = np.arange(len(order))
         self.topics = [names[i] for i in order]
-        self._topic_values = pa.array(self.topics, type=pa.string())
+        self._topic_values = strings(self.topics)
         doc = pc.dictionary_encode(_plain_strings(table.docid))
         self.dictionary = doc.dictionary
-        self.judgments = _sorted_judgments(rank[topic.indices.to_numpy()], doc.indices.to_numpy(), table.grade)
+        self.judgments = _sorted_judgments(rank[to_numpy(topic.indices)], to_numpy(doc.indices), table.grade)
         j = self.judgments
         dup = np.flatnonzero((j.topic[1:] == j.topic[:-1]) & (j.doc[1:] == j.doc[:-1]))
         if len(dup):
@@ -466,12 +482,12 @@ class _Qrels:
     def topic_index(self, values: pa.Array) -> np.ndarray:
         """Index of each topic id in :attr:`topics`, -1 for topics absent from the qrels."""
         found = pc.index_in(_plain_strings(values), value_set=self._topic_values)
-        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return to_numpy(found, null=-1).astype(np.int64)
 
     def doc_index(self, values: pa.Array) -> np.ndarray:
         """Code of each docid among the qrels' documents, -1 for documents the qrels do not judge."""
         found = pc.index_in(_plain_strings(values), value_set=self.dictionary)
-        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return to_numpy(found, null=-1).astype(np.int64)
 
     def grade(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
         """Grade codes of (topic, qrels document code) pairs; documents coded -1 are unjudged."""
@@ -499,9 +515,9 @@ class _RunLists:
     def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
                    remove_unjudged: bool) -> "_RunLists":
         topic_codes = _dictionary(run.topic)
-        topic = qrels.topic_index(topic_codes.dictionary)[topic_codes.indices.to_numpy()]
+        topic = qrels.topic_index(topic_codes.dictionary)[to_numpy(topic_codes.indices)]
         docs = _dictionary(run.docid)
-        doc = docs.indices.to_numpy()
+        doc = to_numpy(docs.indices)
         score = run.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else run.score
         rank, position = run.rank, None
         keep = topic >= 0  # run topics absent from the qrels are ignored, as in trec_eval
@@ -517,7 +533,7 @@ class _RunLists:
         _check_duplicates(run, topic, doc, len(docs.dictionary), position)
         order = _order(topic, score, partial(_byte_order, doc, docs.dictionary), position, rank, ties)
         topic, doc = topic[order], doc[order]
-        present = np.unique(topic)
+        present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
         if depth is not None:
             cut = _position_in_group(topic) < depth
             if not cut.all():
@@ -528,8 +544,7 @@ class _RunLists:
             kept = grade >= 0
             if not kept.all():
                 topic, doc, grade = topic[kept], doc[kept], grade[kept]
-        start = np.flatnonzero(np.concatenate([[True], topic[1:] != topic[:-1]])) if len(topic) else \
-            np.zeros(0, dtype=np.int64)
+        start = _group_starts(topic)
         lengths = np.diff(np.concatenate([start, [len(topic)]]))
         return cls(run.name, run.source, topic[start].astype(np.int32), lengths.astype(np.int32),
                    doc.astype(np.int32), grade, present)
@@ -541,10 +556,17 @@ class _RunLists:
         return topic, np.arange(len(topic)) - start
 
 
+def _group_starts(group: np.ndarray) -> np.ndarray:
+    """Indices where a run of equal values starts."""
+    if len(group) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+
+
 def _byte_order(doc: np.ndarray, dictionary: pa.Array, rows: np.ndarray) -> np.ndarray:
     """Rank of the docids of ``rows`` among themselves in byte order (trec_eval compares docids with strcmp)."""
     codes, inverse = np.unique(doc[rows], return_inverse=True)
-    order = pc.sort_indices(dictionary.take(pa.array(codes)).cast(pa.binary())).to_numpy()
+    order = to_numpy(pc.sort_indices(dictionary.take(from_numpy(codes)).cast(pa.binary())))
     rank = np.empty(len(codes), dtype=np.int64)
     rank[order] = np.arange(len(codes))
     return rank[inverse]

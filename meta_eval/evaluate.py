@@ -8,6 +8,7 @@ apart from the summary (the trec_eval layout, which cannot tell them apart, refu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -102,6 +103,85 @@ def aggregate(values: np.ndarray, measure: Measure, collection: Collection | Non
         return np.nanmean(values, axis=-1)
 
 
+@dataclass(frozen=True)
+class Scores:
+    """Every run's value of several measures, per topic and over topics: the arrays behind :func:`evaluate`'s table.
+
+    Attributes
+    ----------
+    systems, topics : list of str
+        Run and topic names, in the collection's order.
+    measures : list of Measure
+    values : list of numpy.ndarray
+        Per measure, (S, T) per-topic values; NaN where a run skipped the topic (``missing="skip"``).
+    summary : list of numpy.ndarray
+        Per measure, (S,) values over topics (:func:`aggregate`).
+    """
+
+    systems: list[str]
+    topics: list[str]
+    measures: list[Measure]
+    values: list[np.ndarray]
+    summary: list[np.ndarray]
+
+    @property
+    def names(self) -> list[str]:
+        return [m.output_name for m in self.measures]
+
+    def frame(self, per_topic_rows: bool = True) -> pd.DataFrame:
+        """Tidy rows: ``run, topic, measure, value, summary`` (see :func:`evaluate`)."""
+        import pandas as pd
+
+        systems = np.asarray(self.systems, dtype=object)
+        topics = np.asarray(self.topics, dtype=object)
+        frames = []
+        for name, values, summary in zip(self.names, self.values, self.summary):
+            if per_topic_rows:
+                s_idx, t_idx = np.nonzero(~np.isnan(values))
+                frames.append(pd.DataFrame({"run": systems[s_idx], "topic": topics[t_idx], "measure": name,
+                                            "value": values[s_idx, t_idx], "summary": False}))
+            frames.append(pd.DataFrame({"run": systems, "topic": SUMMARY_TOPIC, "measure": name, "value": summary,
+                                        "summary": True}))
+        return pd.concat(frames, ignore_index=True)
+
+    @classmethod
+    def from_frame(cls, results: pd.DataFrame, measures: Sequence[Measure]) -> "Scores":
+        """The arrays of tidy rows (as :meth:`frame` or :func:`evaluate` make them); absent rows are NaN."""
+        is_summary = _summary_mask(results)
+        systems = list(dict.fromkeys(results["run"]))
+        topics = list(dict.fromkeys(results["topic"][~is_summary]))
+        s_of = {name: i for i, name in enumerate(systems)}
+        t_of = {name: i for i, name in enumerate(topics)}
+        values, summary = [], []
+        for m in measures:
+            rows = results[results["measure"] == m.output_name]
+            per_topic_values = np.full((len(systems), len(topics)), np.nan)
+            summary_values = np.full(len(systems), np.nan)
+            topic_rows, summary_rows = rows[~is_summary[rows.index]], rows[is_summary[rows.index]]
+            per_topic_values[topic_rows["run"].map(s_of).to_numpy(int), topic_rows["topic"].map(t_of).to_numpy(int)] \
+                = topic_rows["value"].to_numpy(float)
+            summary_values[summary_rows["run"].map(s_of).to_numpy(int)] = summary_rows["value"].to_numpy(float)
+            values.append(per_topic_values)
+            summary.append(summary_values)
+        return cls(systems, topics, list(measures), values, summary)
+
+
+def scores(collection: Collection, measures, *, progress: bool = False) -> Scores:
+    """Per-topic and summary values of every measure (:class:`Scores`); measures are computed in groups of eight
+    that share their pieces of the lists (:func:`per_topic_many`), and ``progress`` counts measures."""
+    from meta_eval.progress import progress as progress_display
+
+    resolved = resolve(measures)
+    group = 8
+    values: list[np.ndarray] = []
+    with progress_display(total=len(resolved), desc="measures", unit="measure", enabled=progress) as bar:
+        for lo in range(0, len(resolved), group):
+            values += per_topic_many(collection, resolved[lo:lo + group])
+            bar.update(min(group, len(resolved) - lo))
+    summary = [aggregate(v, m, collection) for m, v in zip(resolved, values)]
+    return Scores(list(collection.systems), list(collection.topics), resolved, values, summary)
+
+
 def evaluate(
     collection: Collection,
     measures,
@@ -115,33 +195,7 @@ def evaluate(
     (trec_eval's name; the flag keeps them apart from a topic named ``all``). Topics a run skipped under
     ``missing="skip"`` have no row.
     """
-    import pandas as pd
-
-    from meta_eval.progress import progress as progress_display
-
-    frames = []
-    resolved = resolve(measures)
-    systems = np.asarray(collection.systems, dtype=object)
-    topics = np.asarray(collection.topics, dtype=object)
-    # Measures in groups (a group shares its pieces of the lists: see per_topic_many); progress counts measures.
-    group = 8
-    with progress_display(total=len(resolved), desc="measures", unit="measure", enabled=progress) as bar:
-        computed = []
-        for lo in range(0, len(resolved), group):
-            computed += per_topic_many(collection, resolved[lo:lo + group])
-            bar.update(min(group, len(resolved) - lo))
-    for m, values in zip(resolved, computed):
-        if per_topic_rows:
-            s_idx, t_idx = np.nonzero(~np.isnan(values))
-            frames.append(pd.DataFrame({
-                "run": systems[s_idx], "topic": topics[t_idx], "measure": m.output_name, "value": values[s_idx, t_idx],
-                "summary": False,
-            }))
-        frames.append(pd.DataFrame({
-            "run": systems, "topic": SUMMARY_TOPIC, "measure": m.output_name, "value": aggregate(values, m, collection),
-            "summary": True,
-        }))
-    return pd.concat(frames, ignore_index=True)
+    return scores(collection, measures, progress=progress).frame(per_topic_rows)
 
 
 def score_lists(measure: str | Measure, grade_lists, counts=None, rel_level: int = 1) -> np.ndarray:
@@ -150,11 +204,13 @@ def score_lists(measure: str | Measure, grade_lists, counts=None, rel_level: int
     return m(Rankings.from_lists(grade_lists, counts, rel_level=rel_level))
 
 
-def format_trec(results: pd.DataFrame, measures: Sequence[Measure], per_topic_rows: bool = True) -> str:
+def format_trec(results: Scores | pd.DataFrame, measures: Sequence[Measure], per_topic_rows: bool = True) -> str:
     """Print results in trec_eval's layout (``measure<TAB>topic<TAB>value``, 4 decimals, ``all`` last).
 
-    One block per run, measures in the given order, as ``trec_eval -q`` prints them; counts without decimals;
-    geometric means (``gm_map``, ``gm_bpref``) only as summaries, as trec_eval prints them.
+    One block per run, measures in the given order, as ``trec_eval -q`` prints them: per-topic lines in the byte
+    order of the topic names, then ``runid``, ``num_q`` (the topics the run was evaluated on) and the summaries;
+    counts without decimals; geometric means (``gm_map``, ``gm_bpref``) only as summaries, as trec_eval prints
+    them. ``results`` is a :class:`Scores` or the tidy rows of :func:`evaluate`.
 
     Raises
     ------
@@ -162,29 +218,29 @@ def format_trec(results: pd.DataFrame, measures: Sequence[Measure], per_topic_ro
         Per-topic rows are asked for and a topic is named ``all``: trec_eval's layout could not tell it from the
         summary lines.
     """
-    lines = []
-    integer = {m.output_name: m.family.integer for m in measures}
-    order = {m.output_name: i for i, m in enumerate(measures)}
-    summary_only = {m.output_name for m in measures if m.family.aggregate == "gmean"}
-    is_summary = _summary_mask(results)
-    if per_topic_rows and (results.topic[~is_summary] == SUMMARY_TOPIC).any():
+    if not isinstance(results, Scores):
+        results = Scores.from_frame(results, measures)
+    by_name = dict(zip(results.names, zip(results.values, results.summary)))
+    picked = [(m, *by_name[m.output_name]) for m in measures]
+    evaluated = np.zeros((len(results.systems), len(results.topics)), dtype=bool)
+    for _, values, _ in picked:
+        evaluated |= ~np.isnan(values)
+    if per_topic_rows and SUMMARY_TOPIC in results.topics:
         raise InputError(f"a topic is named {SUMMARY_TOPIC!r}, which trec_eval's layout prints for the summary over "
                          "topics: its per-topic lines could not be told apart; rename the topic or use a tidy format "
                          "(csv, tsv, json, parquet), whose 'summary' column keeps them apart")
-    for run, block in results.assign(_summary=is_summary).groupby("run", sort=False):
-        topic_rows = block[~block._summary & ~block.measure.isin(summary_only)].copy() if per_topic_rows \
-            else block.iloc[:0].copy()
-        summary = block[block._summary]
-        topic_rows["_m"] = topic_rows.measure.map(order)
-        topic_rows["_t"] = topic_rows.topic.map(lambda t: str(t).encode())
-        for row in topic_rows.sort_values(["_t", "_m"], kind="stable").itertuples():
-            lines.append(_trec_line(row.measure, row.topic, row.value, integer[row.measure]))
+    topic_order = sorted(range(len(results.topics)), key=lambda t: str(results.topics[t]).encode())
+    per_topic_measures = [(m, values) for m, values, _ in picked if m.family.aggregate != "gmean"]
+    lines = []
+    for s, run in enumerate(results.systems):
+        if per_topic_rows:
+            for t in topic_order:
+                lines += [_trec_line(m.output_name, results.topics[t], values[s, t], m.family.integer)
+                          for m, values in per_topic_measures if not np.isnan(values[s, t])]
         lines.append(_trec_line("runid", SUMMARY_TOPIC, run, False))
-        topics = block.topic[~block._summary]
-        if len(topics):
-            lines.append(_trec_line("num_q", SUMMARY_TOPIC, topics.nunique(), False))
-        for row in summary.sort_values("measure", key=lambda s: s.map(order), kind="stable").itertuples():
-            lines.append(_trec_line(row.measure, SUMMARY_TOPIC, row.value, integer[row.measure]))
+        if evaluated[s].any():
+            lines.append(_trec_line("num_q", SUMMARY_TOPIC, int(evaluated[s].sum()), False))
+        lines += [_trec_line(m.output_name, SUMMARY_TOPIC, summary[s], m.family.integer) for m, _, summary in picked]
     return "\n".join(lines) + "\n"
 
 

@@ -175,6 +175,7 @@ def collection_from_cli(
     from meta_eval.collection import load_collection
     from meta_eval.demo import demo_collection
 
+    keep_freed_memory()
     options = dict(depth=depth, rel_level=rel_level, missing=_value(missing), unjudged=_value(unjudged),
                    ties=_value(ties), score_precision="float32" if float32 else "float64")
     if qrels is None and not runs:
@@ -184,6 +185,27 @@ def collection_from_cli(
     if not runs:
         raise typer.BadParameter("--qrels was given without any run")
     return load_collection(qrels, runs, progress=progress, **options)
+
+
+def keep_freed_memory() -> None:
+    """Let glibc's malloc keep freed memory for reuse instead of returning it to the system at once.
+
+    Loading runs and scoring them allocate and free many arrays of 0.1 to 30 MB (a run's columns, a measure's
+    temporaries). By default glibc maps each of them afresh and unmaps it when freed, so every allocation pays its
+    page faults again: on the 143 TREC-COVID runs, ~150,000 faults and 0.3-0.5 s of system time in
+    ``meta-eval evaluate``. With the mmap threshold at 32 MB and the trim threshold at 256 MB, freed blocks are
+    reused (4,000 faults; scoring 0.28 -> 0.13 s). Only the command line calls this (a library should not tune
+    its host's allocator); without glibc's ``mallopt`` (macOS, musl) it does nothing. Written by hand: no library
+    exposes ``mallopt``."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    mallopt(m_mmap_threshold, 32 << 20)
+    mallopt(m_trim_threshold, 256 << 20)
 
 
 def _value(option):

@@ -7,16 +7,18 @@ The output format follows the ``-o`` file's extension (``.csv .tsv .json .parque
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import math
 import os
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -25,6 +27,11 @@ from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, Missi
                                   RunsArg, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, measures_option,
                                   reports_errors)
 from meta_eval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from meta_eval.evaluate import Scores
 
 DEFAULT_MEASURES = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
 MeasuresOpt = measures_option(DEFAULT_MEASURES, "Measure (see 'meta-eval measures'; trec_eval -m specs such as "
@@ -69,24 +76,19 @@ def evaluate(
     progress: ProgressOpt = True,
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
-    from meta_eval.evaluate import evaluate as evaluate_collection
-    from meta_eval.evaluate import resolve
+    from meta_eval.evaluate import resolve, scores
 
     if out is not None:
         check_writable(out)
     fmt = output_format(fmt, out)
     measures = resolve(measure or DEFAULT_MEASURES)  # bad names fail here, before any file is read
-    with ThreadPoolExecutor(1) as pool:
-        loading = pool.submit(collection_from_cli, qrels, runs, depth, rel_level, missing, unjudged, ties, float32,
-                              progress=progress)
-        # pandas (for the results) is imported while the runs are read: the import holds the GIL, reading hardly
-        # does (gunzip and Arrow's parser release it), so on two cores the import costs no time.
-        import pandas  # noqa: F401
-        collection = loading.result()
+    if fmt == Format.table:  # the table printer is imported while the runs are read (the GIL is mostly free then)
+        threading.Thread(target=importlib.import_module, args=("tabulate",), daemon=True).start()
+    collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32,
+                                     progress=progress)
     warn_rel_level(rel_level, collection.max_grade)
-    wants_topics = per_topic or fmt == Format.trec
-    results = evaluate_collection(collection, measures, per_topic_rows=wants_topics, progress=progress)
-    rendered = render(results, measures, fmt, per_topic=per_topic, digits=digits)
+    results = scores(collection, measures, progress=progress)
+    rendered = render(results, fmt, per_topic=per_topic, digits=digits)
     if out is None:
         if isinstance(rendered, bytes):
             raise InputError(f"the {fmt.value} format is binary: write it to a file with -o")
@@ -143,24 +145,23 @@ def warn_rel_level(rel_level: int, max_grade: int) -> None:
 # --------------------------------------------------------------------------------------------- rendering
 
 
-def render(results, measures, fmt: Format, *, per_topic: bool, digits: int = 4) -> str | bytes:
-    """The results in a format: tidy rows (machine formats, exact floats), trec_eval's layout, or tables."""
+def render(results: Scores, fmt: Format, *, per_topic: bool, digits: int = 4) -> str | bytes:
+    """The results in a format: tidy rows (machine formats, exact floats), trec_eval's layout, or tables. Only the
+    tidy formats need pandas: the everyday table is printed from the arrays, without importing it."""
     from meta_eval.evaluate import format_trec
 
     if fmt == Format.trec:
-        return format_trec(results, measures, per_topic_rows=per_topic)
-    rows = results if per_topic else results[results["summary"]]
+        return format_trec(results, results.measures, per_topic_rows=per_topic)
     if fmt in TIDY:
-        return _tidy(rows.reset_index(drop=True), fmt)
-    names = [m.output_name for m in measures]
-    tables = [("Summary over topics", _wide(results[results["summary"]], names, ["run"]))]
+        return _tidy(results.frame(per_topic_rows=per_topic), fmt)
+    tables = [_summary_table(results)]
     if per_topic:
-        tables.insert(0, ("Per topic", _wide(results[~results["summary"]], names, ["run", "topic"])))
+        tables.insert(0, _per_topic_table(results))
     if fmt == Format.md:
-        return "\n".join(f"**{title}**\n\n{_markdown(t, digits)}\n" for title, t in tables)
+        return "\n".join(f"**{t.title}**\n\n{_markdown(t, digits)}\n" for t in tables)
     if fmt == Format.tex:
-        return "\n".join(_latex(t, digits, title) for title, t in tables)
-    return "".join(_console(t, digits, title) for title, t in tables)
+        return "\n".join(_latex(t, digits) for t in tables)
+    return "".join(_console(t, digits) for t in tables)
 
 
 def _tidy(rows, fmt: Format) -> str | bytes:
@@ -182,23 +183,44 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
-def _wide(rows, names: list[str], index: list[str]):
-    """Rows (run[, topic]) × measure columns, in the order runs, topics and measures first appear."""
-    table = rows.pivot_table(index=index, columns="measure", values="value", aggfunc="first", sort=False)
-    return table.reindex(columns=names)
+@dataclass(frozen=True)
+class _Table:
+    """A printed table: key columns (run[, topic]) and one column of values per measure."""
+
+    title: str
+    key_names: list[str]
+    keys: list[tuple]
+    columns: list[str]
+    values: np.ndarray  # (rows, columns); NaN prints empty
+
+
+def _summary_table(results: Scores) -> _Table:
+    import numpy as np
+
+    return _Table("Summary over topics", ["run"], [(run,) for run in results.systems], results.names,
+                  np.column_stack(results.summary) if results.summary else np.zeros((len(results.systems), 0)))
+
+
+def _per_topic_table(results: Scores) -> _Table:
+    """One row per (run, topic) the run was evaluated on, runs then topics in the collection's order."""
+    import numpy as np
+
+    stacked = np.stack(results.values, axis=-1)  # (S, T, measures)
+    s_idx, t_idx = np.nonzero(~np.isnan(stacked).all(axis=-1))
+    keys = [(results.systems[s], results.topics[t]) for s, t in zip(s_idx, t_idx)]
+    return _Table("Per topic", ["run", "topic"], keys, results.names, stacked[s_idx, t_idx])
 
 
 def _cell(value: float, digits: int) -> str:
     return "" if value != value else f"{value:.{digits}f}"
 
 
-def _markdown(table, digits: int) -> str:
-    head = [*table.index.names, *table.columns]
+def _markdown(table: _Table, digits: int) -> str:
+    head = [*table.key_names, *table.columns]
     lines = ["| " + " | ".join(_md_escape(h) for h in head) + " |",
-             "|" + "|".join(["---"] * len(table.index.names) + ["---:"] * len(table.columns)) + "|"]
-    for key, row in table.iterrows():
-        keys = key if isinstance(key, tuple) else (key,)
-        cells = [_md_escape(str(k)) for k in keys] + [_cell(v, digits) for v in row.to_numpy()]
+             "|" + "|".join(["---"] * len(table.key_names) + ["---:"] * len(table.columns)) + "|"]
+    for keys, row in zip(table.keys, table.values):
+        cells = [_md_escape(str(k)) for k in keys] + [_cell(v, digits) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -215,28 +237,25 @@ def _tex_escape(text: str) -> str:
     return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
-def _latex(table, digits: int, title: str) -> str:
+def _latex(table: _Table, digits: int) -> str:
     """A booktabs tabular (needs ``\\usepackage{booktabs}``)."""
-    n_keys = len(table.index.names)
-    lines = [f"% {title}", r"\begin{tabular}{" + "l" * n_keys + "r" * len(table.columns) + "}", r"\toprule",
-             " & ".join(_tex_escape(h) for h in [*table.index.names, *table.columns]) + r" \\", r"\midrule"]
-    for key, row in table.iterrows():
-        keys = key if isinstance(key, tuple) else (key,)
-        lines.append(" & ".join([_tex_escape(k) for k in keys] + [_cell(v, digits) for v in row.to_numpy()])
-                     + r" \\")
+    n_keys = len(table.key_names)
+    lines = [f"% {table.title}", r"\begin{tabular}{" + "l" * n_keys + "r" * len(table.columns) + "}", r"\toprule",
+             " & ".join(_tex_escape(h) for h in [*table.key_names, *table.columns]) + r" \\", r"\midrule"]
+    for keys, row in zip(table.keys, table.values):
+        lines.append(" & ".join([_tex_escape(k) for k in keys] + [_cell(v, digits) for v in row]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(lines)
 
 
-def _console(table, digits: int, title: str) -> str:
+def _console(table: _Table, digits: int) -> str:
     """A boxed text table under a centred title. tabulate, not rich: rich lays out every cell (Unicode widths,
     wrapping) and takes about a second for 143 runs × 8 measures, which would be most of the command's time."""
     from tabulate import tabulate
 
-    head = [*table.index.names, *(str(c) for c in table.columns)]
-    rows = [[*(key if isinstance(key, tuple) else (key,)), *(_cell(v, digits) for v in values)]
-            for key, values in zip(table.index, table.to_numpy())]
+    head = [*table.key_names, *(str(c) for c in table.columns)]
+    rows = [[*keys, *(_cell(v, digits) for v in values)] for keys, values in zip(table.keys, table.values)]
     text = tabulate(rows, headers=head, tablefmt="simple_outline", disable_numparse=True,
-                    colalign=["left"] * len(table.index.names) + ["right"] * len(table.columns))
+                    colalign=["left"] * len(table.key_names) + ["right"] * len(table.columns))
     width = len(text.split("\n", 1)[0])
-    return f"{title:^{width}}\n{text}\n"
+    return f"{table.title:^{width}}\n{text}\n"

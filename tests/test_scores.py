@@ -1,0 +1,52 @@
+"""Scores, the arrays behind evaluate's tidy rows: the two views agree, and trec_eval's layout is the same printed
+from either (the command line prints from the arrays, the API from frames)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import meta_eval as me
+from meta_eval.evaluate import Scores, format_trec, resolve, scores
+
+MEASURES = ["AP", "nDCG@10", "gm_map", "num_rel", "P@5"]
+
+
+@pytest.fixture(scope="module", params=["zero", "skip"])
+def collection(request):
+    qrels = pd.DataFrame({"topic": ["1", "1", "2", "2", "10"], "docid": ["a", "b", "a", "c", "d"],
+                          "grade": [1, 0, 2, 1, 1]})
+    runs = pd.DataFrame({"run": ["x", "x", "x", "y", "y"], "topic": ["1", "2", "10", "2", "2"],
+                         "docid": ["a", "c", "e", "a", "b"], "score": [1.0, 2.0, 0.5, 1.0, 1.0]})
+    return me.load_collection(qrels, [runs], missing=request.param)
+
+
+def test_frame_round_trips_through_the_arrays(collection):
+    result = scores(collection, MEASURES)
+    again = Scores.from_frame(result.frame(), resolve(MEASURES))
+    assert again.systems == result.systems and again.topics == result.topics
+    for a, b in zip(result.values + result.summary, again.values + again.summary):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_skipped_topics_have_no_rows(collection):
+    frame = scores(collection, MEASURES).frame()
+    rows = frame[(frame.run == "y") & ~frame.summary & (frame.measure == "AP")]
+    expected = {"1", "2", "10"} if collection.missing == "zero" else {"2"}
+    assert set(rows.topic) == expected
+
+
+@pytest.mark.parametrize("per_topic_rows", [True, False])
+def test_trec_layout_is_the_same_from_arrays_and_frames(collection, per_topic_rows):
+    measures = resolve(MEASURES)
+    result = scores(collection, measures)
+    from_arrays = format_trec(result, measures, per_topic_rows=per_topic_rows)
+    from_frame = format_trec(me.evaluate(collection, measures), measures, per_topic_rows=per_topic_rows)
+    assert from_arrays == from_frame
+    lines = from_arrays.splitlines()
+    if per_topic_rows:  # topics in byte order ("10" before "2"), measures in the given order, gm_map summary only
+        x_topics = [line.split("\t")[1] for line in lines if line.startswith("AP ")][:3]
+        assert x_topics == ["1", "10", "2"]
+        assert not any(line.startswith("gm_map") and "\tall\t" not in line for line in lines)
+    assert sum(line.startswith("runid") for line in lines) == 2
