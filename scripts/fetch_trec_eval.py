@@ -41,7 +41,8 @@ def main() -> None:
         sdist = next(Path(tmp).glob("pyserini-*.tar.gz"))
         with tarfile.open(sdist) as tar:
             jar_member = next(m for m in tar.getmembers() if m.name.endswith("-fatjar.jar"))
-            tar.extract(jar_member, tmp, filter="data")
+            jar_member.name = Path(jar_member.name).name  # extracted flat, whatever the archive's paths
+            tar.extract(jar_member, tmp)
         with zipfile.ZipFile(Path(tmp) / jar_member.name) as jar:
             binary = jar.read(member)
     args.out.parent.mkdir(parents=True, exist_ok=True)
