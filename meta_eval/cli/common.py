@@ -188,16 +188,19 @@ def collection_from_cli(
 
 
 def keep_freed_memory() -> None:
-    """Let glibc's malloc keep freed memory for reuse instead of returning it to the system at once.
+    """Let glibc's malloc keep freed memory for reuse, and let Arrow allocate through it.
 
     Loading runs and scoring them allocate and free many arrays of 0.1 to 30 MB (a run's columns, a measure's
     temporaries). By default glibc maps each of them afresh and unmaps it when freed, so every allocation pays its
     page faults again: on the 143 TREC-COVID runs, ~150,000 faults and 0.3-0.5 s of system time in
     ``meta-eval evaluate``. With both the mmap and the trim threshold at 32 MB, freed blocks are reused (4,000
     faults; scoring 0.28 -> 0.13 s) and at most 32 MB of freed memory is kept (a trim threshold of 256 MB was no
-    faster and kept up to 90 MB more at the peak of ``discpower`` on a 4x collection). Only the command line calls this (a library should not tune
-    its host's allocator); without glibc's ``mallopt`` (macOS, musl) it does nothing. Written by hand: no library
-    exposes ``mallopt``."""
+    faster and kept up to 90 MB more at the peak of ``discpower`` on a 4x collection). Arrow's own allocator
+    (mimalloc) then does worse than glibc's: with the system pool, ``evaluate`` took 1.74 s against 2.00 s (means of
+    8 runs each) and peaked at 153 MB against 215 MB.
+
+    Only the command line calls this (a library should not tune its host's allocator); without glibc's ``mallopt``
+    (macOS, musl) it does nothing. Written by hand: no library exposes ``mallopt``."""
     import ctypes
 
     try:
@@ -207,6 +210,9 @@ def keep_freed_memory() -> None:
     m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
     mallopt(m_mmap_threshold, 32 << 20)
     mallopt(m_trim_threshold, 32 << 20)
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
 
 
 def _value(option):
