@@ -346,8 +346,8 @@ def load_collection(
         topic in common with the qrels, bad options.
     """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
-    # The qrels are read in a thread while the runs are decompressed and parsed: reading them first would leave
-    # both cores idle while pyarrow's first conversions import pandas (a third of a second, holding the GIL).
+    # The qrels are read in a thread while the first runs are decompressed and parsed (a run needs them only to
+    # grade its lists, after parsing).
     with ThreadPoolExecutor(1) as pool:
         reading_qrels = pool.submit(lambda: _Qrels(io.read_qrels(qrels)))
 
@@ -437,7 +437,6 @@ def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel
         width = max(int(topic_depth[topics].max(initial=0)), 1)
         grades = np.full((n_sys, len(topics), width), PAD, dtype=np.int8)
         docs = np.full((n_sys, len(topics), width), -1, dtype=np.int32)
-
         for s, run in enumerate(lists):
             topic, pos = run.rows()
             grade, doc = run.grade, run.doc
