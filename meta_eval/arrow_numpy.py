@@ -10,7 +10,7 @@ pandas.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +21,7 @@ _NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int
 _ARROW = {np.dtype(dtype): arrow for arrow, dtype in _NUMPY.items()}
 
 
-def to_numpy(values: pa.Array | pa.ChunkedArray, null: int | float | None = None) -> np.ndarray:
+def to_numpy(values: pa.Array | pa.ChunkedArray, null: float | None = None) -> np.ndarray:
     """A numpy view of a numeric Arrow array (chunks are combined first).
 
     Parameters

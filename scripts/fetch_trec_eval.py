@@ -48,7 +48,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(binary)
     args.out.chmod(0o755)
-    shown = subprocess.run([str(args.out), "-v"], capture_output=True, text=True)
+    shown = subprocess.run([str(args.out), "-v"], capture_output=True, text=True, check=False)  # -v exits 0 or not
     version = (shown.stdout + shown.stderr).strip()
     print(f"{args.out}: {version or 'trec_eval'} (from {jar_member.name.rsplit('/', 1)[-1]})")
 
