@@ -339,21 +339,39 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
         # lists at an extreme: a few steps towards the face, then the face itself (below), then more steps if
         # its support could not be read off yet
         limit = np.where(edge, min(max_iter, _EDGE_ITER[0]), max_iter) * (good & ~flat)  # nothing to solve else
-        P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory, lo=lo, hi=hi)
-        face_ok = _on_face(form, P, prob, edge, v, tol, done, stat)
-        again = np.flatnonzero(edge & ~face_ok & ~done)
-        if again.size:
-            Pa, ya, ita, da, sa = _solve_nonlinear(_SubForm(form, again)._restricted(), _sub(prob, again), vv[again],
-                                                   y[again], P0[again], P[again] * (1 - 1e-9) + 1e-9 * P0[again],
-                                                   tol, _EDGE_ITER[1], memory, lo=lo[again], hi=hi[again])
-            P[again], y[again], it[again], done[again], stat[again] = Pa, ya, it[again] + ita, da, sa
-            _on_face(form, P, prob, edge & np.isin(np.arange(L), again), v, tol, done, stat)
+        y_start = y.copy()
+        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v)
+        retry = (limit > 0) & ~done
+        if retry.any():  # the growing step cap can overshoot on small lists at an extreme: again with a fixed cap
+            P2, y2, it2, done2, stat2 = _nonlinear_pass(form, prob, vv, y_start, P0, start, tol, limit * retry, memory,
+                                                        lo, hi, edge & retry, v, grow_cap=False)
+            take = retry & done2
+            P[take], y[take], done[take], stat[take] = P2[take], y2[take], True, stat2[take]
+            it[retry] += it2[retry]
     P[flat], y[flat, K], done[flat] = P0[flat], 0.0, True
     achieved = form.value(P)
     res = np.maximum(np.abs(P.sum(1) - rr).max(1), np.abs(achieved - v))
     status[good & ~done] = NOT_CONVERGED
     return dict(P=P, achieved=achieved, entropy=entropy(P), max_residual=np.where(good, res, np.nan),
                 stationarity=np.where(good, stat, np.nan), multipliers=y, n_iter=it, status=status)
+
+
+def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v, grow_cap=True):
+    """:func:`_solve_nonlinear` on the lists with ``limit`` > 0; lists at an extreme (``edge``) then read their face,
+    and those whose face could not be read yet take more steps from where they stopped and try again."""
+    L = len(limit)
+    P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory, lo=lo, hi=hi,
+                                            grow_cap=grow_cap)
+    face_ok = _on_face(form, P, prob, edge, v, tol, done, stat)
+    again = np.flatnonzero(edge & ~face_ok & ~done)
+    if again.size:
+        Pa, ya, ita, da, sa = _solve_nonlinear(_SubForm(form, again)._restricted(), _sub(prob, again), vv[again],
+                                               y[again], P0[again], P[again] * (1 - 1e-9) + 1e-9 * P0[again],
+                                               tol, _EDGE_ITER[1], memory, lo=lo[again], hi=hi[again],
+                                               grow_cap=grow_cap)
+        P[again], y[again], it[again], done[again], stat[again] = Pa, ya, it[again] + ita, da, sa
+        _on_face(form, P, prob, edge & np.isin(np.arange(L), again), v, tol, done, stat)
+    return P, y, it, done, stat
 
 
 def _on_face(form, P, prob: _Problem, edge, v, tol, done, stat) -> np.ndarray:
@@ -398,7 +416,7 @@ def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2
 
 
 def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
-                     damp_after=40, lo=None, hi=None, match=True):
+                     damp_after=40, lo=None, hi=None, match=True, grow_cap=True):
     """Sequential linearisation with safeguarded Anderson acceleration on the (centred) logits.
 
     Iteration k linearises E at p_k and solves the linear MEM with target d.p_k + b_k (v - E(p_k)), b_k in (0, 1]:
@@ -448,7 +466,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, 1e-6)
         # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
         q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], inner_tol, inner_iter,
-                                               grow_cap=True)
+                                               grow_cap=grow_cap)
         Eq = sub.value(q)
         if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
             fix = np.flatnonzero((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
