@@ -325,13 +325,13 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     # collection hashes each distinct docid of a run once instead of every line's.
     types = {"score": pa.float64(), "topic": _DICT, "docid": _DICT} | ({"rank": pa.float64()} if with_rank else {})
     table = _parse(data, label, RUN_FIELDS, types, keep, checks)
-    score = _numbers(table, "score")
+    score = to_numpy(table.column("score"))
     bad = ~np.isfinite(score)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise InputError(f"score must be a finite number, got {_field_of_row(data, row, 4)!r}", label,
                          _line_of_row(data, row))
-    rank = _numbers(table, "rank") if with_rank else None
+    rank = to_numpy(table.column("rank")) if with_rank else None
     if rank is not None and not np.isfinite(rank).all():
         row = int(np.flatnonzero(~np.isfinite(rank))[0])
         raise InputError(f"rank must be a finite number, got {_field_of_row(data, row, 3)!r}", label,
@@ -346,11 +346,6 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         score=score,
         rank=rank,
     )
-
-
-def _numbers(table: pa.Table, name: str) -> np.ndarray:
-    """A numeric column as one numpy array (without pandas: :mod:`meta_eval.arrow_numpy`)."""
-    return to_numpy(table.column(name))
 
 
 def _first_tag(data: bytes) -> str:
@@ -429,7 +424,7 @@ def read_qrels(source: PathLike | Any) -> QrelsTable:
     label = str(source)
     data = read_bytes(source)
     table = _parse(data, label, QRELS_FIELDS, {"grade": pa.int64()}, ["topic", "docid", "grade"], {"grade": "int"})
-    grade = _numbers(table, "grade")
+    grade = to_numpy(table.column("grade"))
     _check_grade_range(grade, label, lambda row: _line_of_row(data, row))
     return QrelsTable(
         source=label,

@@ -5,8 +5,9 @@ trec-covid
     nDCG@10, P@10, Rprec, RR, bpref) against a pytrec_eval script reading the same files (the same measures but GAP,
     which it lacks) and, with ``--trec-eval PATH``, a shell loop of the trec_eval C program over the runs
     (``trec_eval -m ... qrels run``: on the runs decompressed beforehand, its best case, and with each run
-    decompressed to a file first, as a user holding the gzip files runs it; trec_eval cannot read a pipe). ``scripts/fetch_trec_eval.py`` fetches a trec_eval binary. Each side is a whole process (interpreter start, imports,
-    reading, scoring, printing); best wall time of ``--repeat``, with the CPU time (user + system) and peak
+    decompressed to a file first, as a user holding the gzip files runs it; trec_eval cannot read a pipe);
+    ``scripts/fetch_trec_eval.py`` fetches a trec_eval binary. Each side is a whole process (interpreter start,
+    imports, reading, scoring, printing); best wall time of ``--repeat``, with the CPU time (user + system) and peak
     resident memory of that process. Also ``meta-eval --help`` and ``import meta_eval``.
 memory
     Issue 15's cases, each a whole ``meta-eval evaluate`` process beside pytrec_eval: a 50,000-topic qrels against a
@@ -26,7 +27,6 @@ Usage: python scripts/bench_evaluate.py [--data ../shared/data/trec-covid-round1
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import shutil
 import subprocess
@@ -112,8 +112,8 @@ def trec_covid(data: Path, repeat: int, trec_eval: str | None) -> None:
         with tempfile.TemporaryDirectory() as plain:
             c = best(" ; ".join(f"{args} {path}" for path in gunzip_all(runs, plain)), repeat)
             # as a user with the gzip files runs it: trec_eval reads no pipe, so each run goes through a file
-            gz = best(" ; ".join(f"gzip -dc {path} > {plain}/run ; {args} {plain}/run" for path in sorted(runs.iterdir())),
-                      repeat)
+            gz = best(" ; ".join(f"gzip -dc {path} > {plain}/run ; {args} {plain}/run"
+                                 for path in sorted(runs.iterdir())), repeat)
         print(f"trec_eval C loop   : {c[0]:.2f} s wall, {c[1]:.2f} s CPU  (on the runs decompressed beforehand)")
         print(f"                     {gz[0]:.2f} s wall, {gz[1]:.2f} s CPU  (each run decompressed to a file first)")
         line += (f" trec_eval_s={c[0]:.3f} trec_eval_cpu_s={c[1]:.3f} speedup_trec_eval={c[0] / ours[0]:.2f}"
@@ -131,11 +131,12 @@ def gunzip_all(runs: Path, folder: str) -> list[Path]:
     """The runs decompressed into ``folder``, outside the timing: trec_eval reads plain files only (it sizes the
     file before reading it, so it cannot read a pipe), and this is its best case: the gunzip is not counted for it,
     while meta-eval's time includes its own."""
+    from meta_eval.io import read_bytes
+
     out = []
     for path in sorted(runs.iterdir()):
         target = Path(folder) / path.name.removesuffix(".gz")
-        with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as f:
-            target.write_bytes(f.read())
+        target.write_bytes(read_bytes(path))
         out.append(target)
     return out
 

@@ -193,8 +193,8 @@ def keep_freed_memory() -> None:
     Loading runs and scoring them allocate and free many arrays of 0.1 to 30 MB (a run's columns, a measure's
     temporaries). By default glibc maps each of them afresh and unmaps it when freed, so every allocation pays its
     page faults again: on the 143 TREC-COVID runs, ~150,000 faults and 0.3-0.5 s of system time in
-    ``meta-eval evaluate``. With both the mmap and the trim threshold at 32 MB, freed blocks are reused (4,000
-    faults; scoring 0.28 -> 0.13 s) and at most 32 MB of freed memory is kept (a trim threshold of 256 MB was no
+    ``meta-eval evaluate``. With both the mmap and the trim threshold at 32 MB, freed blocks are reused (about
+    21,000 faults; scoring 0.28 -> 0.13 s) and at most 32 MB of freed memory is kept (a trim threshold of 256 MB was no
     faster and kept up to 90 MB more at the peak of ``discpower`` on a 4x collection). Arrow's own allocator
     (mimalloc) then does worse than glibc's: with the system pool, ``evaluate`` took 1.74 s against 2.00 s (means of
     8 runs each) and peaked at 153 MB against 215 MB.
