@@ -350,10 +350,15 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
 
 def _first_tag(data: bytes) -> str:
     """The tag (6th field) of the first non-blank line: the run's name, as trec_eval's ``runid``."""
-    for line in data.split(b"\n", 64)[:64]:
-        fields = line.split()
+    start = 0
+    for _ in range(64):  # line by line: splitting the file would copy its rest
+        end = data.find(b"\n", start)
+        fields = data[start:end if end >= 0 else len(data)].split()
         if len(fields) >= 6:
             return fields[5].decode("utf-8", errors="replace")
+        if end < 0:
+            break
+        start = end + 1
     return "run"
 
 

@@ -5,7 +5,8 @@ trec-covid
     nDCG@10, P@10, Rprec, RR, bpref) against a pytrec_eval script reading the same files (the same measures but GAP,
     which it lacks) and, with ``--trec-eval PATH``, a shell loop of the trec_eval C program over the runs
     (``trec_eval -m ... qrels run``: on the runs decompressed beforehand, its best case, and with each run
-    decompressed to a file first, as a user holding the gzip files runs it; trec_eval cannot read a pipe);
+    decompressed to a file first, as a user holding the gzip files runs it; trec_eval cannot read a pipe), and
+    meta-eval again on the decompressed runs, the same input as trec_eval's best case;
     ``scripts/fetch_trec_eval.py`` fetches a trec_eval binary. Each side is a whole process (interpreter start,
     imports, reading, scoring, printing); best wall time of ``--repeat``, with the CPU time (user + system) and peak
     resident memory of that process. Also ``meta-eval --help`` and ``import meta_eval``.
@@ -79,6 +80,12 @@ def meta_eval_cmd(*args: str) -> list[str]:
     return [shutil.which("meta-eval") or "meta-eval", *args]
 
 
+def evaluate_cmd(qrels: Path, runs: Path | str) -> list[str]:
+    """``meta-eval evaluate`` with the benchmark's measures."""
+    return meta_eval_cmd("evaluate", "-Q", str(qrels), str(runs), *sum((["-m", m] for m in OURS), []),
+                         "--no-progress")
+
+
 _PEER_SCRIPT = """
 import gzip, sys, pathlib, pytrec_eval
 qrels_path, runs, measures = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
@@ -95,8 +102,7 @@ for path in sorted(pathlib.Path(runs).iterdir()):
 
 def trec_covid(data: Path, repeat: int, trec_eval: str | None) -> None:
     qrels, runs = data / "qrels.txt", data / "runs"
-    ours_cmd = meta_eval_cmd("evaluate", "-Q", str(qrels), str(runs), *sum((["-m", m] for m in OURS), []),
-                             "--no-progress")
+    ours_cmd = evaluate_cmd(qrels, runs)
     peer_cmd = [sys.executable, "-c", _PEER_SCRIPT, str(qrels), str(runs), ",".join(PEER)]
     measure(ours_cmd)  # warm the page cache and the bytecode
     print(f"load average before: {load()}")
@@ -109,15 +115,21 @@ def trec_covid(data: Path, repeat: int, trec_eval: str | None) -> None:
             f"cpu_speedup={peer[1] / ours[1]:.2f}")
     if trec_eval:
         args = f"{trec_eval} {' '.join(TREC_EVAL)} {qrels}"
-        with tempfile.TemporaryDirectory() as plain:
-            c = best(" ; ".join(f"{args} {path}" for path in gunzip_all(runs, plain)), repeat)
+        with tempfile.TemporaryDirectory() as plain, tempfile.TemporaryDirectory() as scratch:
+            plain_runs = gunzip_all(runs, plain)
+            c = best(" ; ".join(f"{args} {path}" for path in plain_runs), repeat)
             # as a user with the gzip files runs it: trec_eval reads no pipe, so each run goes through a file
-            gz = best(" ; ".join(f"gzip -dc {path} > {plain}/run ; {args} {plain}/run"
+            gz = best(" ; ".join(f"gzip -dc {path} > {scratch}/run ; {args} {scratch}/run"
                                  for path in sorted(runs.iterdir())), repeat)
+            # the same input for both: meta-eval on the decompressed files trec_eval read
+            same = best(evaluate_cmd(qrels, plain), repeat)
         print(f"trec_eval C loop   : {c[0]:.2f} s wall, {c[1]:.2f} s CPU  (on the runs decompressed beforehand)")
         print(f"                     {gz[0]:.2f} s wall, {gz[1]:.2f} s CPU  (each run decompressed to a file first)")
+        print(f"meta-eval evaluate : {same[0]:.2f} s wall, {same[1]:.2f} s CPU, {same[2]:.0f} MB peak  (on the "
+              "decompressed runs trec_eval read)")
         line += (f" trec_eval_s={c[0]:.3f} trec_eval_cpu_s={c[1]:.3f} speedup_trec_eval={c[0] / ours[0]:.2f}"
-                 f" trec_eval_gz_s={gz[0]:.3f} speedup_trec_eval_gz={gz[0] / ours[0]:.2f}")
+                 f" trec_eval_gz_s={gz[0]:.3f} speedup_trec_eval_gz={gz[0] / ours[0]:.2f}"
+                 f" ours_plain_s={same[0]:.3f} speedup_trec_eval_same_input={c[0] / same[0]:.2f}")
     else:
         print("trec_eval C loop   : not run (give --trec-eval PATH to a trec_eval binary)")
     print(line + f" load={load()}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import meta_eval as me
 
@@ -140,3 +142,28 @@ def test_ties_follow_byte_order_for_any_docids():
     col = me.load_collection(qrels, [run])
     expected = [docs.index(d) for d in sorted(docs, key=lambda d: d.encode(), reverse=True)]
     assert col.grades[0, 0, : len(docs)].tolist() == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 40)), min_size=1, max_size=60),
+       n_docs=st.sampled_from([41, 10**7]))
+def test_duplicate_documents_found_by_either_path(pairs, n_docs):
+    """A (topic, document) pair listed twice is an error, whether it is found with the mark table (few topics ×
+    documents) or by sorting (n_docs = 10**7 makes the table too large); a list without one passes."""
+    import pyarrow as pa
+
+    from meta_eval.collection import _check_duplicates
+    from meta_eval.errors import InputError
+    from meta_eval.io import RunTable
+
+    topic = np.array([t for t, _ in pairs], dtype=np.int64)
+    doc = np.array([d for _, d in pairs], dtype=np.int64)
+    run = RunTable("r", "no-such-file", pa.array([str(t) for t in topic]), pa.array([f"d{d}" for d in doc]),
+                   np.zeros(len(pairs)))
+    if len(set(pairs)) == len(pairs):
+        _check_duplicates(run, topic, doc, n_docs, None)
+    else:
+        with pytest.raises(InputError, match="appears twice") as error:
+            _check_duplicates(run, topic, doc, n_docs, None)
+        twice = {f"'d{d}' appears twice for topic '{t}'" for t, d in pairs if pairs.count((t, d)) > 1}
+        assert any(words in str(error.value) for words in twice)
