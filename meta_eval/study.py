@@ -520,7 +520,8 @@ def stage_incomplete_judgments(ctx: _Context, section: Section) -> None:
     out = incomplete_judgments_stage(ctx.collection, ctx.measures, fractions=opts.judgment_fractions,
                                      n_draws=opts.judgment_draws, forms=ctx.forms, alpha=opts.alpha,
                                      threshold=JUDGMENT_THRESHOLD, seed=opts.seed, standardise=opts.standardise,
-                                     colors=ctx.colors, progress=ctx.progress)
+                                     colors=ctx.colors, progress=ctx.progress, n_jobs=ctx.jobs,
+                                     scheduler=ctx.scheduler)
     _emit(ctx, section, out, {"incomplete_judgments": (
         f"Robustness to incomplete judgments: agreement of each metric's system ranking under reduced qrels with "
         f"its full-qrels ranking, and the pairs a paired t-test separates (α = {opts.alpha:g}), {opts.judgment_draws} "
@@ -556,7 +557,8 @@ def stage_ltr(ctx: _Context, section: Section) -> None:
     specs = _unique_specs([*opts.metrics, *opts.against])
     res = run_ltr(data, train_for=specs, test=specs, algorithms=("lambdamart",), max_folds=opts.ltr_folds,
                   seed=opts.seed, rel_level=ctx.collection.rel_level,
-                  lambdamart={"num_boost_round": opts.ltr_rounds}, progress=ctx.progress)
+                  lambdamart={"num_boost_round": opts.ltr_rounds}, progress=ctx.progress, jobs=ctx.jobs,
+                  scheduler=ctx.scheduler)
     ctx.shared["ltr"] = res
     rms = ctx.shared.get("informativeness_rms")
     s = res.settings

@@ -124,3 +124,17 @@ def test_cli_errors(tmp_path):
     assert "meta-eval: error:" in res.output and "bad.txt:2:" in res.output
     res = CliRunner().invoke(app, ["ltr", "--train-for", "P@10", "--algorithm", "softrank", "--no-progress"])
     assert res.exit_code == 2 and "lambdamart" in res.output
+
+
+def test_models_trained_on_two_workers_give_the_same_results(result):
+    """Each (fold, algorithm, objective) model trains in a worker process (meta_eval.parallel); the per-query values
+    are identical to the in-process run, for LambdaMART and SoftRank alike."""
+    folds = load_folds(default_data(), max_folds=2)
+    two = run_ltr(folds, ["nDCG", "GAP(g=0.5,0.5)", "AP"], ["nDCG@10", "AP", "P@10"], lambdamart=QUICK,
+                  progress=False, jobs=2)
+    pd.testing.assert_frame_equal(two.per_query, result.per_query, check_exact=True)
+    pd.testing.assert_frame_equal(two.table, result.table, check_exact=True)
+    soft = dict(epochs=10)
+    one = run_ltr(folds[:1], ["nDCG", "AP"], ["AP"], ["softrank"], softrank=soft, progress=False)
+    two = run_ltr(folds[:1], ["nDCG", "AP"], ["AP"], ["softrank"], softrank=soft, progress=False, jobs=2)
+    pd.testing.assert_frame_equal(two.per_query, one.per_query, check_exact=True)

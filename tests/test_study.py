@@ -373,3 +373,16 @@ def test_cli_runs_as_arguments_and_the_deprecated_runs_option(tmp_path):
     assert "--runs is deprecated" in old.output and "deprecated" not in new.output
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "discpower_summary.csv"),
                                   pd.read_csv(tmp_path / "b" / "discpower_summary.csv"))
+
+
+def test_two_workers_write_the_same_csvs(report, tmp_path):
+    """The study's parallel stages (discriminative power, informativeness, incomplete judgments) on two worker
+    processes write byte-identical CSVs to the in-process run."""
+    out, _ = report
+    two = tmp_path / "two"
+    run_study(me.demo_collection(), two, StudyOptions(**OPTIONS), jobs=2)
+    csvs = sorted(p.relative_to(out) for p in out.rglob("*.csv"))
+    assert "incomplete_judgments.csv" in {p.name for p in csvs}
+    assert csvs == sorted(p.relative_to(two) for p in two.rglob("*.csv"))
+    for name in csvs:
+        assert (two / name).read_bytes() == (out / name).read_bytes(), name

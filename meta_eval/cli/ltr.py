@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (AlphaOpt, DpiOpt, FormatOpt, OutDirOpt, ProgressOpt, SeedOpt, figure_formats,
-                                  reports_errors)
+from meta_eval.cli.common import (AlphaOpt, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, ProgressOpt, SchedulerOpt, SeedOpt,
+                                  figure_formats, reports_errors)
 
 DEFAULT_TRAIN = ("nDCG", "GAP", "AP")
 DEFAULT_TEST = ("nDCG@10", "AP", "P@10")
@@ -79,6 +79,8 @@ def ltr(
     dpi: DpiOpt = 300,
     figures: Annotated[bool, typer.Option(help="Write the figure to --out.")] = True,
     progress: ProgressOpt = True,
+    jobs: JobsOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Train a ranker for each --train-for metric (same folds and seeds, early stopping on validation), score the
     test queries with every --test metric, and print the GAP paper's Tables 1-2 layout. With --out: results.csv
@@ -102,7 +104,8 @@ def ltr(
         lambdamart=dict(num_boost_round=rounds, early_stopping_rounds=early_stopping or None,
                         params={"learning_rate": learning_rate, "num_leaves": num_leaves,
                                 "lambdarank_truncation_level": truncation_level}),
-        softrank=dict(model=model.value, sigma=sigma, epochs=epochs), progress=progress)
+        softrank=dict(model=model.value, sigma=sigma, epochs=epochs), progress=progress, jobs=jobs,
+        scheduler=scheduler)
     console.print(result.markdown(alpha=alpha), markup=False, highlight=False)
     if out is None:
         return

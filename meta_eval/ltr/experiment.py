@@ -159,7 +159,7 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
             test: Sequence[str] = ("nDCG@10", "AP", "P@10"), algorithms: Sequence[str] = ("lambdamart",), *,
             k: int = 5, max_folds: int | None = None, seed: int = 0, rel_level: int = 1, significance: str = "ttest",
             lambdamart: Mapping | None = None, softrank: Mapping | None = None,
-            progress: bool = True) -> LTRResult:
+            progress: bool = True, jobs: int | None = 1, scheduler: str | None = None) -> LTRResult:
     """Train one ranker per (algorithm, objective) on every fold and score the test queries with every test measure.
 
     Parameters
@@ -179,10 +179,13 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
     lambdamart, softrank : mapping, optional
         Keyword arguments of :func:`~meta_eval.ltr.lambdamart.train_lambdamart` (e.g. ``params``,
         ``num_boost_round``) and :func:`~meta_eval.ltr.softrank.train_softrank` (e.g. ``model``, ``sigma``).
+    jobs, scheduler
+        Workers training the models, one (fold, algorithm, objective) each (:func:`meta_eval.parallel.parallel_map`:
+        processes, or a Dask cluster; every trainer runs on one thread). The result does not depend on them.
     """
     import pandas as pd
 
-    from meta_eval.progress import progress as progress_bar
+    from meta_eval.parallel import parallel_map
 
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or not algorithms:
@@ -199,26 +202,24 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
     folds = list(source) if source is not None else load_folds(data or default_data(), k=k, seed=seed,
                                                                max_folds=max_folds)
     max_label = max(f.max_label for f in folds)
-    records, skipped, n_test = [], 0, 0
-    jobs = [(fold, a, m) for fold in folds for a in algorithms for m in objectives]
-    bar = progress_bar(total=len(jobs), desc="ltr: training", unit="model", enabled=progress)
-    for fold in folds:
-        scored = _scored_queries(fold, rel_level)
-        skipped += int((~scored).sum())
-        n_test += int(scored.sum())
-        for algorithm in algorithms:
-            for objective in objectives:
-                scores = _train_and_predict(fold, algorithm, objective, seed, rel_level, max_label,
-                                            lambdamart, softrank)
-                r = ranked_rankings(scores, fold.test.y, fold.test.bounds, max_label, rel_level)
-                for measure in tests:
-                    values = measure(r)
-                    records.append(pd.DataFrame({
-                        "algorithm": algorithm, "trained_for": objective.output_name, "fold": fold.name,
-                        "query": fold.test.queries[scored], "test_measure": measure.output_name,
-                        "value": values[scored]}))
-                bar.update(1)
-    bar.close()
+    models = [(f, algorithm, o) for f in range(len(folds)) for algorithm in algorithms for o in range(len(objectives))]
+    # the workers rebuild the objectives from their specifications (a measure object need not pickle)
+    predictions = parallel_map(_train_task, models, common=dict(
+        folds=folds, train_for=list(train_for), seed=seed, rel_level=rel_level, max_label=max_label,
+        lambdamart=lambdamart, softrank=softrank), jobs=jobs, scheduler=scheduler, desc="ltr: training",
+        unit="model", progress=progress)
+    scored_by_fold = [_scored_queries(fold, rel_level) for fold in folds]
+    records = []
+    for (f, algorithm, o), scores in zip(models, predictions):
+        fold, scored = folds[f], scored_by_fold[f]
+        r = ranked_rankings(scores, fold.test.y, fold.test.bounds, max_label, rel_level)
+        for measure in tests:
+            records.append(pd.DataFrame({
+                "algorithm": algorithm, "trained_for": objectives[o].output_name, "fold": fold.name,
+                "query": fold.test.queries[scored], "test_measure": measure.output_name,
+                "value": measure(r)[scored]}))
+    skipped = sum(int((~scored).sum()) for scored in scored_by_fold)
+    n_test = sum(int(scored.sum()) for scored in scored_by_fold)
     per_query = pd.concat(records, ignore_index=True)
     table = _significance(per_query, significance)
     settings = {"data": str(data) if source is None else "<folds>", "folds": len(folds),
@@ -234,6 +235,14 @@ def _scored_queries(fold: Fold, rel_level: int) -> np.ndarray:
     """Test queries with at least one document labelled >= max(1, rel_level)."""
     relevant = fold.test.y >= max(1, rel_level)
     return np.add.reduceat(relevant.astype(np.int64), fold.test.bounds[:-1]) > 0 if len(relevant) else np.zeros(0, bool)
+
+
+def _train_task(model: tuple[int, str, int], *, folds, train_for, seed, rel_level, max_label, lambdamart,
+                softrank) -> np.ndarray:
+    """Train one (fold, algorithm, objective index) model and score its fold's test documents (a worker's task)."""
+    f, algorithm, o = model
+    objective = resolve_measures(train_for)[o]
+    return _train_and_predict(folds[f], algorithm, objective, seed, rel_level, max_label, lambdamart, softrank)
 
 
 def _train_and_predict(fold, algorithm, objective, seed, rel_level, max_label, lambdamart, softrank):
