@@ -177,6 +177,7 @@ class _Context:
     shared: dict = field(default_factory=dict)
     jobs: int | None = 1  # workers of the parallel stages (meta_eval.parallel); never changes a number
     scheduler: str | None = None
+    specs: dict[str, str] = field(default_factory=dict)  # output name -> specification workers rebuild it from
 
     @property
     def scale(self) -> str:
@@ -253,8 +254,9 @@ def run_study(
 
     options = (options or StudyOptions()).check()
     started = time.perf_counter()
-    measures = _measures(list(options.metrics) + list(options.against))
-    against = [m.output_name for m in _measures(list(options.against))]
+    named = _measures(list(options.metrics) + list(options.against))
+    measures = [m for m, _ in named.values()]
+    against = list(_measures(list(options.against)))
     result = StudyResult(Path(out))
     with result_folder(out, kind="study") as tmp:
         report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi,
@@ -263,7 +265,8 @@ def run_study(
             raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
             scores = standardise_all(raw, options.standardise)
             ctx = _Context(collection, measures, scores, options, report, progress, against,
-                           colors=metric_colors(list(scores)), raw=raw, jobs=jobs, scheduler=scheduler)
+                           colors=metric_colors(list(scores)), raw=raw, jobs=jobs, scheduler=scheduler,
+                           specs={name: spec for name, (_, spec) in named.items()})
             result.measures = list(scores)
             findings = report.section("Findings")
             report.section("Collection and metrics", _intro_text(ctx))
@@ -426,7 +429,9 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
     lists = _mem_sample(ctx)
     if "solver_ready" in ctx.shared:
         ctx.shared.pop("solver_ready").join()
-    with_form = list(ctx.scores)  # every metric gets MEM: declared, derived or sampled expected-value forms
+    # every metric gets MEM (declared, derived or sampled expected-value forms), solved by workers that rebuild
+    # it from its specification
+    with_form = [ctx.specs.get(name, name) for name in ctx.scores]
     section.text = (
         f"Maximum-entropy method (Aslam, Yilmaz & Pavlu 2005; graded as in the GAP paper §4.1) on "
         f"{lists.batch.n_lists} (run, topic) lists with at least one relevant document retrieved (seeded sample of at "
@@ -770,16 +775,22 @@ def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) ->
         for i in range(batch.n_lists):
             n = batch.lengths[i]
             frames.append(pd.DataFrame({"list": f"{sample.runs[i]}, topic {sample.topics[i]}",
-                                        "source": f"MEM from {m}", "recall": rec[i, :n], "precision": prec[i, :n]}))
+                                        "source": f"MEM from {res.measure}", "recall": rec[i, :n],
+                                        "precision": prec[i, :n]}))
     return pd.concat(frames, ignore_index=True)
 
 
-def _measures(specs: Sequence[str]) -> list[Measure]:
-    out: dict[str, Measure] = {}
+def _measures(specs: Sequence[str]) -> dict[str, tuple[Measure, str]]:
+    """Each metric the specifications name, by output name: the measure and a specification a worker process
+    rebuilds it from (workers get metrics by specification: the user's own when it names one metric, else
+    ``file.py:function`` of the registered function; a bare output name would be unknown to a worker that has not
+    imported the user's plug-in)."""
+    out: dict[str, tuple[Measure, str]] = {}
     for spec in specs:
-        for m in load_metric(spec):
-            out.setdefault(m.output_name, m)
-    return list(out.values())
+        named = load_metric(spec)
+        for m in named:
+            out.setdefault(m.output_name, (m, spec if len(named) == 1 else f"{spec}:{m.family.func.__name__}"))
+    return out
 
 
 def _score(collection: Collection, measure: Measure) -> np.ndarray:

@@ -13,7 +13,7 @@ from meta_eval.errors import InfeasibleError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import LinearForm, expectation, observed, register_expectation
 from meta_eval.mem.reference import reference_linear, reference_nonlinear
-from meta_eval.mem.solver import INFEASIBLE, OK, UNDEFINED, count_targets, entropy, solve_mem
+from meta_eval.mem.solver import INFEASIBLE, OK, UNDEFINED, MEMResult, count_targets, entropy, solve_mem, solve_mems
 
 
 def _lists(seed, sizes, K=3, top=0.7):
@@ -201,6 +201,25 @@ def test_deterministic_and_chunk_independent(small):
     c = solve_mem(small, "GAP(g=0.5,0.5)", chunk_size=1)
     np.testing.assert_array_equal(a.P, b.P)
     np.testing.assert_allclose(a.P, c.P, atol=1e-8)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_several_metrics_solved_together_equal_each_alone(jobs):
+    """solve_mems sends every metric's chunks to the workers at once; each metric's result is the one solve_mem
+    gives it alone, to the bit: names (rebuilt in the workers), a metric object (solved in this process), imposed
+    values (some outside the attainable range: flagged) and observed ones."""
+    from meta_eval.measures import get_measure
+
+    batch = ListBatch.from_lists(_lists(3, [5, 12, 30, 30, 60, 100] * 12), counts=[[80, 40, 20]] * 72)
+    observed_ap = solve_mem(batch, "AP").target
+    measures = ["AP", "ERR", "GAP(g=0.5,0.5)", get_measure("nDCG@10"), "AP"]
+    values = [None, None, None, None, observed_ap * np.linspace(0.5, 1.2, batch.n_lists)]
+    together = solve_mems(batch, measures, values, jobs=jobs)
+    for measure, v, res in zip(measures, values, together):
+        alone = solve_mem(batch, measure, v)
+        for name in MEMResult.__dataclass_fields__:
+            np.testing.assert_array_equal(getattr(res, name), getattr(alone, name), err_msg=name)
+    assert (together[-1].status == INFEASIBLE).any() and (together[-1].status == OK).any()
 
 
 def test_qrels_count_option():

@@ -377,10 +377,13 @@ def test_cli_runs_as_arguments_and_the_deprecated_runs_option(tmp_path):
 
 def test_two_workers_write_the_same_csvs(report, tmp_path):
     """The study's parallel stages (discriminative power, informativeness, incomplete judgments) on two worker
-    processes write byte-identical CSVs to the in-process run."""
+    processes write byte-identical CSVs to the in-process run. The user's plug-in metric (a file.py:function) gets
+    informativeness from workers that never imported it (they rebuild it from its specification)."""
     out, _ = report
     two = tmp_path / "two"
-    run_study(me.demo_collection(), two, StudyOptions(**OPTIONS), jobs=2)
+    result = run_study(me.demo_collection(), two, StudyOptions(**OPTIONS), jobs=2)
+    assert result.errors == {}
+    assert "grbp" in set(pd.read_csv(two / "informativeness.csv")["metric"])
     csvs = sorted(p.relative_to(out) for p in out.rglob("*.csv"))
     assert "incomplete_judgments.csv" in {p.name for p in csvs}
     assert csvs == sorted(p.relative_to(two) for p in two.rglob("*.csv"))

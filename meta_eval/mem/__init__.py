@@ -12,7 +12,7 @@ from meta_eval.mem.curves import (expected_precision_recall, interpolated_precis
 from meta_eval.mem.expectations import (CascadeForm, ExpectationForm, LinearForm, PairwiseForm, expectation,
                                         observed, parse_measure, register_expectation, registered_measures)
 from meta_eval.mem.reference import reference_linear, reference_nonlinear, reference_solve
-from meta_eval.mem.solver import STATUS, MEMResult, count_targets, entropy, solve_mem
+from meta_eval.mem.solver import STATUS, MEMResult, count_targets, entropy, solve_mem, solve_mems
 from meta_eval.mem.study import (AslamResult, Figure2Result, InformativenessResult, Lists, aslam_binary,
                                  curve_errors, g_grid, gap_figure2, gap_measure, informativeness,
                                  lists_from_collection, predict, prediction_table, select_lists, solve_cached,
@@ -25,5 +25,5 @@ __all__ = [
     "informativeness", "interpolated_precision", "lists_from_collection", "observed", "parse_measure",
     "pr_error", "predict", "prediction_table", "reference_linear", "reference_nonlinear", "reference_solve",
     "register_expectation", "registered_measures", "rms_11pt", "rms_recall_changes", "select_lists",
-    "solve_cached", "solve_mem", "summarise",
+    "solve_cached", "solve_mem", "solve_mems", "summarise",
 ]

@@ -682,14 +682,74 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     -------
     MEMResult
     """
+    from meta_eval.parallel import parallel_map
+
+    plan = _plan(batch, measure, values, counts=counts, tol=tol, max_iter=max_iter, memory=memory,
+                 chunk_size=chunk_size, errors=errors, rel_level=rel_level, seed=seed)
+    # longest lists first (the costliest chunks), so no worker is left alone with a long chunk at the end
+    parts = parallel_map(_solve_chunk_task, plan.chunks[::-1], common=plan.common, jobs=jobs if plan.by_name else 1,
+                         scheduler=scheduler if plan.by_name else None, desc=f"MEM {plan.label}", unit="chunk",
+                         progress=progress)[::-1]
+    return _assemble(plan, parts)
+
+
+def solve_mems(batch: ListBatch, measures, values=None, *, counts: str = "retrieved", tol: float = 1e-10,
+               max_iter: int = 300, memory: int = 6, chunk_size: int = 128, errors: str = "flag",
+               progress: bool = False, rel_level: int = 1, seed: int = 0, jobs: int | None = 1,
+               scheduler: str | None = None) -> list[MEMResult]:
+    """:func:`solve_mem` for several metrics at once: ``[solve_mem(batch, m, v, ...) for m, v in zip(measures,
+    values)]`` (``values``: one array or None per metric; default the observed values), equal to it list for list.
+
+    The chunks of every metric given by name go to the workers together, costliest first, so a cheap metric
+    never leaves a worker idle while another metric's long chunks finish, and the workers start once; metrics
+    given as objects (which workers could not rebuild) are solved in this process.
+    """
+    from meta_eval.parallel import parallel_map
+
+    values = [None] * len(measures) if values is None else list(values)
+    if len(values) != len(measures):
+        raise InputError(f"values must give one array (or None) per metric ({len(measures)}); got {len(values)}")
+    plans = [_plan(batch, m, v, counts=counts, tol=tol, max_iter=max_iter, memory=memory, chunk_size=chunk_size,
+                   errors=errors, rel_level=rel_level, seed=seed) for m, v in zip(measures, values)]
+    named = [k for k, plan in enumerate(plans) if plan.by_name]
+    order = [(k, j) for k in named for j in range(len(plans[k].chunks))]
+    # costliest chunks first (their lists' total length; ties keep their order)
+    order.sort(key=lambda kj: -int(batch.lengths[plans[kj[0]].chunks[kj[1]]].sum()))
+    shared = {key: value for key, value in plans[named[0]].common.items()
+              if key not in ("measure", "values")} if named else {}
+    common = dict(shared, measures={k: plans[k].common["measure"] for k in named},
+                  metric_values={k: plans[k].common["values"] for k in named})
+    solved = parallel_map(_solve_measure_chunk_task, [(k, plans[k].chunks[j]) for k, j in order], common=common,
+                          jobs=jobs, scheduler=scheduler, desc=f"MEM {len(named)} metric(s)", unit="chunk",
+                          progress=progress)
+    parts = dict(zip(order, solved))
+    return [_assemble(plan, [parts[k, j] if plan.by_name else _solve_chunk_task(idx, **plan.common)
+                             for j, idx in enumerate(plan.chunks)]) for k, plan in enumerate(plans)]
+
+
+@dataclass
+class _Plan:
+    """What :func:`solve_mem` hands its workers: the chunks of lists and the arguments every chunk shares."""
+
+    batch: ListBatch
+    chunks: list
+    common: dict
+    by_name: bool
+    label: str
+    errors: str
+
+
+def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, chunk_size, errors, rel_level,
+          seed) -> _Plan:
+    """Check the arguments, build the form of a metric object (a name is rebuilt in the workers) and split the
+    lists into chunks: evenly, sorted by length, at least four when there are 64 lists or more."""
     from threadpoolctl import threadpool_limits
 
     from meta_eval.mem.forms import MetricForm, metric_form
-    from meta_eval.parallel import parallel_map
 
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
-    L, N, K = batch.n_lists, batch.depth, batch.n_grades
+    L = batch.n_lists
     v_all = None if values is None else np.asarray(values, dtype=float).reshape(-1)
     if v_all is not None and v_all.shape != (L,):
         raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
@@ -703,17 +763,19 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     chunks = [c for c in np.array_split(order, n_chunks) if c.size]
     common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
                   max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
-    label = measure if by_name else measure.name
-    # longest lists first (the costliest chunks), so no worker is left alone with a long chunk at the end
-    parts = parallel_map(_solve_chunk_task, chunks[::-1], common=common, jobs=jobs if by_name else 1,
-                         scheduler=scheduler if by_name else None, desc=f"MEM {label}", unit="chunk",
-                         progress=progress)[::-1]
+    return _Plan(batch, chunks, common, by_name, measure if by_name else measure.name, errors)
+
+
+def _assemble(plan: _Plan, parts: list) -> MEMResult:
+    """The per-list results of every chunk (in the order of ``plan.chunks``) as one :class:`MEMResult`."""
+    batch = plan.batch
+    L, N, K = batch.n_lists, batch.depth, batch.n_grades
     out = dict(P=np.zeros((L, N, K)), achieved=np.full(L, np.nan), entropy=np.full(L, np.nan),
                max_residual=np.full(L, np.nan), stationarity=np.full(L, np.nan),
                multipliers=np.full((L, K + 1), np.nan), n_iter=np.zeros(L, dtype=np.int64),
                status=np.zeros(L, dtype=np.int8), approx_error=np.full(L, np.nan))
     target = np.full(L, np.nan)
-    for idx, (res, v, _) in zip(chunks, parts):
+    for idx, (res, v, _) in zip(plan.chunks, parts):
         target[idx] = v
         for key, val in res.items():
             if key == "P":
@@ -721,9 +783,10 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
             else:
                 out[key][idx] = val
     sources = [p[2] for p in parts]  # (name, method, verification residual) of each chunk's form
-    name = sources[0][0] if sources else label
+    name = sources[0][0] if sources else plan.label
+    r_all = plan.common["r_all"]
     bad = out["status"] == INFEASIBLE
-    if bad.any() and errors == "raise":
+    if bad.any() and plan.errors == "raise":
         i = int(np.flatnonzero(bad)[0])
         raise InfeasibleError(
             f"{int(bad.sum())} list(s) have a {name} value outside the attainable range for their grade "
@@ -735,6 +798,12 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     residual = max((r for _, _, r in sources), default=0.0)
     return MEMResult(lengths=batch.lengths.copy(), measure=name, target=target, counts=r_all,
                      method="+".join(methods) or "declared", form_residual=residual, **out)
+
+
+def _solve_measure_chunk_task(task, *, measures, metric_values, **common):
+    """One chunk of one metric's lists (a task of :func:`solve_mems`)."""
+    k, idx = task
+    return _solve_chunk_task(idx, measure=measures[k], values=metric_values[k], **common)
 
 
 def _solve_chunk_task(idx, *, batch: ListBatch, measure, values, r_all, counts, tol, max_iter, memory,

@@ -127,22 +127,43 @@ def solve_cached(batch: ListBatch, measure, *, counts: str = "retrieved", cache_
                  progress: bool = False, **solver_options) -> MEMResult:
     """:func:`solve_mem` with an on-disk cache keyed by everything that determines the result: the lists, the
     metric (and the source of a plug-in metric), the count mode, the solver options and versions."""
-    path = None
-    if cache_dir is not None:
-        name = measure if isinstance(measure, str) else getattr(measure, "output_name", "metric")
-        path = Path(cache_dir) / f"mem_{_slug(name)}_{_key(batch, measure, counts, solver_options)}.npz"
-        if path.exists():
-            z = np.load(path, allow_pickle=False)
-            return MEMResult(**{k: z[k] for k in _CACHED}, measure=str(z["measure"]), method=str(z["method"]),
-                             form_residual=float(z["form_residual"]))
-    res = solve_mem(batch, measure, counts=counts, progress=progress, **solver_options)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, measure=np.array(res.measure), method=np.array(res.method),
-                            form_residual=np.array(res.form_residual), **{k: getattr(res, k) for k in _CACHED})
-        tmp.replace(path)
-    return res
+    return solve_cached_many(batch, [measure], counts=counts, cache_dir=cache_dir, progress=progress,
+                             **solver_options)[0]
+
+
+def solve_cached_many(batch: ListBatch, measures: Sequence, *, counts: str = "retrieved",
+                      cache_dir: str | Path | None = None, progress: bool = False,
+                      **solver_options) -> list[MEMResult]:
+    """:func:`solve_cached` for several metrics: those not in the cache are solved together
+    (:func:`~meta_eval.mem.solver.solve_mems`, one pass of the workers over all their chunks)."""
+    from meta_eval.mem.solver import solve_mems
+
+    paths = [None if cache_dir is None else _cache_path(cache_dir, batch, m, counts, solver_options) for m in measures]
+    out: list[MEMResult | None] = [_load_cached(path) for path in paths]
+    todo = [k for k, res in enumerate(out) if res is None]
+    solved = solve_mems(batch, [measures[k] for k in todo], counts=counts, progress=progress, **solver_options)
+    for k, res in zip(todo, solved):
+        out[k] = res
+        if paths[k] is not None:
+            paths[k].parent.mkdir(parents=True, exist_ok=True)
+            tmp = paths[k].with_suffix(".tmp.npz")
+            np.savez_compressed(tmp, measure=np.array(res.measure), method=np.array(res.method),
+                                form_residual=np.array(res.form_residual), **{k: getattr(res, k) for k in _CACHED})
+            tmp.replace(paths[k])
+    return out
+
+
+def _cache_path(cache_dir: str | Path, batch: ListBatch, measure, counts: str, options: dict) -> Path:
+    name = measure if isinstance(measure, str) else getattr(measure, "output_name", "metric")
+    return Path(cache_dir) / f"mem_{_slug(name)}_{_key(batch, measure, counts, options)}.npz"
+
+
+def _load_cached(path: Path | None) -> MEMResult | None:
+    if path is None or not path.exists():
+        return None
+    z = np.load(path, allow_pickle=False)
+    return MEMResult(**{k: z[k] for k in _CACHED}, measure=str(z["measure"]), method=str(z["method"]),
+                     form_residual=float(z["form_residual"]))
 
 
 def _slug(name: str) -> str:
@@ -279,9 +300,9 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
     b = lists.batch
     thresholds = list(range(1, b.n_grades)) if thresholds is None else list(thresholds)
     frames = []
-    for m in measures:
-        res = solve_cached(b, m, counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
-                           scheduler=scheduler, **(solver_options or {}))
+    solved = solve_cached_many(b, list(measures), counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
+                               scheduler=scheduler, **(solver_options or {}))
+    for res in solved:
         errs = curve_errors(lists, res, thresholds, protocol, align)
         reason = np.array([STATUS[int(code)] for code in res.status], dtype=object)
         for level in thresholds:
@@ -325,8 +346,8 @@ def prediction_table(lists: Lists, constrain: Sequence[str], targets: Sequence[s
     b = lists.batch
     targets = list(constrain) if targets is None else list(targets)
     actual = {t: metric_form(t, b).observed(b) for t in targets}
-    solved = {a: solve_cached(b, a, counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
-                              scheduler=scheduler) for a in constrain}
+    solved = dict(zip(constrain, solve_cached_many(b, list(constrain), counts=counts, cache_dir=cache_dir,
+                                                   progress=progress, jobs=jobs, scheduler=scheduler)))
     common = np.logical_and.reduce([res.status == 0 for res in solved.values()] +
                                    [np.isfinite(v) for v in actual.values()])
     rows = []
