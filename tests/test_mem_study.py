@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import meta_eval as me
+from meta_eval.errors import InputError
 from meta_eval.mem import (Lists, ListBatch, aslam_binary, gap_figure2, g_grid, informativeness,
                            lists_from_collection, predict, prediction_table, select_lists, solve_cached, solve_mem)
 from tests.conftest import write_collection
@@ -142,6 +143,20 @@ def test_cli_bad_g_grid_is_a_clean_error(tmp_path):
                                       "--out", str(tmp_path / "o"), "--no-progress"])
     assert result.exit_code == 2
     assert "g-grid" in result.output
+
+
+def test_an_unknown_metric_fails_before_any_work(tmp_path):
+    """A metric no worker could rebuild is refused before the runs are read (CLI) or any list solved (library):
+    the message names it, with no other metric's work done first."""
+    from meta_eval.cli import app
+    from meta_eval.mem.solver import solve_mems
+
+    result = CliRunner().invoke(app, ["informativeness", str(tmp_path / "no-runs"), "--qrels",
+                                      str(tmp_path / "no-qrels"), "-m", "AP", "-m", "nosuch.py:f", "--no-progress"])
+    assert result.exit_code == 2 and "nosuch.py" in result.output and "no-qrels" not in result.output
+    batch = ListBatch.from_lists([[1, 0, 2]], counts=[[3, 2, 1]])
+    with pytest.raises(InputError, match="NoSuchMetric"):
+        solve_mems(batch, ["AP", "NoSuchMetric"], jobs=2)
 
 
 @pytest.mark.shared

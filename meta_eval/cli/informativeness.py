@@ -130,19 +130,18 @@ def informativeness(
     the metric's value and the grade counts, and the RMS error of the PR curves it infers. Metrics are compared on
     the lists where every metric converged. Writes lists.csv (every list, with its status), summary.csv; with
     grades 0/1/2 also the GAP paper's Figure 2 (figure2.csv) and the figures."""
-    import pandas as pd
-
     from meta_eval.figures.style import check_formats
     from meta_eval.mem import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
                                select_lists)
-    from meta_eval.mem.study import common_lists, failure_warnings, summarise
-    from meta_eval.progress import progress as progress_bar
+    from meta_eval.mem.forms import check_metric
     from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console(stderr=True)
     formats = check_formats(figure_formats(fmt))
     if out is not None:
         check_output_folder(out)
+    for spec in [*(measures or DEFAULT_MEASURES), *(predict or [])]:
+        check_metric(spec)  # a bad name or plug-in fails before any file is read
     col = collection_from_cli(qrels, runs, depth, 1, missing, unjudged, ties, float32, progress=progress)
     lists = lists_from_collection(col)
     K = lists.batch.n_grades
@@ -157,12 +156,10 @@ def informativeness(
     cache_dir = None if no_cache else (cache if cache is not None else default_cache())
     common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir, jobs=jobs, scheduler=scheduler)
 
-    frames = [run_info(sel, [name], levels, align=align.value, **common).lists
-              for name in progress_bar(names, desc="MEM", unit="metric", enabled=progress)]
-    lists_df = pd.concat(frames, ignore_index=True)
-    lists_df["common"] = common_lists(lists_df)
-    summary = summarise(lists_df)
-    for warning in failure_warnings(lists_df):
+    # every metric at once: the workers take all their chunks in one pass (meta_eval.mem.solve_mems)
+    result = run_info(sel, names, levels, align=align.value, progress=progress, **common)
+    lists_df, summary = result.lists, result.summary
+    for warning in result.warnings:
         console.print(f"[bold]warning:[/bold] {warning}")
     _table(console, summary, f"Mean RMS error of inferred PR curves ({protocol.value}; {int(summary.n_lists.max())} "
            "lists where every metric converged)")

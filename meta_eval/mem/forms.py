@@ -175,6 +175,13 @@ def _given(form):
     return lambda index, batch: _SubForm(form, index)._restricted()
 
 
+def check_metric(metric, rel_level: int = 1) -> None:
+    """Raise :class:`InputError` if ``metric`` names no metric MEM can solve for (an unknown name, a plug-in that
+    does not import): a cheap check made before any list is solved or any worker started."""
+    if isinstance(metric, str):
+        _resolve(metric, rel_level)
+
+
 def _resolve(metric, rel_level: int):
     """(core Measure or None, relevance threshold, declared builder or None) for a metric specification."""
     from meta_eval.measures import Measure

@@ -745,7 +745,7 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     lists into chunks: evenly, sorted by length, at least four when there are 64 lists or more."""
     from threadpoolctl import threadpool_limits
 
-    from meta_eval.mem.forms import MetricForm, metric_form
+    from meta_eval.mem.forms import MetricForm, check_metric, metric_form
 
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
@@ -754,7 +754,9 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     if v_all is not None and v_all.shape != (L,):
         raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
     by_name = isinstance(measure, str)  # workers rebuild the form from the name, for their own chunk
-    if not by_name and not isinstance(measure, MetricForm):
+    if by_name:
+        check_metric(measure, rel_level)  # a bad name fails here, not in a worker after other metrics' work
+    elif not isinstance(measure, MetricForm):
         with threadpool_limits(limits=1, user_api="blas"):
             measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
     r_all = count_targets(batch, counts)

@@ -27,7 +27,7 @@ from scipy import stats
 from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.curves import pr_error
-from meta_eval.mem.solver import MEMResult, solve_mem
+from meta_eval.mem.solver import MEMResult
 from meta_eval.rankings import Rankings
 
 SOLVER_VERSION = "3"
