@@ -741,12 +741,12 @@ def _mem_sample(ctx: _Context):
     """The lists of the informativeness stage: those with a relevant document retrieved, a seeded sample."""
     from meta_eval import mem
 
-    lists = mem.select_lists(mem.lists_from_collection(ctx.collection), min_relevant=1, min_high=0)
+    eligible = np.flatnonzero(mem.retrieved_grade_counts(ctx.collection)[:, 1:].sum(1) >= 1)
     limit = ctx.options.mem_lists
-    if limit and lists.batch.n_lists > limit:
+    if limit and eligible.size > limit:
         rng = np.random.default_rng(ctx.options.seed)
-        lists = lists.subset(np.sort(rng.choice(lists.batch.n_lists, size=limit, replace=False)))
-    return lists
+        eligible = eligible[np.sort(rng.choice(eligible.size, size=limit, replace=False))]
+    return mem.lists_from_collection(ctx.collection, index=eligible)  # only the sample is built
 
 
 def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) -> pd.DataFrame:

@@ -16,7 +16,8 @@ memory
 growth
     Synthetic collections of 1×, 4× and 16× the TREC-COVID size (143 runs × 30·k topics × depth 1000,
     ``scripts/make_synthetic.py``): time, CPU and peak memory of ``evaluate`` and of the analyses (``discpower``,
-    ``correlate``), to show linear time and memory that follows the collection, not the text.
+    ``correlate``, ``compare``, ``anova``, the study's informativeness stage on 300 lists), to show linear time and
+    memory that follows the collection, not the text.
 
 The machine's load average is printed beside every number: on a shared machine wall times are noisy, CPU times
 less so. Every case ends with a ``BENCH`` line.
@@ -193,8 +194,22 @@ def memory_cases() -> None:
               f"peak_mb={ours_mb:.0f} peer_peak_mb={peer_mb:.0f}")
 
 
+#: The growth series' commands (one process each, on one core where it has --jobs, so CPU times compare): every
+#: analysis, informativeness as the study's stage on a fixed sample of 300 lists (MEM's cost is per list; with
+#: every list it would follow the collection exactly, at 16× for hours).
+_STUDY_OTHER_STAGES = ["discpower", "split-half", "anova", "correlation", "intuitiveness", "incomplete-judgments",
+                       "reusability"]
+GROWTH = [("evaluate", ["evaluate", "-m", "AP", "-m", "nDCG", "-m", "P@10", "-m", "bpref"]),
+          ("discpower", ["discpower", "-m", "AP", "-m", "nDCG", "--top", "0", "-B", "1000", "--jobs", "1"]),
+          ("correlate", ["correlate", "-m", "AP", "-m", "nDCG", "-B", "200"]),
+          ("compare", ["compare", "-m", "AP", "-m", "nDCG"]),
+          ("anova", ["anova", "-m", "AP", "-m", "nDCG"]),
+          ("informativeness", ["study", "-m", "AP", "--against", "nDCG", "--mem-lists", "300", "--jobs", "1",
+                               *sum((["--skip", stage] for stage in _STUDY_OTHER_STAGES), [])])]
+
+
 def growth(scales: list[int], cache: Path) -> None:
-    """evaluate, discpower and correlate on synthetic collections of 1×, 4×, 16× the TREC-COVID size."""
+    """Every analysis on synthetic collections of 1×, 4×, 16× the TREC-COVID size (:data:`GROWTH`)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     from make_synthetic import make_collection
 
@@ -206,11 +221,10 @@ def growth(scales: list[int], cache: Path) -> None:
         qrels, runs = folder / "qrels.txt", folder / "runs"
         text_mb = sum(p.stat().st_size for p in runs.iterdir()) / 2**20
         rows = {}
-        for name, args in [("evaluate", ["evaluate", "-m", "AP", "-m", "nDCG", "-m", "P@10", "-m", "bpref"]),
-                           ("discpower", ["discpower", "-m", "AP", "-m", "nDCG", "--top", "0", "-B", "1000"]),
-                           ("correlate", ["correlate", "-m", "AP", "-m", "nDCG", "-B", "200"])]:
-            extra = ["--jobs", "1"] if name == "discpower" else []
-            wall, cpu, mb = measure(meta_eval_cmd(*args, *extra, "-Q", str(qrels), str(runs), "--no-progress"))
+        for name, args in GROWTH:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = ["-o", str(Path(tmp) / "out")] if args[0] == "study" else []
+                wall, cpu, mb = measure(meta_eval_cmd(*args, *out, "-Q", str(qrels), str(runs), "--no-progress"))
             rows[name] = (wall, cpu, mb)
             ratio = "" if base is None else f" cpu_vs_1x={cpu / base[name][1]:.2f}"
             print(f"BENCH name=growth_{name}_x{k} ours_s={wall:.3f} cpu_s={cpu:.3f} peak_mb={mb:.0f} "

@@ -15,31 +15,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-_MEASURE = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-            "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
-            "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
-            "print(rc, time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)")
-ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_evaluate import ROOT, measure, meta_eval_cmd  # noqa: E402  (a whole process: wall, CPU, peak memory)
 
 
 def study(data: Path, jobs: int, out: Path) -> dict[str, float]:
     """One whole ``meta-eval study`` process: its stage timings, wall and CPU time and peak memory."""
-    command = [shutil.which("meta-eval") or "meta-eval", "study", "-Q", str(data / "qrels.txt"), str(data / "runs"),
-               "--jobs", str(jobs), "-o", str(out), "--no-progress"]
-    measured = subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True,
-                              check=True, env=ENV).stdout.split()
-    if measured[0] != "0":
-        raise SystemExit(f"meta-eval study --jobs {jobs} failed with status {measured[0]}")
+    wall, cpu, peak_mb = measure(meta_eval_cmd("study", "-Q", str(data / "qrels.txt"), str(data / "runs"), "--jobs",
+                                               str(jobs), "-o", str(out), "--no-progress"))
     timings = json.loads((out / "manifest.json").read_text())["timings_s"]
-    return dict(timings, wall=float(measured[1]), cpu=float(measured[2]), peak_mb=float(measured[3]))
+    return dict(timings, wall=wall, cpu=cpu, peak_mb=peak_mb)
 
 
 def csvs(folder: Path) -> dict[str, bytes]:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.errors import InputError
 from meta_eval.mem import (Lists, ListBatch, aslam_binary, gap_figure2, g_grid, informativeness,
-                           lists_from_collection, predict, prediction_table, select_lists, solve_cached, solve_mem)
+                           lists_from_collection, predict, prediction_table, retrieved_grade_counts, select_lists,
+                           solve_cached, solve_mem)
 from tests.conftest import write_collection
 
 
@@ -171,3 +174,34 @@ def test_trec_covid_observed_values_match_core(shared_dir):
     for m in ("AP", "GAP(g=0.5,0.5)", "nDCG(gain=exp)", "nDCG", "P@10", "Rprec", "RR"):
         np.testing.assert_allclose(observed(m, lists.batch), me.score(col, m).reshape(-1), atol=1e-12)
     assert select_lists(lists).batch.n_lists == 3374
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_lists_of_a_sample_equal_the_sample_of_all_lists(seed):
+    """retrieved_grade_counts and lists_from_collection(index=...) read a sample straight from the blocks (lists of
+    very different lengths: several blocks; empty lists; unjudged, negative and unretrieved documents); they equal
+    the counts and the subset of the full list batch."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{j}" for j in range(60)]
+    qrels = pd.DataFrame([(str(t), d, int(rng.choice([-1, 0, 1, 2, 3], p=[0.05, 0.5, 0.2, 0.15, 0.1])))
+                          for t in range(6) for d in docs[: 20 + 5 * t]], columns=["topic", "docid", "grade"])
+    runs = []
+    for r in range(4):
+        for t in range(6):
+            n = int(rng.choice([0, 1, 3, 9, 40]))
+            picked = rng.choice(len(docs), size=n, replace=False)
+            runs += [(f"r{r}", str(t), docs[j], float(n - i)) for i, j in enumerate(picked)]
+    col = me.load_collection(qrels, pd.DataFrame(runs, columns=["run", "topic", "docid", "score"]))
+    full = lists_from_collection(col)
+    np.testing.assert_array_equal(retrieved_grade_counts(col), full.batch.retrieved_counts())
+    index = np.sort(rng.choice(full.batch.n_lists, size=rng.integers(1, full.batch.n_lists + 1), replace=False))
+    sample, expected = lists_from_collection(col, index=index), full.subset(index)
+    for name in ("grades", "lengths", "counts"):
+        np.testing.assert_array_equal(getattr(sample.batch, name), getattr(expected.batch, name))
+    assert list(sample.runs) == list(expected.runs) and list(sample.topics) == list(expected.topics)
+
+
+def test_retrieved_counts_count_each_grade_inside_the_list():
+    batch = ListBatch(np.array([[2, 0, 1, 1], [1, 2, 0, 0]]), np.array([3, 1]), np.array([[5, 2, 2], [1, 1, 1]]))
+    np.testing.assert_array_equal(batch.retrieved_counts(), [[1, 1, 1], [0, 1, 0]])

@@ -75,8 +75,11 @@ class ListBatch:
         return out * self.mask[..., None]
 
     def retrieved_counts(self) -> np.ndarray:
-        """int (L, K): number of retrieved documents of each grade."""
-        return self.onehot().sum(axis=1).round().astype(np.int64)
+        """int (L, K): number of retrieved documents of each grade (counted grade by grade: the one-hot array would
+        take L × N × K floats)."""
+        inside = self.mask
+        return np.stack([np.count_nonzero((self.grades == k) & inside, axis=1) for k in range(self.n_grades)],
+                        axis=1).astype(np.int64)
 
     def subset(self, index) -> "ListBatch":
         """The lists at ``index`` (any numpy index), trimmed to their longest length."""

@@ -49,14 +49,22 @@ class Lists:
         return Lists(self.batch.binarise(rel_level), self.runs, self.topics)
 
 
-def lists_from_collection(collection) -> Lists:
-    """Every non-empty (run, topic) list of a core ``Collection``, block by block, padded to the longest."""
+def lists_from_collection(collection, index: np.ndarray | None = None) -> Lists:
+    """Every non-empty (run, topic) list of a core ``Collection``, block by block, padded to the longest.
+
+    ``index`` (ascending positions in that order, e.g. from :func:`retrieved_grade_counts`) keeps only those lists;
+    the others are never copied, so a sample of a large collection costs memory for the sample alone.
+    """
     systems = np.asarray(collection.systems, dtype=object)
     topics = np.asarray(collection.topics, dtype=object)
-    parts = []
+    parts, offset = [], 0
     for block in collection.blocks:
         r = block.rankings
         s_idx, t_idx = np.nonzero(r.n_ret > 0)
+        if index is not None:
+            mine = index[(index >= offset) & (index < offset + len(s_idx))] - offset
+            offset += len(s_idx)
+            s_idx, t_idx = s_idx[mine], t_idx[mine]
         parts.append((r.grades[s_idx, t_idx], r.n_ret[s_idx, t_idx], r.counts[t_idx], systems[s_idx],
                       topics[block.topics[t_idx]]))
     depth = max([int(p[1].max(initial=0)) for p in parts] + [1])
@@ -64,6 +72,25 @@ def lists_from_collection(collection) -> Lists:
     batch = ListBatch.from_rankings(Rankings(grades, np.concatenate([p[1] for p in parts]),
                                              np.concatenate([p[2] for p in parts])))
     return Lists(batch, np.concatenate([p[3] for p in parts]), np.concatenate([p[4] for p in parts]))
+
+
+def retrieved_grade_counts(collection) -> np.ndarray:
+    """int (L, K): documents of each grade retrieved by every list of :func:`lists_from_collection`, in its order
+    (unjudged and judged-negative documents count as grade 0), read from the blocks without building the lists."""
+    n_grades = max(collection.counts.shape[1], 2)
+    out = []
+    for block in collection.blocks:
+        r = block.rankings
+        s_idx, t_idx = np.nonzero(r.n_ret > 0)
+        counts = np.zeros((len(s_idx), n_grades), dtype=np.int64)
+        for s in np.unique(s_idx):  # a system's lists at a time: a small copy, not the block's
+            rows = np.flatnonzero(s_idx == s)
+            grades = r.grades[s, t_idx[rows]]
+            for k in range(1, n_grades):
+                counts[rows, k] = np.count_nonzero(grades == k, axis=1)
+        counts[:, 0] = r.n_ret[s_idx, t_idx] - counts[:, 1:].sum(1)
+        out.append(counts)
+    return np.concatenate(out) if out else np.zeros((0, n_grades), dtype=np.int64)
 
 
 def select_lists(lists: Lists, min_relevant: int = 5, min_high: int = 5, rel_level: int = 1,
