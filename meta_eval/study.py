@@ -741,7 +741,7 @@ def _mem_sample(ctx: _Context):
     """The lists of the informativeness stage: those with a relevant document retrieved, a seeded sample."""
     from meta_eval import mem
 
-    eligible = np.flatnonzero(mem.retrieved_grade_counts(ctx.collection)[:, 1:].sum(1) >= 1)
+    eligible = mem.qualifying_lists(mem.retrieved_grade_counts(ctx.collection), min_relevant=1, min_high=0)
     limit = ctx.options.mem_lists
     if limit and eligible.size > limit:
         rng = np.random.default_rng(ctx.options.seed)

@@ -132,7 +132,7 @@ def informativeness(
     grades 0/1/2 also the GAP paper's Figure 2 (figure2.csv) and the figures."""
     from meta_eval.figures.style import check_formats
     from meta_eval.mem import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
-                               select_lists)
+                               qualifying_lists, retrieved_grade_counts)
     from meta_eval.mem.forms import check_metric
     from meta_eval.resultdir import check_output_folder, result_folder
 
@@ -143,10 +143,11 @@ def informativeness(
     for spec in [*(measures or DEFAULT_MEASURES), *(predict or [])]:
         check_metric(spec)  # a bad name or plug-in fails before any file is read
     col = collection_from_cli(qrels, runs, depth, 1, missing, unjudged, ties, float32, progress=progress)
-    lists = lists_from_collection(col)
-    K = lists.batch.n_grades
-    sel = select_lists(lists, min_relevant=min_relevant, min_high=min_high if K > 2 else 0)
-    console.print(f"{sel.batch.n_lists} of {lists.batch.n_lists} lists pass the filter "
+    retrieved = retrieved_grade_counts(col)
+    K = retrieved.shape[1]
+    # only the lists that pass the filter are built
+    sel = lists_from_collection(col, index=qualifying_lists(retrieved, min_relevant, min_high if K > 2 else 0))
+    console.print(f"{sel.batch.n_lists} of {len(retrieved)} lists pass the filter "
                   f"(>= {min_relevant} relevant, >= {min_high} of grade {K - 1} retrieved)")
     if sel.batch.n_lists == 0:
         raise InputError("no list passes the filter; lower --min-relevant / --min-high")

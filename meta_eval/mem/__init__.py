@@ -15,15 +15,15 @@ from meta_eval.mem.reference import reference_linear, reference_nonlinear, refer
 from meta_eval.mem.solver import STATUS, MEMResult, count_targets, entropy, solve_mem, solve_mems
 from meta_eval.mem.study import (AslamResult, Figure2Result, InformativenessResult, Lists, aslam_binary,
                                  curve_errors, g_grid, gap_figure2, gap_measure, informativeness,
-                                 lists_from_collection, predict, prediction_table, retrieved_grade_counts,
-                                 select_lists, solve_cached, summarise)
+                                 lists_from_collection, predict, prediction_table, qualifying_lists,
+                                 retrieved_grade_counts, select_lists, solve_cached, summarise)
 
 __all__ = [
     "AslamResult", "CascadeForm", "ExpectationForm", "Figure2Result", "InformativenessResult", "LinearForm",
     "ListBatch", "Lists", "MEMResult", "PairwiseForm", "STATUS", "aslam_binary", "count_targets", "curve_errors",
     "entropy", "expectation", "expected_precision_recall", "g_grid", "gap_figure2", "gap_measure",
     "informativeness", "interpolated_precision", "lists_from_collection", "observed", "parse_measure",
-    "pr_error", "predict", "prediction_table", "reference_linear", "reference_nonlinear", "reference_solve",
-    "register_expectation", "registered_measures", "retrieved_grade_counts", "rms_11pt", "rms_recall_changes",
-    "select_lists", "solve_cached", "solve_mem", "solve_mems", "summarise",
+    "pr_error", "predict", "prediction_table", "qualifying_lists", "reference_linear", "reference_nonlinear",
+    "reference_solve", "register_expectation", "registered_measures", "retrieved_grade_counts", "rms_11pt",
+    "rms_recall_changes", "select_lists", "solve_cached", "solve_mem", "solve_mems", "summarise",
 ]

@@ -97,10 +97,17 @@ def select_lists(lists: Lists, min_relevant: int = 5, min_high: int = 5, rel_lev
                  high_level: int | None = None) -> Lists:
     """Lists that retrieved at least ``min_relevant`` documents of grade >= rel_level and ``min_high`` of grade
     >= high_level (default the top grade) -- the GAP paper's filter (5 relevant and 5 highly relevant)."""
-    rc = lists.batch.retrieved_counts()
-    high_level = lists.batch.n_grades - 1 if high_level is None else high_level
-    keep = (rc[:, rel_level:].sum(1) >= min_relevant) & (rc[:, high_level:].sum(1) >= min_high)
-    return lists.subset(np.flatnonzero(keep))
+    return lists.subset(qualifying_lists(lists.batch.retrieved_counts(), min_relevant, min_high, rel_level,
+                                         high_level))
+
+
+def qualifying_lists(retrieved: np.ndarray, min_relevant: int = 5, min_high: int = 5, rel_level: int = 1,
+                     high_level: int | None = None) -> np.ndarray:
+    """Positions of the lists that pass :func:`select_lists`' filter, from their retrieved grade counts (L, K)
+    (:meth:`ListBatch.retrieved_counts`, or :func:`retrieved_grade_counts` of a collection)."""
+    high_level = retrieved.shape[1] - 1 if high_level is None else high_level
+    keep = (retrieved[:, rel_level:].sum(1) >= min_relevant) & (retrieved[:, high_level:].sum(1) >= min_high)
+    return np.flatnonzero(keep)
 
 
 # ------------------------------------------------------------------------------------------------------------
