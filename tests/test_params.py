@@ -3,6 +3,8 @@ parameter and the allowed values; random names and parameters never give a trace
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -159,3 +161,18 @@ def test_random_names_parse_or_fail_clearly_and_score_finite(name, small_collect
     assert not np.isinf(values).any(), name
     if undefined.any():
         assert measure.family.undefined, f"{name} is NaN but does not declare when it is undefined"
+
+
+@pytest.mark.parametrize("k", [1e18, 1e300])
+def test_rprec_mult_with_a_cutoff_beyond_any_integer(k):
+    """Rprec_mult@k for a k whose cutoff ⌊k·R + 0.9⌋ overflows int64: C(n)/cutoff (every retrieved relevant
+    document over the huge cutoff), tiny and positive, not the -0.0 of a wrapped integer; no warning."""
+    col = me.demo_collection()
+    r = col.rankings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = me.score(col, f"Rprec_mult@{k:g}")
+    R = r.num_rel().astype(float)
+    expected = np.where(R > 0, r.count_at(r.cum_relevant(), r.depth) / np.floor(k * R + 0.9), 0.0)
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    assert (values[R > 0] >= 0).all() and not np.signbit(values).any()

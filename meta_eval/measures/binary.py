@@ -138,8 +138,8 @@ def r_precision(r: Rankings) -> np.ndarray:
 @register("Rprec_mult", cutoff=Param("k", 1.0, float, "multiple of R", within="(0, inf)"))
 def r_precision_mult(r: Rankings, k: float) -> np.ndarray:
     """Precision at rank ⌊k·R + 0.9⌋ (trec_eval ``Rprec_mult_k``, whose cutoff rounding this keeps)."""
-    cut = np.floor(k * r.num_rel() + 0.9).astype(np.int64)
-    return _div(r.count_at(r.cum_relevant(), cut), cut)
+    cut = np.floor(k * r.num_rel() + 0.9)  # kept in floats: a large k would overflow an integer cut
+    return _div(r.count_at(r.cum_relevant(), np.minimum(cut, r.depth).astype(np.int64)), cut)
 
 
 @register("bpref")
