@@ -182,7 +182,8 @@ def solve_cached_many(batch: ListBatch, measures: Sequence, *, counts: str = "re
             paths[k].parent.mkdir(parents=True, exist_ok=True)
             tmp = paths[k].with_suffix(".tmp.npz")
             np.savez_compressed(tmp, measure=np.array(res.measure), method=np.array(res.method),
-                                form_residual=np.array(res.form_residual), **{k: getattr(res, k) for k in _CACHED})
+                                form_residual=np.array(res.form_residual),
+                                **{key: getattr(res, key) for key in _CACHED})
             tmp.replace(paths[k])
     return out
 
