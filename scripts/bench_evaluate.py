@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from meta_eval.study import STAGE_NAMES
+
 OURS = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
 PEER = ["map", "ndcg", "ndcg_cut.10", "P.10", "Rprec", "recip_rank", "bpref"]
 TREC_EVAL = ["-m", "map", "-m", "ndcg", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "Rprec", "-m", "recip_rank",
@@ -197,8 +199,7 @@ def memory_cases() -> None:
 #: The growth series' commands (one process each, on one core where it has --jobs, so CPU times compare): every
 #: analysis, informativeness as the study's stage on a fixed sample of 300 lists (MEM's cost is per list; with
 #: every list it would follow the collection exactly, at 16× for hours).
-_STUDY_OTHER_STAGES = ["discpower", "split-half", "anova", "correlation", "intuitiveness", "incomplete-judgments",
-                       "reusability"]
+_STUDY_OTHER_STAGES = [s for s in STAGE_NAMES if s not in ("scores", "informativeness", "ltr")]
 GROWTH = [("evaluate", ["evaluate", "-m", "AP", "-m", "nDCG", "-m", "P@10", "-m", "bpref"]),
           ("discpower", ["discpower", "-m", "AP", "-m", "nDCG", "--top", "0", "-B", "1000", "--jobs", "1"]),
           ("correlate", ["correlate", "-m", "AP", "-m", "nDCG", "-B", "200"]),

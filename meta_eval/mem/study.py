@@ -83,11 +83,8 @@ def retrieved_grade_counts(collection) -> np.ndarray:
         r = block.rankings
         s_idx, t_idx = np.nonzero(r.n_ret > 0)
         counts = np.zeros((len(s_idx), n_grades), dtype=np.int64)
-        for s in np.unique(s_idx):  # a system's lists at a time: a small copy, not the block's
-            rows = np.flatnonzero(s_idx == s)
-            grades = r.grades[s, t_idx[rows]]
-            for k in range(1, n_grades):
-                counts[rows, k] = np.count_nonzero(grades == k, axis=1)
+        for k in range(1, n_grades):
+            counts[:, k] = np.count_nonzero(r.grades == k, axis=-1)[s_idx, t_idx]
         counts[:, 0] = r.n_ret[s_idx, t_idx] - counts[:, 1:].sum(1)
         out.append(counts)
     return np.concatenate(out) if out else np.zeros((0, n_grades), dtype=np.int64)
