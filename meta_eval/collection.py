@@ -173,11 +173,21 @@ class Collection:
             pieces += [(block, slice(lo, min(lo + step, S))) for lo in range(0, S, step)]
 
         def run(piece) -> None:
+            from meta_eval.measures.plugins import PluginError
+
             block, rows = piece
             r = block.rankings
             sub = Rankings(r.grades[rows], r.n_ret[rows], r.counts, rel_level=r.rel_level)
             for values, func in zip(out, funcs):
-                values[rows, block.topics] = np.broadcast_to(np.asarray(func(sub), dtype=np.float64), sub.shape)
+                try:
+                    result = func(sub)
+                except PluginError as exc:  # name the run and topic of the list it failed on
+                    if exc.index is None:
+                        raise
+                    system, topic = exc.index
+                    raise exc.at(f"run {self.systems[rows.start + system]}, topic "
+                                 f"{self.topics[block.topics[topic]]}") from None
+                values[rows, block.topics] = np.broadcast_to(np.asarray(result, dtype=np.float64), sub.shape)
 
         threads = min(len(pieces), threads or os.cpu_count() or 1)
         if threads <= 1:

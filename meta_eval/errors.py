@@ -31,3 +31,11 @@ class InputError(MetaEvalError, ValueError):
 
 class InfeasibleError(MetaEvalError, ValueError):
     """A constraint set (e.g. a metric value for MEM) that no distribution can satisfy."""
+
+
+class MetaEvalWarning(UserWarning):
+    """Base class of the warnings meta-eval gives on purpose (the command line prints them as one line)."""
+
+
+class MetaEvalDeprecation(MetaEvalWarning, FutureWarning):
+    """A spelling or option that still works but will go (shown to users by default, as FutureWarning is)."""

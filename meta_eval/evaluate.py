@@ -15,8 +15,7 @@ import numpy as np
 
 from meta_eval.collection import Collection
 from meta_eval.errors import InputError
-from meta_eval.measures import Measure, get_measure
-from meta_eval.measures.trec_names import expand_trec_spec
+from meta_eval.measures import Measure, resolve_one
 from meta_eval.rankings import Rankings
 
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where frames are made
@@ -27,22 +26,10 @@ MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
 def resolve(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
     """Measure objects from names, trec_eval ``-m`` specs (``P.5,10``, ``all_trec``), plug-ins (``module:function``,
-    ``file.py:function``, see :func:`meta_eval.plugins.load_metric`) or Measures."""
-    from meta_eval.plugins import load_metric
+    ``file.py:function``) or Measures: :func:`meta_eval.measures.resolve`, the one resolver."""
+    from meta_eval.measures.resolver import resolve as resolve_measures
 
-    if isinstance(measures, (str, Measure)):
-        measures = [measures]
-    out: list[Measure] = []
-    for spec in measures:
-        if isinstance(spec, Measure):
-            out.append(spec)
-            continue
-        names = expand_trec_spec(spec.strip())
-        if names != [spec.strip()]:  # a trec_eval -m spec
-            out.extend(get_measure(name) for name in names)
-        else:
-            out.extend(load_metric(spec.strip()))
-    return out
+    return resolve_measures(measures)
 
 
 SUMMARY_TOPIC = "all"  # the topic printed on summary rows, as trec_eval prints it
@@ -52,7 +39,7 @@ def per_topic(collection: Collection, measure: str | Measure) -> np.ndarray:
     """(S, T) per-topic values; topics a run did not retrieve for are 0 (``missing="zero"``, trec_eval ``-c``)
     or NaN (``"skip"``, trec_eval without ``-c``: the topic is not evaluated). Under ``-c``, measures of the qrels
     alone (``num_rel``) keep their value for such topics, as in trec_eval."""
-    m = get_measure(measure) if isinstance(measure, str) else measure
+    m = resolve_one(measure) if isinstance(measure, str) else measure
     return _missing_topics(collection, m, collection.map_blocks(m))
 
 
@@ -200,7 +187,7 @@ def evaluate(
 
 def score_lists(measure: str | Measure, grade_lists, counts=None, rel_level: int = 1) -> np.ndarray:
     """Score plain grade lists (hand-made examples): ``score_lists("AP", [[1, 0, 1]], counts=[[5, 2]])``."""
-    m = get_measure(measure) if isinstance(measure, str) else measure
+    m = resolve_one(measure) if isinstance(measure, str) else measure
     return m(Rankings.from_lists(grade_lists, counts, rel_level=rel_level))
 
 

@@ -46,7 +46,7 @@ import numpy as np
 
 from meta_eval.collection import Collection
 from meta_eval.errors import InputError
-from meta_eval.plugins import load_metric
+from meta_eval.measures.resolver import measures_of, resolve
 from meta_eval.report import Report, Section
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -139,7 +139,7 @@ class StudyOptions:
                 raise InputError(f"{name} must be a positive integer; got {value!r}")
         if self.ltr_folds is not None and (not isinstance(self.ltr_folds, (int, np.integer)) or self.ltr_folds < 1):
             raise InputError(f"ltr_folds must be a positive integer or None; got {self.ltr_folds!r}")
-        if len(load_metric(self.gold)) != 1:
+        if len(measures_of(self.gold)) != 1:
             raise InputError(f"gold must name one metric (e.g. P@10); {self.gold!r} names several")
         if self.ltr_data is not None and str(self.ltr_data) != "demo" and not Path(self.ltr_data).exists():
             raise InputError(f"ltr_data: {self.ltr_data} does not exist (a LETOR file or folder, or 'demo')")
@@ -645,7 +645,7 @@ def _unique_specs(specs: Sequence[str]) -> list[str]:
     seen: set[str] = set()
     out = []
     for spec in specs:
-        names = {m.output_name for m in load_metric(spec)}
+        names = {m.output_name for m in measures_of(spec)}
         if not names <= seen:
             out.append(spec)
             seen |= names
@@ -781,16 +781,9 @@ def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) ->
 
 
 def _measures(specs: Sequence[str]) -> dict[str, tuple[Measure, str]]:
-    """Each metric the specifications name, by output name: the measure and a specification a worker process
-    rebuilds it from (workers get metrics by specification: the user's own when it names one metric, else
-    ``file.py:function`` of the registered function; a bare output name would be unknown to a worker that has not
-    imported the user's plug-in)."""
-    out: dict[str, tuple[Measure, str]] = {}
-    for spec in specs:
-        named = load_metric(spec)
-        for m in named:
-            out.setdefault(m.output_name, (m, spec if len(named) == 1 else f"{spec}:{m.family.func.__name__}"))
-    return out
+    """Each metric the specifications name, by output name: the measure and the specification a worker process
+    rebuilds it from (:attr:`Measure.spec`: a plug-in's absolute path or module and its name)."""
+    return {m.output_name: (m, m.spec) for m in resolve(specs)}
 
 
 def _score(collection: Collection, measure: Measure) -> np.ndarray:

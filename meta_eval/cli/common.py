@@ -224,10 +224,28 @@ def reports_errors(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        import warnings
+
         try:
-            return func(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = _one_line(warnings.showwarning)
+                return func(*args, **kwargs)
         except MetaEvalError as exc:
             print(f"meta-eval: error: {exc}", file=sys.stderr)
             raise typer.Exit(code=2) from None
 
     return wrapper
+
+
+def _one_line(show: Callable) -> Callable:
+    """``warnings.showwarning`` printing meta-eval's own warnings as one line, like its errors."""
+
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        from meta_eval.errors import MetaEvalWarning
+
+        if issubclass(category, MetaEvalWarning):
+            print(f"meta-eval: warning: {message}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return show_warning

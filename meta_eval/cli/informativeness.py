@@ -110,8 +110,9 @@ def informativeness(
                                         "with the prediction table.")] = True,
     out: OutDirOpt = Path("informativeness"),
     cache: Annotated[Optional[Path], typer.Option(help="Cache of solved distributions, keyed by the lists, the metric "
-                                                  "(and a plug-in's source), the options and the versions; a rerun "
-                                                  "resumes from it. Default: ~/.cache/meta-eval/mem.")] = None,
+                                                  "and its code (a plug-in's module and local imports), the options "
+                                                  "and the versions; a rerun resumes from it. Default: "
+                                                  "~/.cache/meta-eval/mem.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve everything anew.")] = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
@@ -133,6 +134,7 @@ def informativeness(
     from meta_eval.figures.style import check_formats
     from meta_eval.mem import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
                                qualifying_lists, retrieved_grade_counts)
+    from meta_eval.mem.cache import MemCache
     from meta_eval.mem.forms import check_metric
     from meta_eval.resultdir import check_output_folder, result_folder
 
@@ -142,6 +144,9 @@ def informativeness(
         check_output_folder(out)
     for spec in [*(measures or DEFAULT_MEASURES), *(predict or [])]:
         check_metric(spec)  # a bad name or plug-in fails before any file is read
+    # an unusable cache is found now: an error for a folder named with --cache, a warning for the default one
+    cache_dir = None if no_cache else MemCache.open(cache if cache is not None else default_cache(),
+                                                    required=cache is not None)
     col = collection_from_cli(qrels, runs, depth, 1, missing, unjudged, ties, float32, progress=progress)
     retrieved = retrieved_grade_counts(col)
     K = retrieved.shape[1]
@@ -154,7 +159,6 @@ def informativeness(
     grid = parse_g_grid(g_grid, K)
     names = list(dict.fromkeys(list(measures or DEFAULT_MEASURES) + [gap_measure(g) for g in grid]))
     levels = list(threshold) if threshold else list(range(1, K))
-    cache_dir = None if no_cache else (cache if cache is not None else default_cache())
     common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir, jobs=jobs, scheduler=scheduler)
 
     # every metric at once: the workers take all their chunks in one pass (meta_eval.mem.solve_mems)

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_eval.measures.registry import Measure, gain_table, get_measure
+from meta_eval.measures.registry import Measure, gain_table
+from meta_eval.measures.resolver import resolve_one
 from meta_eval.rankings import Rankings
 
 __all__ = ["closed_form", "general_pair_deltas", "general_swap_deltas", "pair_deltas", "swap_deltas"]
@@ -61,7 +62,7 @@ def pair_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_level: int 
     Entry ``[i, a, b]`` is ΔM of swapping ranks a and b (0-based) of list i when a < b and both hold a document;
     every other entry is 0. Only ``top`` rows are computed: the cost is O(top · n) per list.
     """
-    measure = get_measure(measure)
+    measure = resolve_one(measure)
     grades = np.asarray(grades)
     n = grades.shape[-1]
     top = n if top is None else max(0, min(int(top), n))
@@ -148,7 +149,7 @@ def general_pair_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_lev
                         top: int | None = None, cells: int = GENERAL_CELLS) -> np.ndarray:
     """ΔM(a, b), a < b, a < ``top``, by scoring every swapped list as one batched :class:`Rankings`, in chunks of
     at most ``cells`` grades. Works for any measure meta-eval can score, registered or plug-in."""
-    measure = get_measure(measure)
+    measure = resolve_one(measure)
     grades = np.asarray(grades)
     n_lists, n = grades.shape
     top = n if top is None else max(0, min(int(top), n))

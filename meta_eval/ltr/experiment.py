@@ -46,16 +46,11 @@ def default_data() -> Path:
 
 
 def resolve_measures(specs: Sequence[str]) -> list[Measure]:
-    """Measures named by ``NAME``, ``module:function`` or ``file.py:function`` specifications (one or more each)."""
-    from meta_eval.plugins import load_metric
+    """Measures named by ``NAME``, ``module:function`` or ``file.py:function`` specifications (one or more each;
+    :func:`meta_eval.measures.resolve`)."""
+    from meta_eval.measures.resolver import resolve
 
-    out: list[Measure] = []
-    for spec in specs:
-        out.extend(load_metric(spec))
-    names = [m.output_name for m in out]
-    if len(set(names)) != len(names):
-        raise InputError(f"a measure is named twice: {names}")
-    return out
+    return resolve(specs)
 
 
 @dataclass(eq=False)

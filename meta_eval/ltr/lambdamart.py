@@ -32,7 +32,7 @@ from meta_eval.errors import InputError
 from meta_eval.ltr.data import Fold, LTRSet
 from meta_eval.ltr.deltas import pair_deltas
 from meta_eval.ltr.groups import blocks, query_counts, ranked_rankings
-from meta_eval.measures.registry import get_measure
+from meta_eval.measures.resolver import resolve_one
 from meta_eval.rankings import PAD
 
 __all__ = ["DEFAULT_PARAMS", "MetricObjective", "lightgbm_sigmoid", "train_lambdamart"]
@@ -95,7 +95,7 @@ class MetricObjective:
     deltas: Callable | None = None
 
     def __post_init__(self) -> None:
-        self.measure = get_measure(self.measure)
+        self.measure = resolve_one(self.measure)
         if self.sigmoid <= 0:
             raise InputError(f"sigmoid must be > 0, got {self.sigmoid}")
         if self.truncation_level < 1:

@@ -32,7 +32,8 @@ import numpy as np
 from meta_eval.errors import InputError
 from meta_eval.ltr.data import Fold, LTRSet
 from meta_eval.ltr.groups import blocks, query_counts, ranked_rankings
-from meta_eval.measures.registry import Measure, gain_table, get_measure
+from meta_eval.measures.registry import Measure, gain_table
+from meta_eval.measures.resolver import resolve_one
 from meta_eval.rankings import Rankings
 
 __all__ = ["SoftRankModel", "soft_metric", "train_softrank"]
@@ -92,7 +93,7 @@ def soft_metric(measure, scores, labels, valid, counts: np.ndarray, sigma: float
     torch.Tensor (B,)
     """
     torch = _torch()
-    measure = get_measure(measure)
+    measure = resolve_one(measure)
     if not sigma > 0:
         raise InputError(f"sigma must be > 0, got {sigma}")
     form = smooth_form(measure)
@@ -181,7 +182,7 @@ def train_softrank(fold: Fold, measure, *, model: str = "linear", sigma: float =
     threads made an epoch 4x slower, measured).
     """
     torch = _torch()
-    measure = get_measure(measure)
+    measure = resolve_one(measure)
     smooth_form(measure)
     if epochs < 1 or eval_every < 1 or patience < 1:
         raise InputError("epochs, eval_every and patience must be >= 1")

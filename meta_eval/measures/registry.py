@@ -1,4 +1,4 @@
-"""One registry of measures: declared parameters, canonical printed names, trec_eval aliases, user plug-ins.
+"""One registry of measures: declared parameters, canonical printed names, trec_eval aliases.
 
 A *family* (``AP``, ``nDCG``, ``GAP`` ...) is a vectorised function ``f(rankings, **params) -> ndarray`` declared once
 with its parameters. A :class:`Measure` is a family with bound parameters; its canonical name is printed from the
@@ -7,14 +7,21 @@ declaration (``nDCG(gain=exp)@10``, ``GAP(g=0.5,0.5)``), so parsing and printing
 Name syntax: ``NAME[(param=value,...)][@cutoff]``. A value may itself contain commas (``GAP(g=0.25,0.75)``): a
 comma-separated item without ``=`` continues the previous value. trec_eval spellings (``map``, ``P_5``,
 ``ndcg_cut_10``, ``iprec_at_recall_0.10``, ``ndcg_1=3,2=9``) are aliases with trec_eval's semantics.
+
+This is the *built-in namespace*: meta-eval's measures and those a user registers in their own process. Names are
+case-insensitive and never replace one another (:func:`register` refuses a taken name). Plug-ins loaded from
+``file.py:NAME`` or ``module:NAME`` keep their own namespace (:mod:`meta_eval.measures.plugins`): what they
+register while they are imported stays with them. Parsing a name here never imports anything.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -149,6 +156,7 @@ class Family:
     description: str = ""
     qrels_only: bool = False  # depends on the qrels alone (num_rel): not zeroed for topics a run lacks
     undefined: str = ""  # when the value is NaN (undefined), in words; "" if it never is
+    source: str = ""  # a plug-in's file (absolute path) or module; "" for the built-in namespace
 
     @property
     def doc(self) -> str:
@@ -191,16 +199,89 @@ class Measure:
     def output_name(self) -> str:
         return self.label or self.name
 
+    @property
+    def spec(self) -> str:
+        """A specification that :func:`meta_eval.measures.resolve` turns back into this measure in any process (how
+        workers rebuild it): ``/abs/path/file.py:NAME`` or ``module:NAME`` for a plug-in, else its trec_eval
+        spelling or canonical name."""
+        if self.family.source:
+            return f"{self.family.source}:{self.name}"
+        if self.label is not None:
+            from meta_eval.measures.trec_names import from_trec_name  # local: the alias table imports this module
+
+            try:
+                if from_trec_name(self.label) == self:
+                    return self.label
+            except InputError:
+                pass
+        return self.name
+
     def __call__(self, rankings: Rankings) -> np.ndarray:
         return np.asarray(self.family.func(rankings, **dict(self.params)), dtype=np.float64)
+
+    def __reduce__(self):
+        """A plug-in travels to a worker process as its specification (the worker loads the plug-in itself)."""
+        if self.family.source:
+            return _rebuild, (self.spec, self.label)
+        return Measure, (self.family, self.params, self.label)
 
     def __repr__(self) -> str:
         return f"Measure({self.output_name!r})"
 
 
+def _rebuild(spec: str, label: str | None) -> Measure:
+    from meta_eval.measures.resolver import resolve  # local: the resolver imports this module
+
+    (measure,) = resolve(spec)
+    return measure if label is None else replace(measure, label=label)
+
+
 _FAMILIES: dict[str, Family] = {}
 _ALIASES: dict[str, str] = {}
 _ALIAS_SPELLING: dict[str, str] = {}  # alias as declared -> family name
+# While a plug-in is imported: the families its code registers, with their aliases (kept out of _FAMILIES).
+_CAPTURE: ContextVar["list[tuple[Family, tuple[str, ...]]] | None"] = ContextVar("meta_eval_capture", default=None)
+PLUGIN_HINTS: dict[str, str] = {}  # lower-case plug-in name -> its spec, for "did you mean" (filled by the loader)
+_NAME = re.compile(r"^[^\s()@:,=]+$")
+
+
+def is_builtin(func: Callable) -> bool:
+    """Whether a function is meta-eval's own (its measures are trusted to keep the contract; others are guarded)."""
+    return getattr(func, "__module__", None) in ("meta_eval",) or \
+        str(getattr(func, "__module__", "")).startswith("meta_eval.")
+
+
+@contextmanager
+def plugin_registrations() -> Iterator[list[tuple[Family, tuple[str, ...]]]]:
+    """Inside the block, :func:`register` keeps the families that code outside meta-eval registers in the yielded
+    list (each with its aliases) instead of the built-in namespace: how a plug-in's import is isolated."""
+    found: list[tuple[Family, tuple[str, ...]]] = []
+    token = _CAPTURE.set(found)
+    try:
+        yield found
+    finally:
+        _CAPTURE.reset(token)
+
+
+def name_taken(name: str) -> str | None:
+    """What a name already means in the built-in namespace (case-insensitive: canonical names, aliases, trec_eval
+    spellings), in words; None if it is free."""
+    from meta_eval.measures.trec_names import is_trec_spelling  # local: the alias table imports this module
+
+    key = name.strip().lower()
+    if key in _FAMILIES:
+        return f"the measure {_FAMILIES[key].name}"
+    if key in _ALIASES:
+        return f"an alias of the measure {_FAMILIES[_ALIASES[key]].name}"
+    if is_trec_spelling(name.strip()):
+        return "a trec_eval measure name"
+    return None
+
+
+def check_new_name(name: str, what: str) -> None:
+    """Raise InputError unless ``name`` can name a new measure: a word without spaces, ``()@:,=``."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise InputError(f"{what}: {name!r} cannot name a measure (a word without spaces or any of ( ) @ : , =)")
 
 
 def register(
@@ -222,6 +303,12 @@ def register(
     (:class:`Param`), checked once when a name is parsed; ``undefined`` says in words when the measure is NaN
     (leave empty for a measure that is always defined).
 
+    A name (or alias) already taken, case-insensitively and by trec_eval spellings too, is an InputError: a
+    measure is never replaced (registering the same function again, as a reloaded module does, is allowed). A
+    function from outside meta-eval is held to the plug-in contract (:func:`meta_eval.measures.plugins.guarded`:
+    read-only inputs, one finite real value per list). Code imported as a plug-in (``file.py:NAME``,
+    ``module:NAME``) registers into its own namespace, never into this one.
+
     Examples
     --------
     >>> @register("Hits", cutoff=Param("k", 10, int, "rank cutoff", within="[1, inf)"),
@@ -233,13 +320,44 @@ def register(
     def decorate(func: MeasureFunction) -> MeasureFunction:
         family = Family(name, func, tuple(params), cutoff, aggregate, integer,
                         description or (func.__doc__ or "").strip().split("\n")[0], qrels_only, undefined)
-        _FAMILIES[name.lower()] = family
-        for alias in aliases:
-            _ALIASES[alias.lower()] = name.lower()
-            _ALIAS_SPELLING[alias] = name
+        if is_builtin(func):
+            _add(family, aliases)
+            return func
+        for word in (name, *aliases):
+            check_new_name(word, f"register({name!r})")
+        captured = _CAPTURE.get()
+        if captured is not None:  # a plug-in being imported: its measures stay in its own namespace
+            captured.append((family, tuple(aliases)))
+            return func
+        for word in (name, *aliases):
+            taken = name_taken(word)
+            if taken and not _same_function(_FAMILIES.get(_ALIASES.get(word.lower(), word.lower())), func):
+                raise InputError(f"register({name!r}): {word!r} is already {taken}; a measure is never replaced — "
+                                 "choose another name")
+        from meta_eval.measures.plugins import guarded  # local: the plug-in module imports this one
+
+        _add(replace(family, func=guarded(func, name, undefined)), aliases)
         return func
 
     return decorate
+
+
+def _add(family: Family, aliases: Iterable[str]) -> None:
+    _FAMILIES[family.name.lower()] = family
+    for alias in aliases:
+        _ALIASES[alias.lower()] = family.name.lower()
+        _ALIAS_SPELLING[alias] = family.name
+
+
+def _same_function(family: Family | None, func: Callable) -> bool:
+    """Whether a registered family is ``func`` again (a module imported twice or reloaded registers it anew)."""
+    import inspect
+
+    if family is None:
+        return False
+    old = inspect.unwrap(family.func)
+    return (getattr(old, "__module__", None), getattr(old, "__qualname__", None)) == \
+        (getattr(func, "__module__", None), getattr(func, "__qualname__", None))
 
 
 def families() -> list[Family]:
@@ -270,9 +388,14 @@ def unknown_measure_message(spec: str) -> str:
     canonical = [f.name for f in _FAMILIES.values()] + list(_ALIAS_SPELLING)
     base = _CANONICAL.match(spec.strip())
     word = base["name"].strip() if base else spec.strip()
+    plugin = PLUGIN_HINTS.get(word.lower())
+    if plugin is not None:
+        return (f"unknown measure {spec!r}; a plug-in is named by its file or module: did you mean {plugin}? "
+                "(plug-ins never join the built-in names)")
     close = did_you_mean(word, canonical) or did_you_mean(spec.strip(), known_trec_names())
     hint = f"did you mean {close}? " if close else ""
-    return f"unknown measure {spec!r}; {hint}(meta-eval measures lists every measure)"
+    return (f"unknown measure {spec!r}; {hint}(meta-eval measures lists every measure; a plug-in is named "
+            "file.py:function or module:function)")
 
 
 _CANONICAL = re.compile(r"^(?P<name>[^()@]+?)\s*(\((?P<params>.*)\))?\s*(@(?P<cut>[^@()]+))?$")
@@ -320,6 +443,11 @@ def get_measure(spec: "str | Measure") -> Measure:
         fam = family(name)
     except InputError:
         raise InputError(unknown_measure_message(spec)) from None
+    return bind_text(fam, pairs, cut_text, spec)
+
+
+def bind_text(fam: Family, pairs: list[tuple[str, str]], cut_text: str | None, spec: str) -> Measure:
+    """The measure of ``fam`` with parameters and cutoff given as text (the parts :func:`split_name` returns)."""
     where = f"measure {spec}"
     values: dict[str, Any] = {}
     for key, text in pairs:

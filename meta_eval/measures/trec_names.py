@@ -171,3 +171,16 @@ def trec_spellings(family: str) -> list[str]:
     if family == "Utility":
         out.append("utility_A,B,C,D")
     return out
+
+
+_CUT_NAME_ANY_CASE = re.compile(_CUT_NAME.pattern, re.IGNORECASE)
+_PARAMETERISED = re.compile("^(?:(?:" + "|".join(_GAIN_MAPS) + r")_.*=.*|(?:11pt_avg|utility)_[-+0-9.,e]+)$",
+                            re.IGNORECASE)
+
+
+def is_trec_spelling(name: str) -> bool:
+    """Whether ``name`` reads as a trec_eval measure in any letter case (``MAP``, ``p_5``, ``ndcg_cut``,
+    ``all_trec``, ``ndcg_1=3,2=9``): such a name cannot name a new measure."""
+    lower = name.lower()
+    return (lower in {n.lower() for n in (*_SIMPLE, *TREC_DEFAULT_CUTS, "all_trec")}
+            or _CUT_NAME_ANY_CASE.match(name) is not None or _PARAMETERISED.match(name) is not None)

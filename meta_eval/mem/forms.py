@@ -130,7 +130,7 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
         raise InputError(f"method must be 'declared', 'derived' or 'sampled'; got {method!r}")
     name = metric if isinstance(metric, str) else metric.output_name
     measure, rel_level, declared = _resolve(metric, rel_level)
-    if measure is not None and isinstance(metric, str) and ":" in metric and "(" not in metric.split(":")[0]:
+    if measure is not None and isinstance(metric, str) and measure.family.source:
         name = measure.output_name  # a plug-in (file.py:function, module:function) is named by its function
     if method == "sampled":
         return _sampled(name, measure, rel_level, seed)
@@ -205,9 +205,9 @@ def _resolve(metric, rel_level: int):
 
 
 def _core_measures(text: str):
-    from meta_eval.plugins import load_metric
+    from meta_eval.measures.resolver import measures_of
 
-    return load_metric(text)
+    return measures_of(text)
 
 
 def _declared_for(measure, rel_level: int):

@@ -9,13 +9,12 @@
   against nDCG's (exponential gain, log discount; linear gain as a second line), for "grade >= 1" and "grade 2".
 * :func:`aslam_binary` -- Aslam et al.'s binary comparison: AP, R-prec, P@10, RR (mean RMS and prediction table).
 
-Solved distributions can be cached on disk (``cache_dir``): one ``.npz`` per metric and list set, so an interrupted
-study resumes where it stopped.
+Solved distributions can be cached on disk (``cache_dir``; :mod:`meta_eval.mem.cache`): one verified ``.npz`` per
+metric and list set, keyed by everything the result depends on, so an interrupted study resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -26,6 +25,7 @@ from scipy import stats
 
 from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
+from meta_eval.mem.cache import MemCache, open_cache
 from meta_eval.mem.curves import pr_error
 from meta_eval.mem.solver import MEMResult
 from meta_eval.rankings import Rankings
@@ -111,95 +111,67 @@ def qualifying_lists(retrieved: np.ndarray, min_relevant: int = 5, min_high: int
 # Solving with a cache
 # ------------------------------------------------------------------------------------------------------------
 
-def _metric_fingerprint(measure) -> str:
-    """What determines a metric's values besides its name: the source of a plug-in (``file.py:function`` or
-    ``module:function``) or of a Measure object's function, so a cache never serves results of edited code."""
-    import inspect
-
-    func = getattr(getattr(measure, "family", None), "func", None)
-    if func is None and isinstance(measure, str) and ":" in measure and "(" not in measure.split(":")[0]:
-        path = Path(measure.rsplit(":", 1)[0])
-        if path.suffix == ".py" and path.is_file():
-            return hashlib.sha1(path.read_bytes()).hexdigest()
-        try:
-            from meta_eval.plugins import load_metric
-
-            func = load_metric(measure)[0].family.func
-        except Exception:  # noqa: BLE001 - an unloadable spec fails later with its own clear error
-            return ""
-    if func is None:
-        return ""
-    try:
-        return hashlib.sha1(inspect.getsource(getattr(func, "per_list", func)).encode()).hexdigest()
-    except (OSError, TypeError):
-        return ""
-
-
-def _key(batch: ListBatch, measure, counts: str, options: dict) -> str:
-    from meta_eval import __version__
-
-    h = hashlib.sha1()
-    for a in (batch.grades, batch.lengths, batch.counts):
-        h.update(np.ascontiguousarray(a).tobytes())
-        h.update(str(a.shape).encode())
-    name = measure if isinstance(measure, str) else getattr(measure, "output_name", repr(measure))
-    options = {k: v for k, v in options.items() if k not in _NOT_IN_KEY}
-    h.update(f"{name}|{_metric_fingerprint(measure)}|{counts}|{sorted(options.items())}|{SOLVER_VERSION}|"
-             f"{__version__}".encode())
-    return h.hexdigest()[:20]
-
-
-_NOT_IN_KEY = ("jobs", "scheduler", "progress", "chunk_size")  # how the work is run never changes a result
-_CACHED = ("P", "lengths", "target", "achieved", "entropy", "max_residual", "stationarity", "multipliers", "n_iter",
-           "status", "counts", "approx_error")
-
-
 def solve_cached(batch: ListBatch, measure, *, counts: str = "retrieved", cache_dir: str | Path | None = None,
                  progress: bool = False, **solver_options) -> MEMResult:
     """:func:`solve_mem` with an on-disk cache keyed by everything that determines the result: the lists, the
-    metric (and the source of a plug-in metric), the count mode, the solver options and versions."""
+    metric and the code behind it, the count mode, the solver options and versions (:mod:`meta_eval.mem.cache`)."""
     return solve_cached_many(batch, [measure], counts=counts, cache_dir=cache_dir, progress=progress,
                              **solver_options)[0]
 
 
 def solve_cached_many(batch: ListBatch, measures: Sequence, *, counts: str = "retrieved",
-                      cache_dir: str | Path | None = None, progress: bool = False,
+                      cache_dir: "str | Path | MemCache | None" = None, progress: bool = False,
                       **solver_options) -> list[MEMResult]:
     """:func:`solve_cached` for several metrics: those not in the cache are solved together
-    (:func:`~meta_eval.mem.solver.solve_mems`, one pass of the workers over all their chunks)."""
+    (:func:`~meta_eval.mem.solver.solve_mems`, one pass of the workers over all their chunks).
+
+    ``cache_dir`` is a folder (an error if it cannot be written or lacks the room for the entries to write — found
+    before any solving) or a :class:`~meta_eval.mem.cache.MemCache` already opened; :mod:`meta_eval.mem.cache`
+    says what is keyed, checked and warned about.
+    """
     from meta_eval.mem.solver import solve_mems
 
-    paths = [None if cache_dir is None else _cache_path(cache_dir, batch, m, counts, solver_options) for m in measures]
-    out: list[MEMResult | None] = [_load_cached(path) for path in paths]
+    cache = open_cache(cache_dir)
+    keys = [cache.key(batch, m, counts, solver_options) if cache is not None else None for m in measures]
+    out: list[MEMResult | None] = [cache.load(key, m, batch) if key is not None else None
+                                   for key, m in zip(keys, measures)]
     todo = [k for k, res in enumerate(out) if res is None]
+    if cache is not None and any(keys[k] is not None for k in todo):
+        cache = cache.check_space(batch, sum(keys[k] is not None for k in todo))
     solved = solve_mems(batch, [measures[k] for k in todo], counts=counts, progress=progress, **solver_options)
     for k, res in zip(todo, solved):
         out[k] = res
-        if paths[k] is not None:
-            paths[k].parent.mkdir(parents=True, exist_ok=True)
-            tmp = paths[k].with_suffix(".tmp.npz")
-            np.savez_compressed(tmp, measure=np.array(res.measure), method=np.array(res.method),
-                                form_residual=np.array(res.form_residual),
-                                **{key: getattr(res, key) for key in _CACHED})
-            tmp.replace(paths[k])
+        if cache is not None and keys[k] is not None:
+            cache.store(keys[k], measures[k], res)
     return out
 
 
-def _cache_path(cache_dir: str | Path, batch: ListBatch, measure, counts: str, options: dict) -> Path:
-    name = measure if isinstance(measure, str) else getattr(measure, "output_name", "metric")
-    return Path(cache_dir) / f"mem_{_slug(name)}_{_key(batch, measure, counts, options)}.npz"
+def check_plugins(lists: Lists, measures: Sequence) -> None:
+    """Score every metric that is not meta-eval's own on the actual lists once, before any solving: a plug-in that
+    breaks its contract is reported with the run and topic of the list (the solver would meet it on its own probe
+    lists, or in a worker)."""
+    import inspect
 
+    from meta_eval.measures.plugins import PluginError
+    from meta_eval.measures.registry import Measure, is_builtin
+    from meta_eval.measures.resolver import measures_of
+    from meta_eval.mem.forms import score_batch
 
-def _load_cached(path: Path | None) -> MEMResult | None:
-    if path is None or not path.exists():
-        return None
-    z = np.load(path, allow_pickle=False)
-    return MEMResult(**{k: z[k] for k in _CACHED}, measure=str(z["measure"]), method=str(z["method"]),
-                     form_residual=float(z["form_residual"]))
-
-
-def _slug(name: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in name)[:40]
+    for spec in measures:
+        try:
+            found = measures_of(spec) if isinstance(spec, (str, Measure)) else []
+        except InputError:
+            continue  # a name only MEM knows; a bad name is reported by the solver's own check
+        for m in found:
+            if is_builtin(inspect.unwrap(m.family.func)):
+                continue
+            try:
+                score_batch(m, lists.batch)
+            except PluginError as exc:
+                if exc.index is None:
+                    raise
+                i = int(np.ravel_multi_index(exc.index, (lists.batch.n_lists,)))
+                raise exc.at(f"run {lists.runs[i]}, topic {lists.topics[i]}") from None
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -331,6 +303,7 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
 
     b = lists.batch
     thresholds = list(range(1, b.n_grades)) if thresholds is None else list(thresholds)
+    check_plugins(lists, measures)
     frames = []
     solved = solve_cached_many(b, list(measures), counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
                                scheduler=scheduler, **(solver_options or {}))
@@ -377,6 +350,7 @@ def prediction_table(lists: Lists, constrain: Sequence[str], targets: Sequence[s
 
     b = lists.batch
     targets = list(constrain) if targets is None else list(targets)
+    check_plugins(lists, [*constrain, *targets])
     actual = {t: metric_form(t, b).observed(b) for t in targets}
     solved = dict(zip(constrain, solve_cached_many(b, list(constrain), counts=counts, cache_dir=cache_dir,
                                                    progress=progress, jobs=jobs, scheduler=scheduler)))

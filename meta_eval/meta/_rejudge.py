@@ -32,16 +32,14 @@ _UNJUDGED_IDX, _PAD_IDX = -1, -2
 
 
 def resolve_measures(measures: Iterable[str | Measure]) -> list[Measure]:
-    """Measures from names, plug-in specs (``module:function``) or Measure objects, in order, without repeats."""
-    from meta_eval.plugins import load_metric
+    """Measures from names, plug-in specs (``module:function``) or Measure objects, in order, without repeats
+    (:func:`meta_eval.measures.resolve`)."""
+    from meta_eval.measures.resolver import resolve
 
-    out: dict[str, Measure] = {}
-    for spec in measures:
-        for m in [spec] if isinstance(spec, Measure) else load_metric(spec):
-            out.setdefault(m.output_name, m)
+    out = resolve(measures)
     if not out:
         raise InputError("no measures given")
-    return list(out.values())
+    return out
 
 
 def check_forms(forms: Sequence[str], collection: Collection) -> list[str]:

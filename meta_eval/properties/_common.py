@@ -7,7 +7,8 @@ from typing import Callable, Union
 import numpy as np
 
 from meta_eval.errors import InputError
-from meta_eval.measures import Measure, get_measure
+from meta_eval.measures import Measure, resolve_one
+from meta_eval.measures.plugins import guarded
 from meta_eval.rankings import Rankings
 
 MetricLike = Union[str, Measure, Callable[[Rankings], np.ndarray]]
@@ -16,12 +17,13 @@ MetricLike = Union[str, Measure, Callable[[Rankings], np.ndarray]]
 def as_metric(metric: MetricLike) -> tuple[str, Callable[[Rankings], np.ndarray]]:
     """(display name, function Rankings -> array) for a measure name, a Measure or a plain function."""
     if isinstance(metric, str):
-        m = get_measure(metric)
+        m = resolve_one(metric)
         return metric, m
     if isinstance(metric, Measure):
         return metric.output_name, metric
     if callable(metric):
-        return getattr(metric, "__name__", "metric"), lambda r: np.asarray(metric(r), dtype=np.float64)
+        name = getattr(metric, "__name__", "metric")
+        return name, guarded(metric, name)  # a user's function: read-only inputs, one finite value per list
     raise InputError(f"expected a measure name, a Measure or a function of Rankings, got {type(metric).__name__}")
 
 

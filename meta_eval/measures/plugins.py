@@ -1,0 +1,533 @@
+"""Metric plug-ins: a user's own metric, loaded from ``file.py:NAME`` or ``module:NAME``, in a namespace of its own.
+
+Loading
+    Only a specification with a colon loads code: ``path/to/file.py:function``, ``package.module:function``, or
+    ``...:*`` for every metric the module registers with ``@meta_eval.register``; the part after the colon may give
+    a registered plug-in's parameters and cutoff (``file.py:Hits@5``). A bare word (``AP``, ``this``) is only ever
+    a measure name: nothing is imported. A file is executed from the bytes that are hashed for the cache key
+    (:mod:`meta_eval.measures.fingerprint`); its folder is appended to ``sys.path`` so that it can import its
+    neighbours. ``file.py`` alone, the old spelling of ``file.py:*``, still works with a FutureWarning.
+Namespace
+    A plug-in is named by its function (or the name it registers), which must not read as a built-in measure
+    (case-insensitive: canonical names, aliases, trec_eval spellings): ``my.py:gap`` is refused, it could never be
+    told from GAP. What a plug-in registers while it is imported stays with it (the built-in registry is never
+    changed). :attr:`Measure.spec` (the absolute path or the module, and the name) rebuilds it in a worker process.
+Contract, checked on every call (:func:`guarded`)
+    A plug-in receives a :class:`~meta_eval.rankings.Rankings` whose ``grades``, ``n_ret`` and ``counts`` are
+    read-only copies (so nothing it does can reach a built-in measure scored in the same pass), with a cache of its
+    own; it returns one real, finite number per list: an array of exactly the leading shape ``r.shape`` (a
+    :func:`per_list` function: one number for its list, whose ``grades`` and ``counts`` are read-only too). NaN is
+    allowed only from a plug-in that declares when it is undefined (``@meta_eval.register(..., undefined="...")``);
+    like the built-in RHL, such values are left out of the means. Anything else (an exception, a wrong shape,
+    text, None, complex numbers, inf, a generator, a masked array) is a :class:`PluginError` naming the plug-in and
+    the list: its run and topic where the caller knows them, else its grades.
+
+Examples
+--------
+>>> import numpy as np, meta_eval as me
+>>> @me.per_list
+... def first_grade(grades, counts):
+...     '''Grade of the first document, divided by the highest grade.'''
+...     return grades[0] / (len(counts) - 1) if len(grades) else 0.0
+>>> measure = me.metric_from_callable(first_grade)
+>>> float(measure(me.Rankings.from_lists([[2, 0, 1]]))[0])
+1.0
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import inspect
+import os
+import re
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from meta_eval.errors import InputError
+from meta_eval.measures.registry import (Family, Measure, PLUGIN_HINTS, bind_text, check_new_name, families,
+                                         make_measure, name_taken, plugin_registrations, split_name)
+from meta_eval.rankings import PAD, Rankings
+
+# ------------------------------------------------------------------------------------------------------------
+# The contract
+# ------------------------------------------------------------------------------------------------------------
+
+
+class PluginError(InputError):
+    """A metric plug-in failed or broke its contract (module docstring).
+
+    Attributes
+    ----------
+    metric : str
+        The plug-in (its specification or name).
+    problem : str
+        What went wrong.
+    index : tuple of int or None
+        The list, in the leading shape of the rankings the plug-in was called on (None: the whole call failed).
+    where : str
+        The list in words: its run and topic (:meth:`at`) or its grades.
+    """
+
+    def __init__(self, metric: str, problem: str, index: tuple | None = None, where: str = ""):
+        self.metric, self.problem, self.index, self.where = metric, problem, index, where
+        super().__init__(f"metric plug-in {metric}: {problem}" + (f" ({where})" if where else ""))
+
+    def __reduce__(self):  # travels back from worker processes whole
+        return PluginError, (self.metric, self.problem, self.index, self.where)
+
+    def at(self, where: str) -> "PluginError":
+        """The same error, its list described by the caller (``run bm25, topic 401``)."""
+        return PluginError(self.metric, self.problem, None, where)
+
+
+def _read_only(a) -> np.ndarray:
+    """A read-only copy; its flag cannot be turned back on (a view of a read-only array)."""
+    owned = np.array(a, copy=True)
+    owned.flags.writeable = False
+    return owned.view()
+
+
+def read_only(r: Rankings) -> Rankings:
+    """The rankings with read-only copies of ``grades``, ``n_ret``, ``counts`` and a cache of their own."""
+    return Rankings(_read_only(r.grades), _read_only(r.n_ret), _read_only(r.counts), rel_level=r.rel_level)
+
+
+def _describe(r: Rankings, index: tuple) -> str:
+    """A list in words, for an error: its grades (the first 12), length and qrels counts."""
+    grades = np.asarray(r.grades)[index]
+    n = int(np.broadcast_to(r.n_ret, r.shape)[index])
+    counts = np.broadcast_to(r.counts, r.shape + (r.counts.shape[-1],))[index]
+    shown = ", ".join(str(int(g)) for g in grades[:min(n, 12)]) + (", ..." if n > 12 else "")
+    return f"on the list of {n} document(s) with grades [{shown}] and qrels counts {counts.astype(int).tolist()}"
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (str, bytes)):
+        return f"the text {str(value)[:40]!r}"
+    if inspect.isgenerator(value) or inspect.isasyncgen(value) or inspect.iscoroutine(value):
+        return f"a {type(value).__name__}"
+    return f"a {type(value).__name__}"
+
+
+def _as_real(value) -> "float | str":
+    """One list's value as a float, or what is wrong with it."""
+    if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):
+        try:
+            return float(value)
+        except OverflowError:
+            return "returned an integer too large for a float"
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "biuf":
+        return float(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        return f"returned the complex number {value!r}; a metric value is real"
+    return f"returned {_kind(value)}; a per-list metric returns one number"
+
+
+def _as_values(out, shape: tuple) -> "np.ndarray | str":
+    """A vectorised plug-in's result as a float64 array of ``shape``, or what is wrong with it."""
+    if isinstance(out, np.ma.MaskedArray):
+        return "returned a masked array; return plain numbers (and declare when the metric is undefined)"
+    if out is None or isinstance(out, (str, bytes)) or inspect.isgenerator(out) or inspect.iscoroutine(out):
+        return f"returned {_kind(out)}; a metric returns an array with one number per list, of shape {shape}"
+    try:
+        arr = np.asarray(out)
+    except Exception as exc:  # noqa: BLE001 - ragged lists, objects that refuse conversion
+        return f"returned {_kind(out)}, which is not an array of numbers ({type(exc).__name__}: {exc})"
+    if arr.dtype.kind == "c":
+        return "returned complex numbers; a metric value is real"
+    if arr.dtype.kind not in "biuf":
+        what = {"O": "Python objects (None, text or nested sequences)", "U": "text", "S": "bytes"}.get(
+            arr.dtype.kind, f"values of type {arr.dtype}")
+        return f"returned {what}; a metric returns numbers"
+    if arr.shape != shape:
+        scalar = " (one number for every list?)" if arr.shape == () else ""
+        return (f"returned shape {arr.shape}{scalar}; a vectorised metric returns one value per list: an array of "
+                f"r.shape = {shape} (decorate a function of one list with @meta_eval.per_list instead)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return arr.astype(np.float64)
+
+
+class _Guard:
+    """A plug-in's function held to the contract (module docstring); ``__wrapped__`` is the function."""
+
+    def __init__(self, func: Callable, label: str, undefined: str = ""):
+        self.label, self.undefined = label, undefined
+        functools.update_wrapper(self, func)
+
+    def __call__(self, r: Rankings, **params) -> np.ndarray:
+        view = read_only(r)
+        try:
+            out = self.__wrapped__(view, **params)
+        except PluginError as exc:  # a per-list function, which knows the list but not the plug-in's label
+            index = exc.index
+            raise PluginError(self.label, exc.problem, index, _describe(view, index) if index else "") from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: report, never a traceback
+            raise PluginError(self.label, _failure(exc)) from None
+        values = _as_values(out, r.shape)
+        if isinstance(values, str):
+            raise PluginError(self.label, values)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            infinite = np.isinf(values)
+            if infinite.any() or not self.undefined:
+                index = tuple(int(i) for i in np.argwhere(infinite if infinite.any() else bad)[0])
+                problem = (f"returned {values[index]} (infinite)" if infinite.any() else
+                           "returned NaN, and does not declare when it is undefined (register it with "
+                           "@meta_eval.register(name, undefined='when ...'): NaN is then left out of means)")
+                raise PluginError(self.label, problem, index, _describe(view, index))
+        return values
+
+    def __reduce__(self):
+        return _Guard, (self.__wrapped__, self.label, self.undefined)
+
+
+def guarded(func: Callable, label: str, undefined: str = "") -> Callable[..., np.ndarray]:
+    """``func`` held to the plug-in contract: read-only inputs, one real finite value per list (NaN only where
+    ``undefined`` says), every failure a :class:`PluginError` naming ``label``."""
+    if isinstance(func, _Guard):
+        func = func.__wrapped__
+    return _Guard(func, label, undefined)
+
+
+def _failure(exc: BaseException) -> str:
+    """What an exception raised by a plug-in says, and where in its code."""
+    text = f"raised {type(exc).__name__}: {exc}"
+    if isinstance(exc, ValueError) and ("read-only" in str(exc) or "WRITEABLE" in str(exc)):
+        text += " (plug-ins receive read-only arrays: copy one before changing it, e.g. g = r.grades.copy())"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _users(f.filename)]
+    if frames:
+        text += f" at {frames[-1].filename}:{frames[-1].lineno}"
+    return text
+
+
+def _users(filename: str) -> bool:
+    """Whether a traceback frame is in the user's code (not meta-eval's, the standard library's or a package's)."""
+    from meta_eval.measures.fingerprint import _system_roots
+
+    path = Path(filename)
+    return path.is_absolute() and not path.is_relative_to(_OWN_FOLDER) and \
+        not any(path.is_relative_to(root) for root in _system_roots())
+
+
+_OWN_FOLDER = Path(__file__).resolve().parent.parent
+
+
+def per_list(func: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[Rankings], np.ndarray]:
+    """Vectorise a metric written for one list: ``func(grades, counts) -> float``.
+
+    ``grades`` holds the grades of the retrieved documents in rank order (-1 unjudged, -2 negative judgment; no
+    padding), ``counts`` the judged documents per grade of the topic; both are read-only. The loop over lists is in
+    Python, so a per-list metric is slower than a vectorised one; it is exact all the same. A list whose function
+    raises or returns something other than a real number is a :class:`PluginError` for that list.
+    """
+
+    @functools.wraps(func)
+    def vectorised(r: Rankings) -> np.ndarray:
+        grades = np.asarray(r.grades).reshape(-1, r.depth)
+        n_ret = np.broadcast_to(r.n_ret, r.shape).reshape(-1)
+        counts = np.broadcast_to(r.counts, r.shape + (r.counts.shape[-1],)).reshape(-1, r.counts.shape[-1])
+        out = np.empty(len(grades), dtype=np.float64)
+        for i, (g, n, c) in enumerate(zip(grades, n_ret, counts)):
+            g = g[:n][g[:n] != PAD]  # a copy
+            g.flags.writeable = False
+            c = _read_only(c)
+            try:
+                value = func(g, c)
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
+                raise PluginError(func.__name__, _failure(exc), np.unravel_index(i, r.shape)) from None
+            value = _as_real(value)
+            if isinstance(value, str):
+                raise PluginError(func.__name__, value, tuple(int(k) for k in np.unravel_index(i, r.shape)))
+            out[i] = value
+        return out.reshape(r.shape)
+
+    vectorised.per_list = func  # type: ignore[attr-defined]
+    return vectorised
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Measures from callables
+# ------------------------------------------------------------------------------------------------------------
+
+
+def metric_from_callable(func: Callable, name: str | None = None) -> Measure:
+    """The measure of a callable over :class:`Rankings` (or a :func:`per_list` function), held to the plug-in
+    contract. It is not registered: it stays apart from the built-in names, which it may not take.
+
+    Raises
+    ------
+    InputError
+        No usable name (a lambda without ``name=``), or the name is a built-in measure's.
+    """
+    for fam in families():
+        if fam.func is func or getattr(fam.func, "__wrapped__", None) is func:
+            return make_measure(fam.name)  # registered with @meta_eval.register in this process
+    name = name or getattr(func, "__name__", None)
+    if not name or name == "<lambda>":
+        raise InputError("a metric needs a name: pass name=... for a lambda")
+    if not callable(func):
+        raise InputError(f"metric {name!r} is not callable")
+    check_new_name(name, "metric")
+    _refuse_builtin_name(name, f"metric {name!r}")
+    description = (func.__doc__ or name).strip().splitlines()[0] if (func.__doc__ or name).strip() else name
+    return Measure(Family(name, guarded(func, name), description=description))
+
+
+def _refuse_builtin_name(name: str, what: str) -> None:
+    taken = name_taken(name)
+    if taken:
+        raise InputError(f"{what} is named {name!r}, which is {taken}: a plug-in never replaces or shadows a "
+                         "built-in measure — rename it (e.g. my_" + name.lower() + ")")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Loading
+# ------------------------------------------------------------------------------------------------------------
+
+# target: a file ending in .py or a dotted module path; the part after the last such colon: *, or a name with
+# optional (parameters) and @cutoff (parameters may hold colons: gain maps)
+_SPEC = re.compile(r"^(?P<target>.+?):(?P<attr>\*|[^\s:()@,=]+(?:\(.*\))?(?:@[^:@()\s]+)?)$", re.DOTALL)
+_MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A parsed plug-in specification: ``kind`` "file" or "module", the ``target`` as written, ``attr``."""
+
+    kind: str
+    target: str
+    attr: str
+
+
+def parse_spec(text: str) -> PluginSpec | None:
+    """The plug-in a specification names, or None if it is a measure name (which never loads code)."""
+    match = _SPEC.match(text.strip())
+    if match is None:
+        return None
+    target, attr = match["target"].strip(), match["attr"]
+    if target.endswith(".py"):
+        return PluginSpec("file", target, attr)
+    if _MODULE.match(target):
+        return PluginSpec("module", target, attr)
+    return None
+
+
+@dataclass
+class _Module:
+    """A loaded plug-in module: what it registered (in order), its code fingerprint, its families made so far."""
+
+    module: object
+    label: str  # the target as specs name it: absolute path of a file, or the module
+    shown: str  # the target in messages
+    digest: str  # sha256 of the file executed ("" for a module)
+    registered: dict = field(default_factory=dict)  # lower name or alias -> Family (raw)
+    order: list = field(default_factory=list)  # registered families in order
+    fingerprint: str | None = None
+    closure: object = None  # meta_eval.measures.fingerprint.Closure of its code
+    unkeyable: str = ""
+    made: dict = field(default_factory=dict)  # name -> plug-in Family
+
+
+_LOCK = threading.RLock()
+_FILES: dict[Path, _Module] = {}
+_MODULES: dict[str, _Module] = {}
+
+
+def load(spec: PluginSpec) -> list[Measure]:
+    """The measures a plug-in specification names (module docstring).
+
+    Raises
+    ------
+    InputError
+        The file is missing or not a regular file, the module cannot be imported (with the error and its line),
+        the name is unknown, a built-in measure's, or given parameters it does not declare.
+    """
+    import meta_eval.measures  # noqa: F401 - the built-in names, before any plug-in registers
+
+    with _LOCK:
+        loaded = _load_file(spec.target) if spec.kind == "file" else _load_module(spec.target)
+        if spec.attr == "*":
+            if not loaded.order:
+                raise InputError(f"{loaded.shown} registers no metric (decorate functions with "
+                                 f"@meta_eval.register, or name one: {loaded.shown}:FUNCTION)")
+            return [_measure(loaded, fam.name, [], None, f"{loaded.shown}:{fam.name}") for fam in loaded.order]
+        name, pairs, cut = split_name(spec.attr)
+        return [_measure(loaded, name.strip(), pairs, cut, f"{loaded.shown}:{spec.attr}")]
+
+
+def _measure(loaded: _Module, name: str, pairs, cut, where: str) -> Measure:
+    fam = loaded.registered.get(name.lower())
+    if fam is None:
+        obj = getattr(loaded.module, name, None)
+        if obj is None or not callable(obj) or isinstance(obj, type):
+            known = [f.name for f in loaded.order] + [k for k, v in vars(loaded.module).items()
+                                                      if inspect.isfunction(v) and not k.startswith("_")]
+            from meta_eval.measures.registry import did_you_mean
+
+            close = did_you_mean(name, known)
+            raise InputError(f"{loaded.shown} has no metric or function named {name!r}"
+                             + (f"; did you mean {close}?" if close else ""))
+        registered = next((f for f in loaded.order if f.func is obj), None)
+        if registered is not None:
+            fam = registered
+        else:
+            if pairs or cut is not None:
+                raise InputError(f"{where}: {name} is a plain function, which takes no parameters (declare them "
+                                 "with @meta_eval.register)")
+            doc = (getattr(obj, "__doc__", None) or "").strip()
+            fam = Family(name, obj, description=doc.splitlines()[0] if doc else name)
+    if any(fam is f for f in families()):  # imported before, outside a plug-in: it is in the built-in namespace already
+        return bind_text(fam, pairs, cut, where)
+    made = loaded.made.get(fam.name)
+    if made is None:
+        check_new_name(fam.name, where)
+        _refuse_builtin_name(fam.name, f"metric plug-in {where}")
+        made = replace(fam, func=guarded(fam.func, f"{loaded.shown}:{fam.name}", fam.undefined), source=loaded.label)
+        loaded.made[fam.name] = made
+        PLUGIN_HINTS[fam.name.lower()] = f"{loaded.shown}:{fam.name}"
+    return bind_text(made, pairs, cut, where)
+
+
+def _shown(path: Path) -> str:
+    """A plug-in file as messages name it: relative to the working folder when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _load_file(target: str) -> _Module:
+    path = Path(target).expanduser().resolve()
+    if not path.exists():
+        raise InputError("metric plug-in file not found", str(path))
+    if not path.is_file():
+        raise InputError("metric plug-in is not a regular file", str(path))
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the metric plug-in: {exc.strerror or exc}", str(path)) from None
+    digest = hashlib.sha256(source).hexdigest()
+    known = _FILES.get(path)
+    if known is not None and known.digest == digest and not _stale(known):
+        return known
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"meta_eval_plugin_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.append(folder)  # its neighbours can be imported (appended: it never shadows an installed module)
+    sys.modules[name] = module
+    try:
+        with plugin_registrations() as found:
+            exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the user's plug-in is code
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: report where, never a traceback
+        sys.modules.pop(name, None)
+        line = _line_in(exc, path)
+        raise InputError(f"cannot import metric plug-in: {type(exc).__name__}: {exc}", str(path), line) from None
+    loaded = _Module(module, str(path), _shown(path), digest)
+    _record(loaded, found, name)
+    _fingerprint(loaded, name, path, "", "<plug-in>")
+    _check_neighbours(loaded, path.parent)
+    _FILES[path] = loaded
+    return loaded
+
+
+def _check_neighbours(loaded: _Module, folder: Path) -> None:
+    """Refuse a plug-in whose neighbour module (``import helpers`` with ``helpers.py`` beside it) was taken from
+    another folder: a module of that name was imported first (another plug-in's), so the plug-in would run code
+    that is not its own."""
+    for module, (file, _) in (loaded.closure.files.items() if loaded.closure is not None else ()):
+        top = module.split(".")[0]
+        own = folder / f"{top}.py" if (folder / f"{top}.py").is_file() else folder / top / "__init__.py"
+        if module != "<plug-in>" and own.is_file() and not Path(file).is_relative_to(folder):
+            raise InputError(f"metric plug-in {loaded.shown} imports {top!r}, which is {own}, but a module of that "
+                             f"name was imported before from {Path(file).parent} and is used instead; rename one "
+                             "of the two")
+
+
+def _fingerprint(loaded: _Module, name: str, path: Path, package: str, label: str | None) -> None:
+    """Hash the plug-in's code right after it ran (:mod:`meta_eval.measures.fingerprint`)."""
+    from meta_eval.measures.fingerprint import closure
+
+    try:
+        loaded.closure = closure(name, path, package, root_label=label)
+        loaded.fingerprint = loaded.closure.digest
+    except OSError as exc:  # a neighbour vanished in between: the plug-in works, its results are not cached
+        loaded.unkeyable = f"its code could not be read whole ({exc})"
+
+
+def _stale(loaded: _Module) -> bool:
+    """Whether a file of the plug-in's code changed since it was loaded: then the changed local modules are
+    forgotten (re-imported with the plug-in), so that the code that runs is the code that is keyed."""
+    changed = loaded.closure.changed() if loaded.closure is not None else []
+    for module in changed:
+        if module != "<plug-in>":
+            sys.modules.pop(module, None)
+    return bool(changed)
+
+
+def _line_in(exc: BaseException, path: Path) -> int | None:
+    if isinstance(exc, SyntaxError) and exc.filename == str(path):
+        return exc.lineno
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return frames[-1].lineno if frames else None
+
+
+def _load_module(target: str) -> _Module:
+    known = _MODULES.get(target)
+    if known is not None:
+        if not _stale(known):
+            return known
+        sys.modules.pop(target, None)  # its code changed: import it anew
+    try:
+        with plugin_registrations() as found:
+            module = importlib.import_module(target)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
+        raise InputError(f"cannot import metric plug-in module {target!r}: {type(exc).__name__}: {exc}") from None
+    loaded = _Module(module, target, target, "")
+    _record(loaded, found, module.__name__)
+    for fam in families():  # a module imported before, outside a plug-in, registered into the built-in names
+        if getattr(getattr(fam.func, "__wrapped__", fam.func), "__module__", None) == module.__name__:
+            loaded.order.append(fam)
+            loaded.registered.setdefault(fam.name.lower(), fam)
+    file = getattr(module, "__file__", None)
+    if file and os.path.isfile(file):
+        path = Path(file).resolve()
+        package = module.__name__ if path.name == "__init__.py" else module.__name__.rpartition(".")[0]
+        _fingerprint(loaded, module.__name__, path, package, None)
+    else:
+        loaded.unkeyable = f"module {target} has no source file"
+    _MODULES[target] = loaded
+    return loaded
+
+
+def _record(loaded: _Module, found: list, module_name: str) -> None:
+    """Keep the families the module itself registered (a helper it imports keeps its own)."""
+    for fam, aliases in found:
+        origin = getattr(fam.func, "__module__", None)
+        if origin != module_name:
+            continue
+        for word in (fam.name, *aliases):
+            if word.lower() in loaded.registered:
+                raise InputError(f"{loaded.shown} registers {word!r} twice")
+            loaded.registered[word.lower()] = fam
+        loaded.order.append(fam)
+
+
+def plugin_fingerprint(family: Family) -> tuple[str | None, str]:
+    """(hash of the code, "") of a loaded plug-in's module, or (None, why it cannot be keyed)."""
+    loaded = _FILES.get(Path(family.source)) if family.source.endswith(".py") else _MODULES.get(family.source)
+    if loaded is None:
+        return None, f"plug-in {family.source} is not loaded"
+    return loaded.fingerprint, loaded.unkeyable

@@ -1,0 +1,92 @@
+"""The one measure resolver: every entry point (evaluate, study, the battery, informativeness, LTR) turns what the
+user wrote into measures here.
+
+A specification is a :class:`~meta_eval.measures.Measure`, a name (canonical ``GAP(g=0.5,0.5)``, ``nDCG@10``, or a
+trec_eval spelling ``map``, ``P_5``), a trec_eval ``-m`` list (``P.5,10``, ``ndcg_cut``, ``all_trec``), or a
+plug-in (``file.py:NAME``, ``module:NAME``, ``...:*``; :mod:`meta_eval.measures.plugins`). Only a plug-in
+specification imports code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Iterable
+
+from meta_eval.errors import InputError, MetaEvalDeprecation
+from meta_eval.measures.registry import Measure, get_measure
+from meta_eval.measures.trec_names import expand_trec_spec
+
+
+def measures_of(spec: "str | Measure") -> list[Measure]:
+    """The measures one specification names (one, or several for a trec_eval list or ``file.py:*``).
+
+    Raises
+    ------
+    InputError
+        Unknown name, bad parameters, or a plug-in that cannot be loaded (see :func:`resolve`).
+    """
+    from meta_eval.measures import plugins
+
+    if isinstance(spec, Measure):
+        return [spec]
+    if not isinstance(spec, str):
+        raise InputError(f"a measure is given by its name or as a Measure; got {type(spec).__name__} {spec!r}")
+    text = spec.strip()
+    if not text:
+        raise InputError("empty measure name")
+    plugin = plugins.parse_spec(text)
+    if plugin is not None:
+        return plugins.load(plugin)
+    if text.endswith(".py") and ":" not in text:
+        warnings.warn(f"-m {text}: naming a file alone is deprecated; write {text}:* for every metric it registers "
+                      f"(or {text}:FUNCTION)", MetaEvalDeprecation, stacklevel=3)
+        return plugins.load(plugins.PluginSpec("file", text, "*"))
+    names = expand_trec_spec(text)
+    return [get_measure(name) for name in names]
+
+
+def resolve(specs: "str | Measure | Iterable[str | Measure]") -> list[Measure]:
+    """Every measure the specifications name, in order, each once.
+
+    Names are case-insensitive and measures cannot share one: a repeat of the same measure is dropped, two
+    different measures printed under the same name (two plug-ins ``a.py:score`` and ``b.py:score``) are an error.
+
+    Raises
+    ------
+    InputError
+        An unknown name (with "did you mean"), a bad parameter, a plug-in that cannot be loaded or is named like a
+        built-in measure, or two measures under one name.
+
+    Examples
+    --------
+    >>> [m.output_name for m in resolve(["AP", "P.5,10", "map", "ap"])]
+    ['AP', 'P_5', 'P_10', 'map']
+    """
+    if isinstance(specs, (str, Measure)):
+        specs = [specs]
+    out: list[Measure] = []
+    seen: dict[str, tuple] = {}
+    for spec in specs:
+        for m in measures_of(spec):
+            key = m.output_name.lower()
+            identity = (m.output_name, m.spec, id(inspect.unwrap(m.family.func)))
+            if key not in seen:
+                seen[key] = identity
+                out.append(m)
+            elif seen[key] != identity:
+                raise InputError(f"two different measures are named {m.output_name!r} "
+                                 f"({_origin(seen[key][1])} and {_origin(m.spec)}); rename one")
+    return out
+
+
+def resolve_one(spec: "str | Measure") -> Measure:
+    """The single measure a specification names (InputError if it names several)."""
+    found = resolve(spec)
+    if len(found) != 1:
+        raise InputError(f"{spec!r} names {len(found)} measures; give one")
+    return found[0]
+
+
+def _origin(spec: str) -> str:
+    return spec if ":" in spec else f"{spec} (defined in this process)"
