@@ -17,20 +17,21 @@ from meta_eval.cli.common import reports_errors
 @reports_errors
 def measures(
     name: Annotated[Optional[str], typer.Argument(
-        help="Show one measure in full (its docstring with formula and source); any spelling: nDCG, map, P_10.",
+        help="Show one measure in full (its docstring with formula and source); any spelling: nDCG, map, P_10, "
+        "or a plug-in file.py:function (which imports it).",
         show_default=False)] = None,
 ) -> None:
     """List every measure: parameters with their allowed values and defaults, aliases, trec_eval spellings."""
-    from meta_eval.measures import families, get_measure
+    from meta_eval.measures import families, resolve_one
 
     if name is None:
         sys.stdout.write("\n".join(describe(f) for f in sorted(families(), key=lambda f: f.name.lower())))
         sys.stdout.write("\nSyntax: NAME, NAME@k, NAME(param=value,...)@k; trec_eval spellings (map, P_10, "
                          "ndcg_cut.10) mean trec_eval's definition.\n")
         return
-    measure = get_measure(name)
+    measure = resolve_one(name)
     sys.stdout.write(describe(measure.family, full=True))
-    if measure.output_name != measure.family.name:
+    if measure.output_name != measure.name:
         sys.stdout.write(f"\n{measure.output_name} is {measure.name}\n")
 
 
@@ -57,6 +58,8 @@ def describe(fam, full: bool = False) -> str:
         lines.append(f"    summary over topics: {how}")
     if fam.undefined:
         lines += _wrap(f"undefined (NaN): {fam.undefined}", "    ")
+    if fam.source:
+        lines += _wrap(f"plug-in from {fam.source}", "    ")
     return "\n".join(lines) + "\n"
 
 

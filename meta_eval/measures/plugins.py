@@ -244,15 +244,19 @@ def per_list(func: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[Ranki
             try:
                 value = func(g, c)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
-                raise PluginError(func.__name__, _failure(exc), np.unravel_index(i, r.shape)) from None
+                raise PluginError(func.__name__, _failure(exc), _position(i, r.shape)) from None
             value = _as_real(value)
             if isinstance(value, str):
-                raise PluginError(func.__name__, value, tuple(int(k) for k in np.unravel_index(i, r.shape)))
+                raise PluginError(func.__name__, value, _position(i, r.shape))
             out[i] = value
         return out.reshape(r.shape)
 
     vectorised.per_list = func  # type: ignore[attr-defined]
     return vectorised
+
+
+def _position(flat: int, shape: tuple) -> tuple[int, ...]:
+    return tuple(int(k) for k in np.unravel_index(flat, shape))
 
 
 # ------------------------------------------------------------------------------------------------------------

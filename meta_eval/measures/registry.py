@@ -220,8 +220,9 @@ class Measure:
         return np.asarray(self.family.func(rankings, **dict(self.params)), dtype=np.float64)
 
     def __reduce__(self):
-        """A plug-in travels to a worker process as its specification (the worker loads the plug-in itself)."""
-        if self.family.source:
+        """A plug-in or built-in measure travels to a worker process as its specification (the worker loads the
+        plug-in itself); one registered in this process only, by value."""
+        if self.family.source or is_builtin(self.family.func):
             return _rebuild, (self.spec, self.label)
         return Measure, (self.family, self.params, self.label)
 
@@ -393,8 +394,8 @@ def unknown_measure_message(spec: str) -> str:
         return (f"unknown measure {spec!r}; a plug-in is named by its file or module: did you mean {plugin}? "
                 "(plug-ins never join the built-in names)")
     close = did_you_mean(word, canonical) or did_you_mean(spec.strip(), known_trec_names())
-    hint = f"did you mean {close}? " if close else ""
-    return (f"unknown measure {spec!r}; {hint}(meta-eval measures lists every measure; a plug-in is named "
+    hint = f"; did you mean {close}?" if close else ""
+    return (f"unknown measure {spec!r}{hint} (meta-eval measures lists every measure; a plug-in is named "
             "file.py:function or module:function)")
 
 
