@@ -31,3 +31,8 @@ class InputError(MetaEvalError, ValueError):
 
 class InfeasibleError(MetaEvalError, ValueError):
     """A constraint set (e.g. a metric value for MEM) that no distribution can satisfy."""
+
+
+class OutputError(MetaEvalError):
+    """An output that cannot or must not be written: a folder, a device that is not a stream, an input of the same
+    command, a result folder of another command, a full disk. The message names the option and the path."""
