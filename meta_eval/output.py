@@ -79,7 +79,7 @@ def check_output(path: str | os.PathLike | None, *, inputs: Iterable[str | os.Pa
     target = _target(path, what)
     try:
         st = os.stat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         st = None
     except OSError as exc:
         raise OutputError(f"{what} {path}: cannot be written ({exc.strerror})") from None
