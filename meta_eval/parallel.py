@@ -33,6 +33,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from typing import Any, Callable, Sequence
 
 from meta_eval.errors import InputError
@@ -88,7 +89,10 @@ def parallel_map(
     common : dict, optional
         Keyword arguments shared by every task (large arrays, the collection): sent once per worker.
     jobs : int, optional
-        Worker processes (default: every core); 1 runs in this process.
+        Worker processes; 1 runs in this process. None (the default): chosen from the size of the work — the first
+        task runs here and is timed, and the others go to every core only when the work left would take longer
+        than starting the workers costs (:func:`_workers_pay_off`), so the default is never the slow choice; the
+        progress line says which was chosen.
     scheduler : str, optional
         ``"local"`` or ``"tcp://HOST:PORT"`` to run on Dask instead of joblib.
     desc, unit, progress
@@ -109,21 +113,47 @@ def parallel_map(
     with bar:
         if scheduler is not None and tasks:
             return _on_dask(func, tasks, common, n_jobs, scheduler, bar)
-        if n_jobs == 1 or len(tasks) <= 1:
-            out = []
-            for task in tasks:
+        out: list = []
+        if jobs is None and n_jobs > 1 and len(tasks) > 1:  # automatic: time the first task here
+            started = time.perf_counter()
+            out.append(_in_worker(func, tasks[0], common))
+            bar.update(1)
+            if not _workers_pay_off((time.perf_counter() - started) * (len(tasks) - 1), n_jobs):
+                n_jobs = 1
+            bar.set_description(f"{desc or 'tasks'} ({'in this process' if n_jobs == 1 else f'{n_jobs} workers'})")
+        if n_jobs == 1 or len(tasks) - len(out) <= 1:
+            for task in tasks[len(out):]:
                 out.append(_in_worker(func, task, common))  # one BLAS thread here too: the same sums everywhere
                 bar.update(1)
             return out
         from joblib import Parallel, delayed
 
-        runner = Parallel(n_jobs=min(n_jobs, len(tasks)), backend="loky", return_as="generator",
+        runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator",
                           initializer=init_worker, initargs=(os.getpid(),))
-        out = []
-        for result in runner(delayed(_in_worker)(func, task, common) for task in tasks):
+        for result in runner(delayed(_in_worker)(func, task, common) for task in tasks[len(out):]):
             out.append(result)
             bar.update(1)
         return out
+
+
+#: Seconds it costs to start the worker processes and import meta-eval's modules in them (measured about 1.5 s on
+#: an idle 2-core machine, 3 s on a busy one: ``scripts/bench_parallel.py``).
+WORKER_START_S = 2.0
+
+
+def _workers_pay_off(serial_seconds: float, n_jobs: int) -> bool:
+    """Whether ``serial_seconds`` of work left finishes sooner on ``n_jobs`` workers than here: with a start-up
+    cost S (none when this process's workers are already running), workers take S + T / n against T here, so they
+    pay off when T > S n / (n - 1)."""
+    start = 0.1 if _workers_running(n_jobs) else WORKER_START_S
+    return serial_seconds > start * n_jobs / (n_jobs - 1)
+
+
+def _workers_running(n_jobs: int) -> bool:
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(loky, "_executor", None)
+    return executor is not None and getattr(executor, "_max_workers", 0) == n_jobs and \
+        not getattr(executor, "_broken", False) and not getattr(executor, "_shutdown_thread", False)
 
 
 def _in_worker(func: Callable[..., Any], task: Any, common: dict[str, Any]) -> Any:
