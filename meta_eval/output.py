@@ -12,7 +12,8 @@ that is safe:
   meta-eval may not write: truncated and written in place, as ``>`` does;
 * a FIFO or a character device (``/dev/null``, ``/dev/stdout``, a terminal): opened and streamed, never replaced;
   a write error (``/dev/full``: no space left) is an error, not a success;
-* a folder, a block device, a socket: refused;
+* a folder, a block device, a socket, a name ending in ``/``, a kernel interface file under ``/proc`` or ``/sys``
+  (as root, ``-o /proc/sys/...`` would change a kernel setting): refused;
 * a file that is an input of the same command (``-o qrels.txt -Q qrels.txt``, a symlink or hard link to a run, a
   plug-in's module): refused, before any work (:func:`check_output`) and again when writing.
 
@@ -41,14 +42,7 @@ def _is_stdout(path) -> bool:
     return path is None or str(path) == STDOUT
 
 
-def _target(path: str | os.PathLike, what: str) -> Path:
-    """The file a write to ``path`` lands in: symlinks followed (a dangling one names the file it would create)."""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OutputError(f"{what} {path}: symbolic link loop") from None
-    return Path(os.path.realpath(path))
+_KERNEL = ("/proc/", "/sys/")  # regular-looking files there are kernel settings, not files to put results in
 
 
 def _kind(st: os.stat_result) -> str | None:
@@ -63,6 +57,55 @@ def _kind(st: os.stat_result) -> str | None:
     return None
 
 
+def _plan(path: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str) -> tuple[str, Path]:
+    """How ``path`` is written: ``("stream", path)`` into an existing FIFO or character device (opened by the
+    name given, so ``/dev/stdout`` and ``/proc/self/fd/N`` work as in a shell), ``("in-place", file)``,
+    ``("replace", file)`` or ``("create", file)`` with ``file`` the real path (symlinks followed). Every refusal is
+    here, so :func:`check_output` (before the work) and :func:`write_output` decide alike."""
+    text = os.fspath(path)
+    if text.endswith(os.sep):
+        raise OutputError(f"{what} {path}: names a folder, expected a file name")
+    try:
+        st = os.stat(path)  # the kernel follows symlinks, /dev/fd and /proc magic links
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(f"{what} {path}: symbolic link loop") from None
+        raise OutputError(f"{what} {path}: cannot be written ({exc.strerror})") from None
+    if st is not None:
+        kind = _kind(st)
+        if kind:
+            raise OutputError(f"{what} {path}: is {kind}, expected a file name")
+        source = is_input(path, inputs)
+        if source is not None:
+            raise OutputError(f"{what} {path}: is an input of this command ({source}); refusing to write over it")
+        if not stat.S_ISREG(st.st_mode):
+            return "stream", Path(path)  # FIFO or character device
+    real = Path(os.path.realpath(path))
+    if st is None:
+        parent = real.parent
+        if not parent.is_dir():
+            problem = "is not a folder" if parent.exists() else "does not exist"
+            raise OutputError(f"{what} {path}: cannot write there: {parent} {problem}")
+    if str(real).startswith(_KERNEL):
+        raise OutputError(f"{what} {path}: is a kernel interface file ({real}), not a place for results")
+    if st is None:
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputError(f"{what} {path}: permission denied (cannot create a file in {parent})")
+        return "create", real
+    if not os.access(path, os.W_OK):
+        raise OutputError(f"{what} {path}: permission denied (the file is not writable)")
+    try:
+        same = os.stat(real).st_ino == st.st_ino and os.stat(real).st_dev == st.st_dev
+    except OSError:
+        same = False
+    if not same or st.st_nlink > 1 or not os.access(real.parent, os.W_OK | os.X_OK):
+        # a file reached by a magic link, with other hard links, or in a folder we may not write: keep its identity
+        return "in-place", real if same else Path(path)
+    return "replace", real
+
+
 def check_output(path: str | os.PathLike | None, *, inputs: Iterable[str | os.PathLike] = (),
                  what: str = "--out") -> Path | None:
     """Check before any work that ``path`` can be written; returns the path to give :func:`write_output` (None
@@ -71,34 +114,12 @@ def check_output(path: str | os.PathLike | None, *, inputs: Iterable[str | os.Pa
     Raises
     ------
     OutputError
-        ``path`` is a folder, block device or socket, is one of ``inputs`` (or of the files this process has
-        read), or its folder does not exist or cannot be written.
+        ``path`` is a folder, block device or socket, a kernel interface file (under /proc or /sys), one of
+        ``inputs`` (or of the files this process has read), or its folder does not exist or cannot be written.
     """
     if _is_stdout(path):
         return None
-    target = _target(path, what)
-    try:
-        st = os.stat(target)
-    except (FileNotFoundError, NotADirectoryError):
-        st = None
-    except OSError as exc:
-        raise OutputError(f"{what} {path}: cannot be written ({exc.strerror})") from None
-    if st is not None:
-        kind = _kind(st)
-        if kind:
-            raise OutputError(f"{what} {path}: is {kind}, expected a file name")
-        source = is_input(target, inputs)
-        if source is not None:
-            raise OutputError(f"{what} {path}: is an input of this command ({source}); refusing to write over it")
-        if stat.S_ISREG(st.st_mode) and not os.access(target, os.W_OK):
-            raise OutputError(f"{what} {path}: permission denied (the file is not writable)")
-        return Path(path)
-    parent = target.parent
-    if not parent.is_dir():
-        problem = "is not a folder" if parent.exists() else "does not exist"
-        raise OutputError(f"{what} {path}: cannot write there: {parent} {problem}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"{what} {path}: permission denied (cannot create a file in {parent})")
+    _plan(path, inputs, what)
     return Path(path)
 
 
@@ -109,22 +130,12 @@ def write_output(path: str | os.PathLike | None, data: str | bytes, *, inputs: I
     if _is_stdout(path):
         _write_stdout(payload, inputs)
         return
-    check_output(path, inputs=inputs, what=what)
-    target = _target(path, what)
+    how, target = _plan(path, inputs, what)
     try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    try:
-        if st is None:
-            _replace(target, payload, None)
-        elif stat.S_ISREG(st.st_mode):
-            if st.st_nlink > 1 or not os.access(target.parent, os.W_OK | os.X_OK):
-                _stream(target, payload, truncate=True)
-            else:
-                _replace(target, payload, st)
-        else:  # FIFO or character device: stream into it
-            _stream(target, payload, truncate=False)
+        if how in ("create", "replace"):
+            _replace(target, payload, os.stat(target) if how == "replace" else None)
+        else:
+            _stream(target, payload, truncate=how == "in-place")
     except OSError as exc:
         raise OutputError(f"{what} {path}: write failed ({exc.strerror or exc})") from None
 
@@ -159,7 +170,7 @@ def _replace(target: Path, payload: bytes, old: os.stat_result | None) -> None:
 
 def _stream(target: Path, payload: bytes, *, truncate: bool) -> None:
     """Open the existing node without creating or replacing it and write into it (a FIFO waits for a reader)."""
-    flags = os.O_WRONLY | (os.O_TRUNC if truncate else 0)
+    flags = os.O_WRONLY | (os.O_TRUNC if truncate else 0)  # never O_CREAT: a node that vanished is not re-made
     if stat.S_ISFIFO(os.stat(target).st_mode):
         try:
             fd = os.open(target, flags | os.O_NONBLOCK)

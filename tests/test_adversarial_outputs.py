@@ -161,9 +161,26 @@ def test_stdout_appended_to_an_input_is_refused(collection):
     assert qrels.read_bytes() == before
 
 
-def test_dash_writes_stdout(collection):
-    result = _evaluate(collection, "-o", "-", "-f", "csv")
-    assert result.returncode == 0 and result.stdout.startswith("run,topic,measure,value")
+@pytest.mark.parametrize("name", ["-", "/dev/stdout", "/proc/self/fd/1"])
+def test_stdout_by_any_name_is_streamed(collection, name):
+    result = _evaluate(collection, "-o", name, "-f", "csv")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("run,topic,measure,value")
+
+
+@pytest.mark.parametrize("out", ["/proc/sys/kernel/hostname", "/sys/kernel/profiling", "/proc/self/comm"])
+def test_kernel_interface_files_are_refused(collection, out):
+    if not os.path.exists(out):
+        pytest.skip(f"{out} does not exist here")
+    before = Path(out).read_bytes()
+    result = _evaluate(collection, "-o", out, "-f", "csv")
+    assert result.returncode == 2 and "kernel interface file" in result.stderr
+    assert Path(out).read_bytes() == before
+
+
+def test_a_name_ending_in_a_slash_is_refused(collection, tmp_path):
+    result = _evaluate(collection, "-o", str(tmp_path / "new") + "/", "-f", "csv")
+    assert result.returncode == 2 and "names a folder" in result.stderr and not (tmp_path / "new").exists()
 
 
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])

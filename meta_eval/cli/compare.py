@@ -41,7 +41,7 @@ def _check_output(path: Path | None, inputs: list[str]) -> None:
 
     if path is None:
         return
-    if path.suffix.lower() not in OUTPUTS:
+    if Path(path).suffix.lower() not in OUTPUTS:
         raise InputError(f"-o {path}: the format follows the extension, one of {', '.join(OUTPUTS)}")
     check_output(path, inputs=inputs)
 
@@ -65,7 +65,7 @@ def compare(
     resamples: ResamplesOpt = None,
     standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the result to this file; the format "
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write the result to this file; the format "
                                                 "follows the extension: .csv (one row per comparison, full "
                                                 "precision), .md or .tex (tables).", show_default=False)] = None,
     depth: DepthOpt = None,
@@ -112,7 +112,7 @@ def compare(
         console.print(result.detail_table().to_rich())
     if out is None:
         return
-    suffix = out.suffix.lower()
+    suffix = Path(out).suffix.lower()
     if suffix == ".csv":
         text = (result.table.assign(standardise=standardise.value).to_csv(index=False) if standardise is not None
                 else result.to_csv())

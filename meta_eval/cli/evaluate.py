@@ -62,7 +62,7 @@ def evaluate(
     fmt: Annotated[Optional[Format], typer.Option(
         "--format", "-f", help="table, csv/tsv/json/parquet (tidy: run, topic, measure, value, summary), md, tex or "
         "trec (trec_eval's layout). Default: from the --out extension, else table.", show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of stdout ('-': "
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of stdout ('-': "
                                                 "stdout; a symlink is written through, a FIFO or device streamed; "
                                                 "an input of the command is refused).")] = None,
     digits: Annotated[int, typer.Option("--digits", min=0, max=17,
@@ -101,7 +101,7 @@ def output_format(fmt: Format | None, out: Path | None) -> Format:
         return fmt
     if out is None:
         return Format.table
-    suffix = out.suffix.lower()
+    suffix = Path(out).suffix.lower()
     if suffix not in EXTENSIONS:
         known = ", ".join(EXTENSIONS)
         raise InputError(f"cannot tell the output format from the extension {suffix or '(none)'!r} of {out}; "
