@@ -21,7 +21,7 @@ _EXPORTS = {
     "Collection": "collection", "build_collection": "collection", "load_collection": "collection",
     "Comparison": "compare", "compare": "compare",
     "demo_collection": "demo", "demo_paths": "demo",
-    "InfeasibleError": "errors", "InputError": "errors", "MetaEvalError": "errors",
+    "InfeasibleError": "errors", "InputError": "errors", "MetaEvalError": "errors", "OutputError": "errors",
     "aggregate": "evaluate", "evaluate": "evaluate", "format_trec": "evaluate", "per_topic": "evaluate",
     "resolve": "evaluate", "score": "evaluate", "score_lists": "evaluate",
     "read_qrels": "io", "read_run": "io", "read_runs": "io",
@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from meta_eval.collection import Collection, build_collection, load_collection
     from meta_eval.compare import Comparison, compare
     from meta_eval.demo import demo_collection, demo_paths
-    from meta_eval.errors import InfeasibleError, InputError, MetaEvalError
+    from meta_eval.errors import InfeasibleError, InputError, MetaEvalError, OutputError
     from meta_eval.evaluate import aggregate, evaluate, format_trec, per_topic, resolve, score, score_lists
     from meta_eval.io import read_qrels, read_run, read_runs
     from meta_eval.measures import Measure, Param, families, get_measure, make_measure, register

@@ -33,6 +33,11 @@ class InfeasibleError(MetaEvalError, ValueError):
     """A constraint set (e.g. a metric value for MEM) that no distribution can satisfy."""
 
 
+class OutputError(MetaEvalError):
+    """An output that cannot or must not be written: a folder, a device that is not a stream, an input of the same
+    command, a result folder of another command, a full disk. The message names the option and the path."""
+
+
 class MetaEvalWarning(UserWarning):
     """Base class of the warnings meta-eval gives on purpose (the command line prints them as one line)."""
 

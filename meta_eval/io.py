@@ -27,6 +27,7 @@ import pyarrow.csv as pacsv
 from meta_eval import adapters
 from meta_eval.arrow_numpy import to_numpy
 from meta_eval.errors import InputError
+from meta_eval.files import record_input
 from meta_eval.rankings import MAX_GRADE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,6 +109,7 @@ def read_bytes(path: PathLike) -> bytes:
         If the file is missing, empty, or a corrupt/truncated gzip stream.
     """
     path = Path(path)
+    record_input(path)  # an output of the same command may not replace it (meta_eval.output)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -14,22 +14,37 @@ seed is part of the task, never derived from the worker), and inside workers BLA
 (threadpoolctl), so no floating-point sum depends on how a library split it.
 
 Large inputs go in ``common``: joblib memory-maps the numpy arrays it holds (each worker maps the same file
-instead of receiving a copy per task), Dask scatters it to every worker once. Tasks themselves should be small
-(slices, indices, seeds): pass chunks, not the whole batch.
+instead of receiving a copy per task), Dask scatters it to every worker once, as one object under a key of its own
+(never under names such as ``seed`` that another map of the same cluster could share and release). Tasks
+themselves should be small (slices, indices, seeds): pass chunks, not the whole batch.
+
+Workers die with their parent: each worker watches its parent process and exits when it is gone (a SIGKILLed
+command leaves no worker behind), ignores Ctrl-C (the parent handles it), and :func:`terminate_workers` stops them
+all when a command ends abnormally. A Dask scheduler is reached (or refused) before any work
+(:func:`connect_scheduler`), and a local cluster keeps its scratch space in a private temporary folder.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import shutil
+import signal
 import sys
+import tempfile
+import threading
+import time
 from typing import Any, Callable, Sequence
 
 from meta_eval.errors import InputError
 
-__all__ = ["parallel_map", "resolve_jobs", "check_scheduler", "close_clusters"]
+__all__ = ["parallel_map", "resolve_jobs", "check_scheduler", "connect_scheduler", "close_clusters",
+           "terminate_workers", "init_worker"]
 
 _CLIENTS: dict[tuple[str, int], Any] = {}
+_SCRATCH: list[str] = []  # private scratch folders of the local clusters this process made
+#: Seconds to wait for a Dask scheduler before giving up (each command checks it once, before any work).
+CONNECT_TIMEOUT = 10
 
 
 def resolve_jobs(jobs: int | None) -> int:
@@ -74,7 +89,10 @@ def parallel_map(
     common : dict, optional
         Keyword arguments shared by every task (large arrays, the collection): sent once per worker.
     jobs : int, optional
-        Worker processes (default: every core); 1 runs in this process.
+        Worker processes; 1 runs in this process. None (the default): chosen from the size of the work — the first
+        task runs here and is timed, and the others go to every core only when the work left would take longer
+        than starting the workers costs (:func:`_workers_pay_off`), so the default is never the slow choice; the
+        progress line says which was chosen.
     scheduler : str, optional
         ``"local"`` or ``"tcp://HOST:PORT"`` to run on Dask instead of joblib.
     desc, unit, progress
@@ -95,20 +113,47 @@ def parallel_map(
     with bar:
         if scheduler is not None and tasks:
             return _on_dask(func, tasks, common, n_jobs, scheduler, bar)
-        if n_jobs == 1 or len(tasks) <= 1:
-            out = []
-            for task in tasks:
+        out: list = []
+        if jobs is None and n_jobs > 1 and len(tasks) > 1:  # automatic: time the first task here
+            started = time.perf_counter()
+            out.append(_in_worker(func, tasks[0], common))
+            bar.update(1)
+            if not _workers_pay_off((time.perf_counter() - started) * (len(tasks) - 1), n_jobs):
+                n_jobs = 1
+            bar.set_description(f"{desc or 'tasks'} ({'in this process' if n_jobs == 1 else f'{n_jobs} workers'})")
+        if n_jobs == 1 or len(tasks) - len(out) <= 1:
+            for task in tasks[len(out):]:
                 out.append(_in_worker(func, task, common))  # one BLAS thread here too: the same sums everywhere
                 bar.update(1)
             return out
         from joblib import Parallel, delayed
 
-        runner = Parallel(n_jobs=min(n_jobs, len(tasks)), backend="loky", return_as="generator")
-        out = []
-        for result in runner(delayed(_in_worker)(func, task, common) for task in tasks):
+        runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator",
+                          initializer=init_worker, initargs=(os.getpid(),))
+        for result in runner(delayed(_in_worker)(func, task, common) for task in tasks[len(out):]):
             out.append(result)
             bar.update(1)
         return out
+
+
+#: Seconds it costs to start the worker processes and import meta-eval's modules in them (measured about 1.5 s on
+#: an idle 2-core machine, 3 s on a busy one: ``scripts/bench_parallel.py``).
+WORKER_START_S = 2.0
+
+
+def _workers_pay_off(serial_seconds: float, n_jobs: int) -> bool:
+    """Whether ``serial_seconds`` of work left finishes sooner on ``n_jobs`` workers than here: with a start-up
+    cost S (none when this process's workers are already running), workers take S + T / n against T here, so they
+    pay off when T > S n / (n - 1)."""
+    start = 0.1 if _workers_running(n_jobs) else WORKER_START_S
+    return serial_seconds > start * n_jobs / (n_jobs - 1)
+
+
+def _workers_running(n_jobs: int) -> bool:
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(loky, "_executor", None)
+    return executor is not None and getattr(executor, "_max_workers", 0) == n_jobs and \
+        not getattr(executor, "_broken", False) and not getattr(executor, "_shutdown_thread", False)
 
 
 def _in_worker(func: Callable[..., Any], task: Any, common: dict[str, Any]) -> Any:
@@ -121,19 +166,60 @@ def _in_worker(func: Callable[..., Any], task: Any, common: dict[str, Any]) -> A
         return func(task, **common)
 
 
+def init_worker(parent: int) -> None:
+    """Run in every worker process when it starts (joblib's, and the figure writer's): Ctrl-C is the parent's to handle (a worker printing its own
+    KeyboardInterrupt traceback helps nobody), SIGTERM ends the worker silently, and the worker exits as soon as
+    its parent is gone (a SIGKILLed parent cannot stop it; a worker would otherwise idle for minutes)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    threading.Thread(target=_exit_with, args=(parent,), name="meta-eval-parent-watch", daemon=True).start()
+
+
+def _exit_with(parent: int, every: float = 0.25) -> None:
+    """Exit this process once ``parent`` is no longer its parent (it died and the process was re-parented).
+    Polling: no portable notification of a parent's death exists (Linux's PR_SET_PDEATHSIG follows the thread that
+    forked, which for loky may be a thread that ends before the work does)."""
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
+
+
+def terminate_workers() -> None:
+    """Stop every worker process this process started (joblib's loky workers, Dask clusters): called when a
+    command is interrupted or fails, so nothing keeps computing after it."""
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")  # no workers if joblib was never imported
+    executor = getattr(loky, "_executor", None)
+    if executor is not None:
+        try:
+            executor.shutdown(wait=False, kill_workers=True)
+        except Exception:  # pragma: no cover - best effort while exiting
+            pass
+    close_clusters()
+
+
 def _on_dask(func, tasks, common, n_jobs: int, scheduler: str, bar) -> list:
     client = _client(scheduler, n_jobs)
-    shared = client.scatter(common, broadcast=True) if common else {}
+    # ``common`` travels as ONE object under a fresh random key (hash=False), held by this call until every result
+    # is back: scattering the dict itself would name the data by its keys ('seed', 'alpha'), shared by every map on
+    # the cluster, so the end of one map could release the data another still needs ("lost dependencies").
+    shared = client.scatter([common], broadcast=True, hash=False)[0] if common else None
     futures = client.map(_in_worker_dask, [func] * len(tasks), tasks, [shared] * len(tasks), pure=False)
     out = []
-    for future in futures:
-        out.append(future.result())
-        bar.update(1)
+    try:
+        for future in futures:
+            out.append(future.result())
+            bar.update(1)
+    finally:
+        client.cancel(futures)
+        if shared is not None:
+            client.cancel([shared])
     return out
 
 
 def _in_worker_dask(func, task, common):
-    return _in_worker(func, task, common)
+    return _in_worker(func, task, common or {})
 
 
 def _client(scheduler: str, n_jobs: int):
@@ -148,15 +234,35 @@ def _client(scheduler: str, n_jobs: int):
     if client is not None and client.status == "running":
         return client
     if scheduler == "local":
-        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+        # scratch space (spilled data, worker files) in a private folder of this process, not in the shared /tmp
+        scratch = tempfile.mkdtemp(prefix="meta-eval-dask-")
+        _SCRATCH.append(scratch)
+        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+                               host="127.0.0.1", local_directory=scratch)
         client = Client(cluster)
     else:
         try:
-            client = Client(scheduler, timeout="20s")
-        except OSError as exc:
-            raise InputError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
+            client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"--scheduler {scheduler}: cannot reach the Dask scheduler within {CONNECT_TIMEOUT} s "
+                             f"({exc}); start it (dask scheduler --host 127.0.0.1 --port PORT) or drop --scheduler"
+                             ) from None
+        if not client.scheduler_info().get("workers"):
+            client.close()
+            raise InputError(f"--scheduler {scheduler}: the scheduler has no workers; start some with "
+                             f"dask worker {scheduler}")
     _CLIENTS[key] = client
     return client
+
+
+def connect_scheduler(scheduler: str | None, jobs: int | None = None) -> str | None:
+    """Check ``--scheduler`` before any work: the address is well formed, Dask is installed, and the scheduler
+    answers within :data:`CONNECT_TIMEOUT` seconds with at least one worker (a local cluster is started). Returns
+    the scheduler; the connection is kept for the work that follows."""
+    scheduler = check_scheduler(scheduler)
+    if scheduler is not None:
+        _client(scheduler, resolve_jobs(jobs))
+    return scheduler
 
 
 @atexit.register
@@ -171,3 +277,5 @@ def close_clusters() -> None:
                 cluster.close()
         except Exception:  # pragma: no cover - closing at exit is best effort
             pass
+    while _SCRATCH:
+        shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)

@@ -115,6 +115,9 @@ class _Silent:
     def update(self, n: int = 1) -> None:
         self.n += n
 
+    def set_description(self, desc: str) -> None:
+        self.desc = desc
+
     def close(self) -> None:
         pass
 

@@ -224,6 +224,7 @@ def run_study(
     progress: bool = False,
     jobs: int | None = 1,
     scheduler: str | None = None,
+    overwrite: bool = False,
 ) -> StudyResult:
     """Run every stage on ``collection`` and write the report folder ``out``.
 
@@ -245,11 +246,18 @@ def run_study(
     jobs, scheduler
         Worker processes (None: every core) or a Dask cluster (``"local"``, ``"tcp://HOST:PORT"``) for the
         stages' independent tasks (:mod:`meta_eval.parallel`); the numbers do not depend on them.
+    overwrite : bool
+        Replace ``out`` even when it holds another command's results or files meta-eval did not write
+        (:func:`meta_eval.resultdir.check_output_folder`).
+
+    A stage that fails is reported in the report and in ``StudyResult.errors``; it does not stop the others
+    (the command line exits with status 1 when any did).
     """
     from meta_eval.figures.style import metric_colors
     from meta_eval.meta.standardise import standardise_all
     from meta_eval.parallel import resolve_jobs
     from meta_eval.progress import progress as progress_bar
+    from meta_eval.files import named_files
     from meta_eval.resultdir import result_folder
 
     options = (options or StudyOptions()).check()
@@ -258,7 +266,8 @@ def run_study(
     measures = [m for m, _ in named.values()]
     against = list(_measures(list(options.against)))
     result = StudyResult(Path(out))
-    with result_folder(out, kind="study") as tmp:
+    read = named_files([collection.options.get("qrels"), *(collection.options.get("runs") or ())])
+    with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
         report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi,
                         background=resolve_jobs(jobs) > 1)  # figures drawn on a spare core
         try:

@@ -134,6 +134,7 @@ def run_multi_study(
     scheduler: str | None = None,
     inputs: dict | None = None,
     progress: bool = False,
+    overwrite: bool = False,
 ) -> MultiStudyResult:
     """Study every collection (:func:`meta_eval.study.run_study`) and compare them side by side.
 
@@ -153,7 +154,10 @@ def run_multi_study(
         Extra manifest entries (e.g. the command line).
     progress : bool
         Show progress over collections.
+    overwrite : bool
+        Replace ``out`` even when it holds another command's results (:func:`meta_eval.resultdir.result_folder`).
     """
+    from meta_eval.files import named_files
     from meta_eval.parallel import parallel_map
     from meta_eval.resultdir import result_folder
     from meta_eval.study import StudyOptions
@@ -165,7 +169,8 @@ def run_multi_study(
         raise InputError(f"collections need distinct names; got {names}")
     started = time.perf_counter()
     result = MultiStudyResult(Path(out))
-    with result_folder(out, kind="study") as tmp:
+    read = named_files([path for spec in specs for path in (spec.qrels, *spec.runs)])
+    with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
         done = parallel_map(_study_one, specs, common=dict(options=options), jobs=jobs, scheduler=scheduler,
                             desc="collections", unit="collection", progress=progress)
         for spec, (files, info) in zip(specs, done):
@@ -183,7 +188,7 @@ def run_multi_study(
 
 def run_several(collections: Sequence[str] | None, study_file: str | Path | None, load: dict, options: StudyOptions,
                 out: str | Path, *, jobs: int | None, scheduler: str | None, progress: bool, inputs: dict,
-                extra=None) -> MultiStudyResult:
+                extra=None, overwrite: bool = False) -> MultiStudyResult:
     """``meta-eval study --collection ... / --study-file ...``: the collections of both, the study file's options
     over the command line's; prints each collection's stage timings and the report's path."""
     from dataclasses import fields, replace
@@ -201,7 +206,8 @@ def run_several(collections: Sequence[str] | None, study_file: str | Path | None
             raise InputError(f"[study] has unknown option(s) {unknown}; known: {', '.join(sorted(known))}",
                              str(study_file))
         options = replace(options, **{k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}).check()
-    result = run_multi_study(specs, out, options, jobs=jobs, scheduler=scheduler, progress=progress, inputs=inputs)
+    result = run_multi_study(specs, out, options, jobs=jobs, scheduler=scheduler, progress=progress, inputs=inputs,
+                             overwrite=overwrite)
     for name, timings in result.timings.items():
         failed = result.errors.get(name) or {}
         print(f"{name}: {timings.get('total', float('nan')):.1f} s" + (f"; failed: {', '.join(failed)}" if failed

@@ -170,7 +170,7 @@ def test_cli_writes_csv_markdown_and_latex(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["-o", "out.xlsx"], "format follows the extension"),
-    (["-o", "/proc/version/x.csv"], "cannot write"),
+    (["-o", "/proc/version/x.csv"], "/proc/version is not a folder"),
     (["--baseline", "nope"], "is not one of the runs"),
     (["--test", "ttest"], "is not one of"),
     (["--correction", "fdr"], "is not one of"),

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
-from meta_eval.errors import InputError
+from meta_eval.errors import InputError, OutputError
 from meta_eval.resultdir import result_folder, verify_folder
 from meta_eval.study import StudyOptions, run_study
 from meta_eval.tables import format_number
@@ -290,7 +290,7 @@ def test_rerun_into_the_folder_leaves_no_stale_files_and_same_numbers(report, tm
 
 def test_folders_that_are_not_ours_are_refused(tmp_path):
     (tmp_path / "thesis.tex").write_text("precious")
-    with pytest.raises(InputError, match="not a meta-eval result folder"):
+    with pytest.raises(OutputError, match="not a meta-eval result folder"):
         run_study(me.demo_collection(), tmp_path, StudyOptions(n_resamples=20, skip=("informativeness",)))
     assert (tmp_path / "thesis.tex").read_text() == "precious" and len(list(tmp_path.iterdir())) == 1
 
@@ -298,7 +298,7 @@ def test_folders_that_are_not_ours_are_refused(tmp_path):
 def test_a_second_writer_is_refused(tmp_path):
     out = tmp_path / "busy"
     with result_folder(out, kind="study"):
-        with pytest.raises(InputError, match="another meta-eval run .* is writing this folder"):
+        with pytest.raises(OutputError, match="another meta-eval run .* is writing this folder"):
             run_study(me.demo_collection(), out, StudyOptions(n_resamples=20, skip=("informativeness",)))
     assert not out.exists() or verify_folder(out) == []
 

@@ -96,9 +96,32 @@ CIOpt = Annotated[CIMethod, typer.Option("--ci", help="Bootstrap interval of the
 OutDirOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Result folder (written completely or not at "
                                                    "all; an earlier meta-eval result folder there is replaced, "
                                                    "anything else is refused).")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace a result folder written by another "
+                                             "meta-eval command, or one holding files meta-eval did not write.")]
 StandardiseOpt = Annotated[Optional[Standardise], typer.Option(
     "--standardise", help="Analyse per-topic standardised scores: z (z-scores over the systems) or cdf (their normal "
     "CDF), Webber et al. 2008 / Urbano et al. 2019. Default: raw scores.", show_default=False)]
+
+
+def declared_inputs(qrels=None, runs=None, measures=None, files=()) -> list[str]:
+    """The files a command will read, named before it reads them, so an output that would replace one is refused
+    before any work (:mod:`meta_eval.output`, :mod:`meta_eval.resultdir`; what is actually read is checked again
+    when writing): the qrels, the run files (folders and globs expanded), plug-in files of ``-m file.py:function``
+    and any other ``files``."""
+    from meta_eval.files import named_files
+
+    plugins = [str(spec).rpartition(":")[0] for spec in measures or ()]
+    return named_files([qrels, *(runs or ()), *(p for p in plugins if p.endswith(".py")), *files])
+
+
+def folder_target(out, kind: str, *, overwrite: bool = False, qrels=None, runs=None, measures=None, files=()):
+    """The ``--out`` result folder of a command, checked before any work (None without ``--out``):
+    :class:`meta_eval.resultdir.FolderTarget` with the command's :func:`declared_inputs`."""
+    if out is None:
+        return None
+    from meta_eval.resultdir import FolderTarget
+
+    return FolderTarget(out, kind, inputs=declared_inputs(qrels, runs, measures, files), overwrite=overwrite)
 
 
 def standardise_scores(scores: dict, method, topics=None) -> tuple[dict, object]:
@@ -220,19 +243,48 @@ def _value(option):
 
 
 def reports_errors(func: Callable) -> Callable:
-    """Turn meta-eval's own errors into one line on stderr and exit status 2 (no traceback)."""
+    """Run a command as a user expects of a Unix tool:
+
+    * meta-eval's own errors: one line on stderr and exit status 2 (no traceback); its warnings
+      (:class:`~meta_eval.errors.MetaEvalWarning`): one line on stderr;
+    * Ctrl-C: "interrupted", status 130; SIGTERM: status 143, quietly; a reader that went away (``| head``):
+      status 141, quietly — in each case the worker processes are stopped first (none keeps computing) and the
+      tracebacks of the engine's own threads, which the abrupt end may cause, are not printed.
+    """
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        import signal
         import warnings
 
+        def on_sigterm(signum, frame):
+            raise SystemExit(128 + signum)
+
+        previous = signal.signal(signal.SIGTERM, on_sigterm) if _main_thread() else None
         try:
             with warnings.catch_warnings():
                 warnings.showwarning = _one_line(warnings.showwarning)
                 return func(*args, **kwargs)
         except MetaEvalError as exc:
+            _stop_workers()
             print(f"meta-eval: error: {exc}", file=sys.stderr)
             raise typer.Exit(code=2) from None
+        except KeyboardInterrupt:
+            _stop_workers()
+            print("meta-eval: interrupted", file=sys.stderr)
+            raise typer.Exit(code=130) from None
+        except BrokenPipeError:
+            _stop_workers()
+            _silence_stdout()
+            raise typer.Exit(code=141) from None
+        except typer.Exit:
+            raise
+        except BaseException:  # SystemExit of SIGTERM included
+            _stop_workers()
+            raise
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     return wrapper
 
@@ -249,3 +301,29 @@ def _one_line(show: Callable) -> Callable:
             show(message, category, filename, lineno, file, line)
 
     return show_warning
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _stop_workers() -> None:
+    """Stop the worker processes and keep their engine's threads from printing tracebacks as they are cut off."""
+    import threading
+
+    threading.excepthook = lambda args: None
+    if "meta_eval.parallel" in sys.modules:
+        sys.modules["meta_eval.parallel"].terminate_workers()
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - no real stdout
+        pass

@@ -11,8 +11,8 @@ import typer
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, ConfidenceOpt, DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt,
                                   ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged,
-                                  UnjudgedOpt, collection_from_cli, measures_option, reports_errors, resamples_option,
-                                  standardise_label, standardise_scores)
+                                  UnjudgedOpt, collection_from_cli, declared_inputs, measures_option, reports_errors,
+                                  resamples_option, standardise_label, standardise_scores)
 
 DEFAULT_MEASURES = ("AP", "nDCG@10")
 OUTPUTS = (".csv", ".md", ".tex")
@@ -34,19 +34,16 @@ class Correction(str, Enum):
     none = "none"
 
 
-def _check_output(path: Path | None) -> None:
+def _check_output(path: Path | None, inputs: list[str]) -> None:
     """The output file's format from its extension, and that it can be written — before any work."""
-    import os
-
     from meta_eval.errors import InputError
+    from meta_eval.output import check_output
 
     if path is None:
         return
-    if path.suffix.lower() not in OUTPUTS:
+    if Path(path).suffix.lower() not in OUTPUTS:
         raise InputError(f"-o {path}: the format follows the extension, one of {', '.join(OUTPUTS)}")
-    parent = path.expanduser().absolute().parent
-    if path.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise InputError(f"-o {path}: cannot write this file (is its folder there and writable?)")
+    check_output(path, inputs=inputs)
 
 
 @app.command()
@@ -68,7 +65,7 @@ def compare(
     resamples: ResamplesOpt = None,
     standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the result to this file; the format "
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write the result to this file; the format "
                                                 "follows the extension: .csv (one row per comparison, full "
                                                 "precision), .md or .tex (tables).", show_default=False)] = None,
     depth: DepthOpt = None,
@@ -87,9 +84,10 @@ def compare(
 
     import meta_eval as me
     from meta_eval.compare import compare as run_compare
-    from meta_eval.resultdir import write_text_atomic
+    from meta_eval.output import write_output
 
-    _check_output(out)
+    inputs = declared_inputs(qrels, runs, measures)
+    _check_output(out, inputs)
     col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
     names = list(measures or DEFAULT_MEASURES)
     data = col
@@ -114,7 +112,7 @@ def compare(
         console.print(result.detail_table().to_rich())
     if out is None:
         return
-    suffix = out.suffix.lower()
+    suffix = Path(out).suffix.lower()
     if suffix == ".csv":
         text = (result.table.assign(standardise=standardise.value).to_csv(index=False) if standardise is not None
                 else result.to_csv())
@@ -122,5 +120,5 @@ def compare(
         text = table.to_markdown() + "\n" + result.detail_table().to_markdown()
     else:
         text = table.to_latex(label="tab:compare")
-    write_text_atomic(out, text)
+    write_output(out, text, inputs=inputs)
     console.print(f"wrote {out}")

@@ -9,10 +9,10 @@ import typer
 
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
-                                  LevelOpt, Missing, MissingOpt, OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt,
-                                  StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
-                                  figure_formats, measures_option, reports_errors, standardise_label,
-                                  standardise_scores, write_standardisation)
+                                  LevelOpt, Missing, MissingOpt, OutDirOpt, OverwriteOpt, ProgressOpt, QrelsOpt,
+                                  RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt,
+                                  collection_from_cli, figure_formats, folder_target, measures_option, reports_errors,
+                                  standardise_label, standardise_scores, write_standardisation)
 
 DEFAULT_MEASURES = ("AP", "GAP", "nDCG", "P@10")
 
@@ -57,6 +57,7 @@ def correlate(
     qrels: QrelsOpt = None,
     measures: MeasuresOpt = None,
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     resamples: Annotated[int, typer.Option("--resamples", "-B", min=0, help="Replicates of the randomised procedures "
                                            "(bootstrap intervals over topics; 0: no intervals).")] = 1000,
     confidence: ConfidenceOpt = 0.95,
@@ -92,7 +93,6 @@ def correlate(
     import meta_eval as me
     from meta_eval.correlation import correlate_systems, correlate_topics, swap_table
     from meta_eval.figures.style import check_formats
-    from meta_eval.resultdir import check_output_folder, result_folder
     from meta_eval.tables import PaperTable, agreement_table, swaps_compact
 
     console = Console()
@@ -100,8 +100,7 @@ def correlate(
         console = Console(width=160)
     names = list(measures or DEFAULT_MEASURES)
     formats = check_formats(figure_formats(fmt))
-    if out is not None:
-        check_output_folder(out)
+    target = folder_target(out, "correlate", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures, files=())
     col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
     scores = {name: np.asarray(me.score(col, name)) for name in dict.fromkeys(names)}  # keep the user's spelling
     scores, reference = standardise_scores(scores, standardise, list(col.topics))
@@ -129,7 +128,7 @@ def correlate(
 
     if out is None:
         return
-    with result_folder(out, kind="correlate") as tmp:
+    with target.open() as tmp:
         write_standardisation(tmp, standardise, reference)
         sysres.table.to_csv(tmp / "system_correlation.csv", index=False)
         sysres.means.to_csv(tmp / "system_means.csv")

@@ -9,12 +9,12 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import JobsOpt, SchedulerOpt
-from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, LevelOpt, Missing, MissingOpt,
-                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt,
-                                  Unjudged, UnjudgedOpt, collection_from_cli, figure_formats, measures_option,
-                                  reports_errors, resamples_option, standardise_label, standardise_scores,
-                                  write_standardisation)
+from meta_eval.parallel import connect_scheduler
+from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, JobsOpt, LevelOpt, Missing,
+                                  MissingOpt, OutDirOpt, OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg, SchedulerOpt,
+                                  SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
+                                  figure_formats, folder_target, measures_option, reports_errors, resamples_option,
+                                  standardise_label, standardise_scores, write_standardisation)
 
 DEFAULT_MEASURES = ("GAP", "nDCG", "AP")
 # meta_eval.discpower.METHODS, listed here so that --help does not import scipy (a test keeps them equal)
@@ -60,6 +60,7 @@ def discpower(
     standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -84,14 +85,13 @@ def discpower(
     from meta_eval.discpower import best_systems, discriminative_power
     from meta_eval.figures.style import check_formats
     from meta_eval.report import slug
-    from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console()
     names = list(measures or DEFAULT_MEASURES)
     methods = [m.value for m in method] if method else ["bootstrap"]
     formats = check_formats(figure_formats(fmt))
-    if out is not None:
-        check_output_folder(out)
+    target = folder_target(out, "discpower", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures, files=())
+    connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
     col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
     scores = me.score(col, names)
     if not isinstance(scores, dict):
@@ -124,7 +124,7 @@ def discpower(
 
     if out is None:
         return
-    with result_folder(out, kind="discpower") as tmp:
+    with target.open() as tmp:
         write_standardisation(tmp, standardise, reference)
         result.summary().to_csv(tmp / "summary.csv", index=False)
         result.asl_table().to_csv(tmp / "asl.csv", index=False)

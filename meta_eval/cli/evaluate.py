@@ -11,9 +11,7 @@ import importlib
 import io
 import json
 import math
-import os
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from enum import Enum
@@ -23,9 +21,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt,
-                                  RunsArg, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, measures_option,
-                                  reports_errors)
+from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt, RunsArg,
+                                  Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, declared_inputs,
+                                  measures_option, reports_errors)
 from meta_eval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,7 +62,9 @@ def evaluate(
     fmt: Annotated[Optional[Format], typer.Option(
         "--format", "-f", help="table, csv/tsv/json/parquet (tidy: run, topic, measure, value, summary), md, tex or "
         "trec (trec_eval's layout). Default: from the --out extension, else table.", show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of stdout ('-': "
+                                                "stdout; a symlink is written through, a FIFO or device streamed; "
+                                                "an input of the command is refused).")] = None,
     digits: Annotated[int, typer.Option("--digits", min=0, max=17,
                                         help="Decimals of the printed formats (table, md, tex).")] = 4,
     depth: DepthOpt = None,
@@ -77,10 +77,11 @@ def evaluate(
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
     from meta_eval.evaluate import resolve, scores
+    from meta_eval.output import STDOUT, check_output, write_output
 
-    if out is not None:
-        check_writable(out)
-    fmt = output_format(fmt, out)
+    inputs = declared_inputs(qrels, runs, measure)
+    target = check_output(out, inputs=inputs) if out is not None else None  # before any work
+    fmt = output_format(fmt, None if out is None or str(out) == STDOUT else out)
     measures = resolve(measure or DEFAULT_MEASURES)  # bad names fail here, before any file is read
     if fmt == Format.table:  # the table printer is imported while the runs are read (the GIL is mostly free then)
         threading.Thread(target=importlib.import_module, args=("tabulate",), daemon=True).start()
@@ -89,12 +90,9 @@ def evaluate(
     warn_rel_level(rel_level, collection.max_grade)
     results = scores(collection, measures, progress=progress)
     rendered = render(results, fmt, per_topic=per_topic, digits=digits)
-    if out is None:
-        if isinstance(rendered, bytes):
-            raise InputError(f"the {fmt.value} format is binary: write it to a file with -o")
-        sys.stdout.write(rendered)
-    else:
-        write_atomically(out, rendered)
+    if out is None and isinstance(rendered, bytes):
+        raise InputError(f"the {fmt.value} format is binary: write it to a file with -o (or to stdout with -o -)")
+    write_output(target, rendered, inputs=inputs)
 
 
 def output_format(fmt: Format | None, out: Path | None) -> Format:
@@ -103,36 +101,12 @@ def output_format(fmt: Format | None, out: Path | None) -> Format:
         return fmt
     if out is None:
         return Format.table
-    suffix = out.suffix.lower()
+    suffix = Path(out).suffix.lower()
     if suffix not in EXTENSIONS:
         known = ", ".join(EXTENSIONS)
         raise InputError(f"cannot tell the output format from the extension {suffix or '(none)'!r} of {out}; "
                          f"use one of {known} or give -f")
     return EXTENSIONS[suffix]
-
-
-def check_writable(path: Path) -> None:
-    """Fail before any work when ``path`` cannot be written (missing or read-only folder, a directory...)."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise InputError(f"--out {path} is a directory, expected a file name")
-    if not parent.is_dir():
-        raise InputError(f"--out {path}: the folder {parent} does not exist or is not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"--out {path}: permission denied (cannot write there)")
-
-
-def write_atomically(path: Path, content: str | bytes) -> None:
-    """Write a temporary file beside ``path`` and rename it: an interrupted run never leaves a partial file."""
-    data = content.encode() if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def warn_rel_level(rel_level: int, max_grade: int) -> None:

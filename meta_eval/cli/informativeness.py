@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DepthOpt, DpiOpt, Float32Opt, FormatOpt, JobsOpt, Missing, MissingOpt,
-                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SchedulerOpt, Ties, TiesOpt, Unjudged,
-                                  UnjudgedOpt,
-                                  collection_from_cli, figure_formats, measures_option, reports_errors)
+from meta_eval.parallel import connect_scheduler
+from meta_eval.cli.common import (DepthOpt, DpiOpt, Float32Opt, FormatOpt, JobsOpt, Missing, MissingOpt, OutDirOpt,
+                                  OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg, SchedulerOpt, Ties, TiesOpt, Unjudged,
+                                  UnjudgedOpt, collection_from_cli, figure_formats, folder_target, measures_option,
+                                  reports_errors)
 from meta_eval.errors import InputError
 
 
@@ -109,6 +110,7 @@ def informativeness(
     aslam: Annotated[bool, typer.Option(help="Also run Aslam et al.'s binary comparison (AP, Rprec, P@10, RR) "
                                         "with the prediction table.")] = True,
     out: OutDirOpt = Path("informativeness"),
+    overwrite: OverwriteOpt = False,
     cache: Annotated[Optional[Path], typer.Option(help="Cache of solved distributions, keyed by the lists, the metric "
                                                   "and its code (a plug-in's module and local imports), the options "
                                                   "and the versions; a rerun resumes from it. Default: "
@@ -136,12 +138,11 @@ def informativeness(
                                qualifying_lists, retrieved_grade_counts)
     from meta_eval.mem.cache import MemCache
     from meta_eval.mem.forms import check_metric
-    from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console(stderr=True)
     formats = check_formats(figure_formats(fmt))
-    if out is not None:
-        check_output_folder(out)
+    target = folder_target(out, "informativeness", overwrite=overwrite, qrels=qrels, runs=runs, measures=[*(measures or ()), *(predict or ())], files=())
+    connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
     for spec in [*(measures or DEFAULT_MEASURES), *(predict or [])]:
         check_metric(spec)  # a bad name or plug-in fails before any file is read
     # an unusable cache is found now: an error for a folder named with --cache, a warning for the default one
@@ -187,7 +188,7 @@ def informativeness(
         _table(console, a.summary, "Binary MEM (grade >= 1): mean RMS error")
     if out is None:
         return
-    with result_folder(out, kind="informativeness") as tmp:
+    with target.open() as tmp:
         lists_df.to_csv(tmp / "lists.csv", index=False)
         summary.to_csv(tmp / "summary.csv", index=False)
         if pred is not None:

@@ -10,8 +10,9 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (AlphaOpt, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, ProgressOpt, SchedulerOpt, SeedOpt,
-                                  figure_formats, reports_errors)
+from meta_eval.parallel import connect_scheduler
+from meta_eval.cli.common import (AlphaOpt, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt, ProgressOpt,
+                                  SchedulerOpt, SeedOpt, figure_formats, folder_target, reports_errors)
 
 DEFAULT_TRAIN = ("nDCG", "GAP", "AP")
 DEFAULT_TEST = ("nDCG@10", "AP", "P@10")
@@ -75,6 +76,7 @@ def ltr(
     epochs: Annotated[int, typer.Option(min=1, help="SoftRank: maximum epochs (full batch, Adam).")] = 150,
     seed: SeedOpt = 0,
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     figures: Annotated[bool, typer.Option(help="Write the figure to --out.")] = True,
@@ -91,12 +93,11 @@ def ltr(
 
     from meta_eval.figures.style import check_formats
     from meta_eval.ltr.experiment import run_ltr
-    from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console()
     formats = check_formats(figure_formats(fmt))
-    if out is not None:
-        check_output_folder(out)
+    target = folder_target(out, "ltr", overwrite=overwrite, qrels=None, runs=None, measures=[*(train_for or ()), *(test or ())], files=[data])
+    connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
     result = run_ltr(
         data, list(train_for or DEFAULT_TRAIN), list(test or DEFAULT_TEST),
         [a.value for a in algorithm] if algorithm else ["lambdamart"], k=folds, max_folds=max_folds, seed=seed,
@@ -109,7 +110,7 @@ def ltr(
     console.print(result.markdown(alpha=alpha), markup=False, highlight=False)
     if out is None:
         return
-    with result_folder(out, kind="ltr") as tmp:
+    with target.open() as tmp:
         result.write(tmp, figure=figures, formats=formats, dpi=dpi)
         written = sorted(p.name for p in tmp.iterdir())
     console.print(f"wrote {', '.join(written)} to {out}")

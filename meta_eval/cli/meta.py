@@ -12,11 +12,11 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import JobsOpt, SchedulerOpt
-from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, LevelOpt, Missing, MissingOpt,
-                                  OutDirOpt, ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt,
-                                  Unjudged, UnjudgedOpt, collection_from_cli, figure_formats, measures_option,
-                                  reports_errors)
+from meta_eval.parallel import connect_scheduler
+from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, JobsOpt, LevelOpt, Missing,
+                                  MissingOpt, OutDirOpt, OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg, SchedulerOpt,
+                                  SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
+                                  figure_formats, folder_target, measures_option, reports_errors)
 
 DEFAULT_MEASURES = ("AP", "nDCG", "nDCG@10", "P@10")
 MeasuresOpt = measures_option(DEFAULT_MEASURES)
@@ -75,22 +75,22 @@ def _cell(value) -> str:
     return str(value)
 
 
-def _write(stage, out: Path | None, kind: str, fmt, dpi: int) -> None:
-    """Write the stage's tables (CSV) and figures into the result folder ``out``."""
-    if out is None:
+def _write(stage, target, fmt, dpi: int) -> None:
+    """Write the stage's tables (CSV) and figures into the result folder ``target`` (checked at the command's
+    start by :func:`meta_eval.cli.common.folder_target`; None: nothing to write)."""
+    if target is None:
         return
     from meta_eval.figures.style import check_formats, save_figure
-    from meta_eval.resultdir import result_folder
 
     formats = check_formats(figure_formats(fmt))
-    with result_folder(out, kind=kind) as tmp:
+    with target.open() as tmp:
         for stem, _, frame in stage.tables:
             frame.to_csv(tmp / f"{stem}.csv", index=False)
         for stem, _, fig in stage.figures:
             save_figure(fig, tmp / stem, formats, dpi=dpi, preview_dpi=150)
         (tmp / "finding.txt").write_text(stage.text + "\n\n" + stage.finding + "\n")
         written = sorted(p.name for p in tmp.iterdir())
-    print(f"wrote {', '.join(written)} to {out}")
+    print(f"wrote {', '.join(written)} to {target.out}")
 
 
 @app.command("incomplete-judgments")
@@ -116,6 +116,7 @@ def incomplete_judgments(
     jobs: JobsOpt = None,
     scheduler: SchedulerOpt = None,
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -132,6 +133,8 @@ def incomplete_judgments(
     incomplete_judgments_draws.csv and the figure."""
     from meta_eval.meta.stages import incomplete_judgments_stage
 
+    target = folder_target(out, "incomplete-judgments", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures)
+    connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
     col = _collection(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress)
     fractions = fraction or (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
     forms = [f.value for f in form] if form else ["standard", "condensed"]
@@ -143,7 +146,7 @@ def incomplete_judgments(
                                  "kendall_tau_b_low": "low", "kendall_tau_b_high": "high", "tau_ap": "τ_AP",
                                  "discpower": "power", "discpower_full": "full"},
           "Agreement with the full-qrels ranking (power: pairs significant)", stage.finding)
-    _write(stage, out, "incomplete-judgments", fmt, dpi)
+    _write(stage, target, fmt, dpi)
 
 
 @app.command()
@@ -161,6 +164,7 @@ def reusability(
                                                        show_default=False)] = None,
     standardise: StandardiseOpt = None,
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -176,6 +180,8 @@ def reusability(
     reusability.csv (per run), reusability_summary.csv and the rank-change figure."""
     from meta_eval.meta.stages import reusability_stage
 
+    target = folder_target(out, "reusability", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures,
+                           files=[group_by])
     col = _collection(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress)
     groups = _groups(group_by)
     forms = [f.value for f in form] if form else ["standard"]
@@ -185,7 +191,7 @@ def reusability(
                                  "min_score_change": "min Δ", "mean_abs_rank_change": "|Δrank|",
                                  "max_rank_change": "max drop", "runs_dropping": "dropping"},
           "Runs left out of the pool (per run: reusability.csv)", stage.finding)
-    _write(stage, out, "reusability", fmt, dpi)
+    _write(stage, target, fmt, dpi)
 
 
 def _groups(group_by: str | None):
@@ -224,6 +230,7 @@ def anova(
                                                "topic) or one-way (system) ANOVA.")] = Variance.two_way,
     standardise: StandardiseOpt = None,
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -241,6 +248,7 @@ def anova(
     import meta_eval as me
     from meta_eval.meta.stages import anova_stage
 
+    target = folder_target(out, "anova", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures)
     col = _collection(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress)
     names = list(dict.fromkeys(measures or DEFAULT_MEASURES))
     scores = {name: me.score(col, name) for name in names}
@@ -248,7 +256,7 @@ def anova(
                         n_systems=anova_systems or (2, 10), variance=variance.value, standardise=_value(standardise))
     _show(stage.tables[0][2], {"metric": "metric", "effect": "effect", "df": "df", "sum_sq": "SS", "F": "F",
                                "p_value": "p", "omega_sq": "ω²"}, "Two-way ANOVA", stage.finding)
-    _write(stage, out, "anova", fmt, dpi)
+    _write(stage, target, fmt, dpi)
 
 
 @app.command()
@@ -260,6 +268,7 @@ def intuitiveness(
     gold: Annotated[str, typer.Option(help="Gold criterion: a measure whose preferences count as right (default: "
                                       "the number of relevant documents in the top 10).")] = "P@10",
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -275,13 +284,15 @@ def intuitiveness(
     import meta_eval as me
     from meta_eval.meta.stages import intuitiveness_stage
 
+    target = folder_target(out, "intuitiveness", overwrite=overwrite, qrels=qrels, runs=runs,
+                           measures=[*(measures or ()), gold])
     col = _collection(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress)
     names = [n for n in dict.fromkeys(measures or ("AP", "nDCG", "nDCG@10", "RR")) if n != gold]
     stage = intuitiveness_stage(col, {name: me.score(col, name) for name in names}, gold=gold)
     _show(stage.result.table, {"metric_x": "x", "metric_y": "y", "disagreements": "disagreements",
                                "intuitiveness_x": "x agrees", "intuitiveness_y": "y agrees", "gold_ties": "gold ties"},
           f"Intuitiveness against {gold}", stage.finding)
-    _write(stage, out, "intuitiveness", fmt, dpi)
+    _write(stage, target, fmt, dpi)
 
 
 @app.command("split-half")
@@ -296,6 +307,7 @@ def split_half(
     standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     depth: DepthOpt = None,
@@ -311,6 +323,7 @@ def split_half(
     import meta_eval as me
     from meta_eval.meta.stages import split_half_stage
 
+    target = folder_target(out, "split-half", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures)
     col = _collection(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress)
     names = list(dict.fromkeys(measures or DEFAULT_MEASURES))
     scores = {name: me.score(col, name) for name in names}
@@ -320,4 +333,4 @@ def split_half(
     _show(frame[frame["size"] == frame["size"].max()], {"metric": "metric", "size": "size", "coefficient": "τ",
                                                         "mean": "mean", "ci_low": "low", "ci_high": "high"},
           "Split-half τ between the largest halves (all sizes: split_half.csv)", stage.finding)
-    _write(stage, out, "split-half", fmt, dpi)
+    _write(stage, target, fmt, dpi)

@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import DpiOpt, FormatOpt, OutDirOpt, figure_formats, reports_errors
+from meta_eval.cli.common import (DpiOpt, FormatOpt, OutDirOpt, OverwriteOpt, figure_formats, folder_target,
+                                  reports_errors)
 
 if TYPE_CHECKING:  # pragma: no cover - numpy/pandas are imported when the command runs, not for --help
     from meta_eval.reproduce import Reproduction
@@ -52,6 +53,7 @@ def _print(console: Console, result: Reproduction) -> None:
 def reproduce(
     target: Annotated[str, typer.Argument(help="Target to reproduce (see --list) or 'all'.")] = "all",
     out: OutDirOpt = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
     list_targets: Annotated[bool, typer.Option("--list", help="List the targets and exit.")] = False,
@@ -61,7 +63,6 @@ def reproduce(
     from meta_eval.figures.style import check_formats, save_figure
     from meta_eval.reproduce import TARGETS
     from meta_eval.reproduce import reproduce as run_target
-    from meta_eval.resultdir import check_output_folder, result_folder
 
     console = Console()
     if not console.is_terminal:  # files and pipes: wide enough for the tables
@@ -73,15 +74,14 @@ def reproduce(
     formats = check_formats(figure_formats(fmt))
     names = list(TARGETS) if target == "all" else [target]
     results = []
-    if out is not None:
-        check_output_folder(out)
+    target = folder_target(out, "reproduce", overwrite=overwrite, qrels=None, runs=None, measures=None, files=())
     for name in names:
         result = run_target(name)
         _print(console, result)
         results.append(result)
     total = sum(r.n_mismatches for r in results)
     if out is not None:
-        with result_folder(out, kind="reproduce") as tmp:
+        with target.open() as tmp:
             for name, result in zip(names, results):
                 result.csv_table().to_csv(tmp / f"{name}.csv", index=False)
                 if result.figure is not None:

@@ -12,10 +12,10 @@ import typer
 
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
-                                  LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt, RunsArg, RunsOptDeprecated,
-                                  SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
-                                  figure_formats, measures_option, merge_runs, reports_errors, resamples_option)
-from meta_eval.cli.common import JobsOpt, SchedulerOpt
+                                  JobsOpt, LevelOpt, Missing, MissingOpt, OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg,
+                                  RunsOptDeprecated, SchedulerOpt, SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged,
+                                  UnjudgedOpt, collection_from_cli, declared_inputs, figure_formats, measures_option,
+                                  merge_runs, reports_errors, resamples_option)
 
 # the defaults are repeated here (meta_eval.study would import numpy at --help time); a test keeps them equal
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
@@ -98,6 +98,7 @@ def study(
         "options ([study]); its options override the command line's.", show_default=False)] = None,
     jobs: JobsOpt = None,
     scheduler: SchedulerOpt = None,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Meta-evaluate metrics against GAP and nDCG: findings, scores, discriminative power, split-half stability,
     ANOVA and topic-set size, correlation, intuitiveness, incomplete judgments, pool reusability and
@@ -106,6 +107,7 @@ def study(
     manifest.json listing every file, to rerun it."""
     from rich.console import Console
 
+    from meta_eval.parallel import connect_scheduler
     from meta_eval.resultdir import _signals_blocked, check_output_folder
 
     # Ctrl-C while a C extension initialises (pandas, numpy) leaves a half-imported module and a confusing error
@@ -123,23 +125,44 @@ def study(
         judgment_fractions=tuple(judgment_fraction) if judgment_fraction else DEFAULT_FRACTIONS,
         judgment_draws=judgment_draws, split_half_splits=split_half_splits, pool_depth=pool_depth, gold=gold,
         ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds).check()
-    check_output_folder(out)
+    runs = merge_runs(runs, runs_option)
+    inputs = declared_inputs(qrels, runs, [*options.metrics, *options.against, options.gold],
+                             [study_file, options.ltr_data, *_collection_files(collection)])
+    check_output_folder(out, kind="study", inputs=inputs, overwrite=overwrite)  # before any work
+    connect_scheduler(scheduler, jobs)
     command = {"command": "meta-eval " + shlex.join(sys.argv[1:])}
     if collection or study_file:
         from meta_eval.study_multi import run_several
 
         load = dict(depth=depth, rel_level=rel_level, missing=missing.value, unjudged=unjudged.value, ties=ties.value,
                     score_precision="float32" if float32 else "float64")
-        run_several(collection, study_file, load, options, out, jobs=jobs, scheduler=scheduler, progress=progress,
-                    inputs=command, extra=merge_runs(runs, runs_option) or qrels)
-        return
-    collection = collection_from_cli(qrels, merge_runs(runs, runs_option), depth, rel_level, missing, unjudged, ties,
-                                     float32, progress=progress)
-    result = run_study(collection, out, options, progress=progress, inputs=command, jobs=jobs, scheduler=scheduler)
-    console = Console(stderr=True)
-    for stage, seconds in result.timings.items():
-        status = "[red]failed[/red]" if stage in result.errors else "ok"
-        console.print(f"{stage:>20s}: {seconds:7.2f} s  {status}")
-    for stage, error in result.errors.items():
-        console.print(f"[red]{stage} failed:[/red] {error}")
-    console.print(f"report: {result.out / 'report.html'}")
+        result = run_several(collection, study_file, load, options, out, jobs=jobs, scheduler=scheduler,
+                             progress=progress, inputs=command, extra=runs or qrels, overwrite=overwrite)
+        failed = [f"{name}: {stage}" for name, errors in result.errors.items() for stage in errors]
+    else:
+        collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32,
+                                         progress=progress)
+        result = run_study(collection, out, options, progress=progress, inputs=command, jobs=jobs,
+                           scheduler=scheduler, overwrite=overwrite)
+        console = Console(stderr=True)
+        for stage, seconds in result.timings.items():
+            status = "[red]failed[/red]" if stage in result.errors else "ok"
+            console.print(f"{stage:>20s}: {seconds:7.2f} s  {status}")
+        for stage, error in result.errors.items():
+            console.print(f"[red]{stage} failed:[/red] {error}")
+        console.print(f"report: {result.out / 'report.html'}")
+        failed = list(result.errors)
+    if failed:  # the report is written, with the failures marked; a script must still see that it is incomplete
+        print(f"meta-eval: error: {len(failed)} stage(s) failed ({', '.join(failed)}); the report marks them",
+              file=sys.stderr)
+        raise typer.Exit(code=1)
+
+
+def _collection_files(collections: list[str] | None) -> list[str]:
+    """The qrels and run specifications named by ``--collection NAME=QRELS:RUNS`` (for the output checks; the
+    specifications themselves are checked when the collections are parsed)."""
+    files = []
+    for text in collections or ():
+        qrels, _, runs = text.partition("=")[2].partition(":")
+        files += [qrels, *runs.split(",")]
+    return [f for f in files if f]

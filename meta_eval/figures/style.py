@@ -182,9 +182,11 @@ class BackgroundWriter:
         if self._executor is None:
             # loky (joblib's process pool): a clean process -- forking a parent that runs pyarrow and joblib threads
             # is not safe -- that, unlike multiprocessing's spawn, does not re-run the caller's __main__ script
+            import os
+
             from joblib.externals.loky import ProcessPoolExecutor
 
-            self._executor = ProcessPoolExecutor(1, initializer=_writer_init)
+            self._executor = ProcessPoolExecutor(1, initializer=_writer_init, initargs=(os.getpid(),))
         self._pending.append((Path(stem).name, self._executor.submit(
             _save_pickled, payload, str(stem), tuple(check_formats(formats)), dpi, preview_dpi)))
         plt.close(fig)
@@ -209,9 +211,12 @@ class BackgroundWriter:
         self._pending = []
 
 
-def _writer_init() -> None:
+def _writer_init(parent: int) -> None:
     import matplotlib
 
+    from meta_eval.parallel import init_worker
+
+    init_worker(parent)  # dies with the study that started it
     matplotlib.use("Agg")
 
 

@@ -461,7 +461,9 @@ def _check_neighbours(loaded: _Module, folder: Path) -> None:
 
 
 def _fingerprint(loaded: _Module, name: str, path: Path, package: str, label: str | None) -> None:
-    """Hash the plug-in's code right after it ran (:mod:`meta_eval.measures.fingerprint`)."""
+    """Hash the plug-in's code right after it ran (:mod:`meta_eval.measures.fingerprint`), and record its files as
+    inputs of the command (:mod:`meta_eval.files`: no output may replace them)."""
+    from meta_eval.files import record_inputs
     from meta_eval.measures.fingerprint import closure
 
     try:
@@ -469,6 +471,7 @@ def _fingerprint(loaded: _Module, name: str, path: Path, package: str, label: st
         loaded.fingerprint = loaded.closure.digest
     except OSError as exc:  # a neighbour vanished in between: the plug-in works, its results are not cached
         loaded.unkeyable = f"its code could not be read whole ({exc})"
+    record_inputs([path, *(file for file, _ in (loaded.closure.files.values() if loaded.closure else ()))])
 
 
 def _stale(loaded: _Module) -> bool:
