@@ -307,9 +307,16 @@ PER_LIST_BAD = {
     "return [1.0]": "returned a list",
     "return np.array([1.0])": "returned a ndarray",
     "return 1 + 2j": "complex number",
-    "return 10 ** 400": "integer too large",
+    "return 10 ** 400": "number too large",
     "raise KeyError('k')": "raised KeyError: 'k'",
 }
+
+
+def test_a_per_list_value_may_be_any_real_number(tmp_path):
+    path = plugin(tmp_path, "from fractions import Fraction\n\n@me.per_list\ndef pl(grades, counts):\n"
+                            "    return [Fraction(1, 3), np.float32(0.5), True, np.int8(2)][len(grades) % 4]\n")
+    # lengths [[2, 4], [3, 5]]: True, Fraction(1, 3); np.int8(2), np.float32(0.5)
+    np.testing.assert_allclose(me.score(small_collection(), f"{path}:pl"), [[1.0, 1 / 3], [2.0, 0.5]])
 
 
 @pytest.mark.parametrize("line", list(PER_LIST_BAD))
@@ -419,3 +426,37 @@ def test_workers_rebuild_a_plugin_from_its_specification(tmp_path):
     error = pickle.loads(pickle.dumps(PluginError("plug.py:half", "returned None", (1, 0), "run b")))
     assert str(error) == "metric plug-in plug.py:half: returned None (run b)" and error.index == (1, 0)
     assert pickle.loads(pickle.dumps(get_measure("map"))).output_name == "map"
+
+
+def test_a_helper_module_keeps_its_registrations_for_later(tmp_path, monkeypatch):
+    """A helper that registers metrics, imported by a plug-in file first, still offers them as helper:*."""
+    helper = f"reg_helper_{abs(hash(str(tmp_path)))}"
+    (tmp_path / f"{helper}.py").write_text("import numpy as np\nimport meta_eval as me\n\n@me.register('HelperOne')\n"
+                                           "def one(r):\n    return np.ones(r.shape)\n")
+    path = plugin(tmp_path, f"import {helper}\n\ndef user(r):\n    return np.zeros(r.shape)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert [m.output_name for m in resolve([f"{path}:user", f"{helper}:*"])] == ["user", "HelperOne"]
+    with pytest.raises(me.InputError, match="unknown measure"):
+        get_measure("HelperOne")
+
+
+def test_a_registration_removed_from_an_edited_plugin_is_gone(tmp_path):
+    path = plugin(tmp_path, "@me.register('KeepA')\ndef a(r):\n    return np.zeros(r.shape)\n\n"
+                            "@me.register('DropB')\ndef b(r):\n    return np.zeros(r.shape)\n")
+    assert [m.output_name for m in resolve(f"{path}:*")] == ["KeepA", "DropB"]
+    plugin(tmp_path, "@me.register('KeepA')\ndef a(r):\n    return np.ones(r.shape)\n")
+    assert [m.output_name for m in resolve(f"{path}:*")] == ["KeepA"]
+    assert (me.score(small_collection(), f"{path}:KeepA") == 1).all()  # the edited code runs
+    with pytest.raises(me.InputError, match="registers 'twice' twice"):  # names are case-insensitive
+        resolve(plugin(tmp_path, "@me.register('Twice')\ndef a(r):\n    return r.n_ret\n\n"
+                                 "@me.register('twice')\ndef b(r):\n    return r.n_ret\n", "twice.py") + ":*")
+
+
+def test_a_study_with_a_plugin_returning_nan_writes_nothing(tmp_path):
+    from meta_eval.study import STAGE_NAMES, StudyOptions, run_study
+
+    path = plugin(tmp_path, "def holes(r):\n    return np.where(r.n_ret > 0, np.nan, 0.0)\n")
+    out = tmp_path / "study"
+    with pytest.raises(PluginError, match=r"holes: returned NaN.*\(run sys\d+, topic \d+\)"):
+        run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{path}:holes"], skip=STAGE_NAMES[1:]))
+    assert not out.exists()

@@ -40,6 +40,7 @@ import functools
 import hashlib
 import importlib
 import inspect
+import numbers
 import os
 import re
 import sys
@@ -121,11 +122,11 @@ def _kind(value) -> str:
 
 def _as_real(value) -> "float | str":
     """One list's value as a float, or what is wrong with it."""
-    if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):
+    if isinstance(value, (numbers.Real, np.bool_)):  # Python and numpy numbers, Fraction...
         try:
             return float(value)
         except OverflowError:
-            return "returned an integer too large for a float"
+            return "returned a number too large for a float"
     if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "biuf":
         return float(value)
     if isinstance(value, (complex, np.complexfloating)):
@@ -345,6 +346,7 @@ class _Module:
 _LOCK = threading.RLock()
 _FILES: dict[Path, _Module] = {}
 _MODULES: dict[str, _Module] = {}
+_CAPTURED: dict[str, dict] = {}  # module name -> {name: (family, aliases)} it registered while a plug-in was imported
 
 
 def load(spec: PluginSpec) -> list[Measure]:
@@ -520,11 +522,16 @@ def _load_module(target: str) -> _Module:
 
 
 def _record(loaded: _Module, found: list, module_name: str) -> None:
-    """Keep the families the module itself registered (a helper it imports keeps its own)."""
+    """Keep what was registered during an import, by the module that registered it (a helper the plug-in imports
+    keeps its own, for ``helper:*``), and give the plug-in the families of its own module."""
+    fresh: dict[str, dict] = {}  # what each module registered in this import (a re-import replaces it all)
     for fam, aliases in found:
-        origin = getattr(fam.func, "__module__", None)
-        if origin != module_name:
-            continue
+        mine = fresh.setdefault(getattr(fam.func, "__module__", ""), {})
+        if fam.name.lower() in mine:
+            raise InputError(f"{loaded.shown} registers {fam.name!r} twice")
+        mine[fam.name.lower()] = (fam, aliases)
+    _CAPTURED.update(fresh)
+    for fam, aliases in _CAPTURED.get(module_name, {}).values():
         for word in (fam.name, *aliases):
             if word.lower() in loaded.registered:
                 raise InputError(f"{loaded.shown} registers {word!r} twice")
