@@ -241,7 +241,8 @@ DAMAGE = {
     "wrong lengths, checksum recomputed": lambda e: _rewrite(e, lambda a: (
         a.__setitem__("lengths", a["lengths"] + 1), a.__setitem__("checksum", np.array(cache_module._checksum(a))))),
     "a field missing": lambda e: _rewrite(e, lambda a: a.pop("entropy")),
-    "an object array (pickle)": lambda e: _rewrite(e, lambda a: a.__setitem__("status", np.array([None] * len(a["status"]), dtype=object))),
+    "an object array (pickle)": lambda e: _rewrite(e, lambda a: a.__setitem__(
+        "status", np.array([None] * len(a["status"]), dtype=object))),
     "a huge declared shape": lambda e: _rewrite(e, lambda a: a.__setitem__("P", np.lib.stride_tricks.as_strided(
         np.zeros(1), shape=(10**6, 10**6, 3), strides=(0, 0, 0))[:1, :1, :1])),
 }
@@ -380,9 +381,10 @@ def test_cli_default_cache_unusable_is_one_warning_line(tmp_path):
     blocker = tmp_path / "xdg"
     blocker.write_text("mine")
     env = dict(os.environ, XDG_CACHE_HOME=str(blocker), PYTHONPATH=str(Path(me.__file__).parent.parent))
-    run = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", "informativeness", "-m", "AP", "--g-grid", "0",
-                          "--no-aslam", "--no-figures", "--min-relevant", "20", "--min-high", "12", "-o",
-                          str(tmp_path / "out"), "--no-progress"], capture_output=True, text=True, env=env)
+    args = ["informativeness", "-m", "AP", "--g-grid", "0", "--no-aslam", "--no-figures", "--min-relevant", "20",
+            "--min-high", "12", "-o", str(tmp_path / "out"), "--no-progress"]
+    run = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", *args], capture_output=True,
+                         text=True, env=env)
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stderr.splitlines() if line.startswith("meta-eval: warning")]
     assert lines == [f"meta-eval: warning: the MEM cache folder {blocker / 'meta-eval' / 'mem'} cannot be used "

@@ -120,8 +120,13 @@ def _kind(value) -> str:
     return f"a {type(value).__name__}"
 
 
+_FLOATS = {float, bool, np.float64, np.float32, np.int64, np.int32, np.bool_}  # float() of each is exact or rounds
+
+
 def _as_real(value) -> "float | str":
     """One list's value as a float, or what is wrong with it."""
+    if type(value) in _FLOATS:  # the common case, without an abstract-class check (a per-list loop is hot)
+        return float(value)
     if isinstance(value, (numbers.Real, np.bool_)):  # Python and numpy numbers, Fraction...
         try:
             return float(value)
@@ -236,12 +241,11 @@ def per_list(func: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[Ranki
     def vectorised(r: Rankings) -> np.ndarray:
         grades = np.asarray(r.grades).reshape(-1, r.depth)
         n_ret = np.broadcast_to(r.n_ret, r.shape).reshape(-1)
-        counts = np.broadcast_to(r.counts, r.shape + (r.counts.shape[-1],)).reshape(-1, r.counts.shape[-1])
+        counts = _read_only(np.broadcast_to(r.counts, r.shape + (r.counts.shape[-1],)).reshape(-1, r.counts.shape[-1]))
         out = np.empty(len(grades), dtype=np.float64)
-        for i, (g, n, c) in enumerate(zip(grades, n_ret, counts)):
+        for i, (g, n, c) in enumerate(zip(grades, n_ret, counts)):  # rows of a read-only array are read-only
             g = g[:n][g[:n] != PAD]  # a copy
             g.flags.writeable = False
-            c = _read_only(c)
             try:
                 value = func(g, c)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
