@@ -109,9 +109,10 @@ def declared_inputs(qrels=None, runs=None, measures=None, files=()) -> list[str]
     when writing): the qrels, the run files (folders and globs expanded), plug-in files of ``-m file.py:function``
     and any other ``files``."""
     from meta_eval.files import named_files
+    from meta_eval.measures.plugins import parse_spec
 
-    plugins = [str(spec).rpartition(":")[0] for spec in measures or ()]
-    return named_files([qrels, *(runs or ()), *(p for p in plugins if p.endswith(".py")), *files])
+    plugins = [spec for spec in map(parse_spec, map(str, measures or ())) if spec is not None]
+    return named_files([qrels, *(runs or ()), *(p.target for p in plugins if p.kind == "file"), *files])
 
 
 def folder_target(out, kind: str, *, overwrite: bool = False, qrels=None, runs=None, measures=None, files=()):
