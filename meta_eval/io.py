@@ -12,6 +12,7 @@ import glob
 import math
 import os
 import re
+import stat
 import zlib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -88,8 +89,16 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
     _fast_zlib, _IsalError = zlib, zlib.error
 
 
-def _gunzip(raw: bytes) -> bytes:
-    """Decompress a (possibly multi-member) gzip stream; a truncated stream is an error."""
+_GZIP_MAGIC = b"\x1f\x8b"
+_SNIFF = 1 << 16  # bytes looked at before a whole file or stream is decompressed
+
+
+def _gunzip(raw: bytes, source: str) -> bytes:
+    """Decompress a (possibly multi-member) gzip stream; a truncated stream is an error. The first 64 KiB are
+    decompressed alone and checked to be text first, so a compressed stream of binary data (a gzip bomb of zeros)
+    is refused before it fills memory."""
+    head = _fast_zlib.decompressobj(wbits=31).decompress(raw, _SNIFF)
+    _check_text(head, source)
     out, data = [], raw
     while data:
         inflater = _fast_zlib.decompressobj(wbits=31)
@@ -100,30 +109,88 @@ def _gunzip(raw: bytes) -> bytes:
     return b"".join(out)
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Read a file, decompressing gzip (recognised by its magic number, whatever the suffix).
+def _check_text(data: bytes, source: str) -> None:
+    """Refuse binary data: a NUL byte never occurs in TREC text (qrels, runs, study files), but fills a device such
+    as ``/dev/zero``, a UTF-16 file (every other byte) and compressed or random data."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        hint = " (UTF-16 text? save it as UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        column = nul - data.rfind(b"\n", 0, nul)
+        raise InputError(f"binary data, not a text file: a NUL byte at byte {column} of the line{hint}", source,
+                         data.count(b"\n", 0, nul) + 1)
 
-    Raises
-    ------
-    InputError
-        If the file is missing, empty, or a corrupt/truncated gzip stream.
-    """
-    path = Path(path)
-    record_input(path)  # an output of the same command may not replace it (meta_eval.output)
+
+def _read_raw(path: Path) -> bytes:
+    """The file's bytes; any reason it cannot be read (missing, a folder, a symlink loop, no permission, a socket)
+    is an InputError naming the file. A stream (a FIFO, ``/dev/stdin``, a character device) is read in blocks and
+    checked to be text after the first block, so an endless device of binary data is refused at once."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return f.read()
+            first = f.read(_SNIFF)
+            if first[:2] != _GZIP_MAGIC:
+                _check_text(first, str(path))
+            return first + f.read()
     except FileNotFoundError:
         raise InputError("file not found", str(path)) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", str(path)) from None
-    if raw[:2] == b"\x1f\x8b":
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", str(path)) from None
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """Read a text input: decompress gzip (recognised by its magic number, whatever the suffix), refuse binary
+    data, and end every line with ``\\n``.
+
+    Line endings: ``\\r\\n`` (Windows) and a lone ``\\r`` (classic Mac OS) are read as line ends. trec_eval
+    reads a file with ``\\r`` endings as one line (one document of a run, a malformed qrels line); read that way it
+    would score every run 0 with exit status 0, so meta-eval reads the lines the file holds instead.
+
+    Raises
+    ------
+    InputError
+        If the file is missing or unreadable (a folder, a symlink loop, no permission), empty, binary data, or a
+        corrupt/truncated gzip stream.
+    """
+    path = Path(path)
+    record_input(path)  # an output of the same command may not replace it (meta_eval.output)
+    raw = _read_raw(path)
+    if raw[:2] == _GZIP_MAGIC:
         try:
-            raw = _gunzip(raw)
+            raw = _gunzip(raw, str(path))
         except (OSError, EOFError, zlib.error, _IsalError) as exc:
             raise InputError(f"corrupt or truncated gzip file ({exc})", str(path)) from None
     if not raw or raw.isspace():  # (isspace stops at the first other byte: no copy, unlike strip)
         raise InputError("file is empty", str(path))
+    _check_text(raw, str(path))
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return raw
+
+
+_COMMENT = re.compile(rb"(?m)^[ \t]*#[^\n]*")
+
+
+def _without_comments(data: bytes) -> bytes:
+    """Comment lines (``#`` first on the line, as trec_eval 10 skips them in qrels and runs) emptied, so every other
+    line keeps its number. A ``#`` inside a line (MS MARCO docids hold one) is text."""
+    if data.startswith(b"#") or b"#" in data and _COMMENT.search(data):
+        return _COMMENT.sub(b"", data)
+    return data
+
+
+def read_text(path: PathLike) -> str:
+    """A text input as a string (a study file): :func:`read_bytes`, then UTF-8; bytes that are not UTF-8 are an
+    error naming the line."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise InputError(f"not valid UTF-8 text (byte {column} of the line)", str(path),
+                         data.count(b"\n", 0, exc.start) + 1) from None
 
 
 def expand_paths(specs: Iterable[PathLike]) -> list[Path]:
@@ -210,19 +277,23 @@ def _has_empty_field(table: pa.Table) -> bool:
 
 
 def _nonblank_lines(data: bytes) -> list[tuple[int, list[str]]]:
-    """(line number, fields) of every non-blank line; used only to diagnose errors."""
+    """(line number, fields) of every non-blank line; used only to diagnose errors. Fields are split at ASCII
+    whitespace, as the parser (and C's ``isspace``) splits them: a no-break space is part of a field."""
     out = []
-    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+    for number, line in enumerate(data.split(b"\n"), start=1):
         fields = line.split()
         if fields:
-            out.append((number, fields))
+            out.append((number, [f.decode("utf-8", errors="replace") for f in fields]))
     return out
 
 
-def _diagnose(data: bytes, source: str, fields: Sequence[str], checks: dict[str, str]) -> None:
+def _diagnose(data: bytes, source: str, fields: Sequence[str], checks: dict[str, str], trailing_text: bool) -> None:
     """Find the first bad line of ``data`` and raise an InputError naming it.
 
     ``checks`` maps a field name to "float" (finite number) or "int" (integer) for the typed columns.
+    ``trailing_text``: whether text after the last field is allowed (runs, as trec_eval allows it) or an error
+    (qrels: trec_eval refuses such a line as malformed). Text after a run line's last field that is itself the rest of
+    a run line is refused either way: two lines joined by a lost line break would lose a document silently.
     """
     expected = len(fields)
     layout = " ".join(fields)
@@ -232,29 +303,51 @@ def _diagnose(data: bytes, source: str, fields: Sequence[str], checks: dict[str,
         except UnicodeDecodeError as exc:
             raise InputError(f"not valid UTF-8 text (byte {exc.start + 1} of the line)", source, number) from None
     for number, parts in _nonblank_lines(data):
-        if len(parts) < expected:
+        if len(parts) < expected or (len(parts) > expected and not trailing_text):
             raise InputError(
-                f"expected {expected} whitespace-separated fields ({layout}), found {len(parts)}: {' '.join(parts)!r}",
+                f"expected {expected} whitespace-separated fields ({layout}), found {len(parts)}: {' '.join(parts)!r}"
+                + (" (two lines joined? a line break may be missing)" if len(parts) >= 2 * expected - 1 else ""),
                 source,
                 number,
             )
+        if len(parts) > expected and _joined_run_line(parts):
+            raise InputError(f"two run lines joined on one line (a line break is missing?): {' '.join(parts)!r}",
+                             source, number)
         for name, kind in checks.items():
             value = parts[fields.index(name)]
             _check_number(value, name, kind, source, number)
 
 
+def _joined_run_line(parts: list[str]) -> bool:
+    """Whether the text after a run line's six fields is the rest of another run line: ``Q0 docid rank score tag``
+    (the tag of one line ran into the topic of the next) or a whole ``topic Q0 docid rank score tag``, with the same
+    Q0 field as the line's own. Free text after the tag (trec_eval's suite has some) does not look like that."""
+    extra = parts[6:]
+    for shift in (0, 1):
+        tail = extra[shift:]
+        if len(tail) >= 5 and tail[0] == parts[1] and _NUMBER.fullmatch(tail[2]) and _NUMBER.fullmatch(tail[3]):
+            return True
+    return False
+
+
 _INT64 = 2**63
+# Numbers as C's strtod/strtol write them, ASCII only: Python's float() also takes "1_000" and other scripts'
+# digits, which the parser refuses, so the diagnosis must refuse them too (with the line) rather than pass them.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_NON_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.ASCII | re.IGNORECASE)
 
 
 def _check_number(value: str, name: str, kind: str, source: str, line: int) -> None:
-    try:
-        number = float(value)
-    except ValueError:
-        raise InputError(f"{name} must be a number, got {value!r}", source, line) from None
-    if not math.isfinite(number):
+    if _NON_FINITE.fullmatch(value):
         raise InputError(f"{name} must be a finite number, got {value!r}", source, line)
+    if not _NUMBER.fullmatch(value):
+        raise InputError(f"{name} must be a number, got {value!r}", source, line)
+    if not math.isfinite(float(value)):
+        raise InputError(f"{name} must be a finite number, got {value!r} (out of the 64-bit float range)", source,
+                         line)
     if kind == "int":
-        if not re.fullmatch(r"[+-]?\d+", value):
+        if not _INTEGER.fullmatch(value):
             raise InputError(f"{name} must be an integer, got {value!r}", source, line)
         if not -_INT64 <= int(value) < _INT64:
             raise InputError(f"{name} {value} is out of the 64-bit integer range", source, line)
@@ -270,14 +363,14 @@ def _field_of_row(data: bytes, row: int, field: int) -> str:
     return _nonblank_lines(data)[row][1][field]
 
 
-def _parse(data: bytes, source: str, fields, types, keep, checks) -> pa.Table:
-    """Parse with pyarrow; on failure find the bad line. Text after the last field is ignored, as trec_eval does
-    (its own test suite has run lines with trailing comments); a leading ``+`` on a number is accepted, as C's
-    ``atol``/``atof`` accept it."""
+def _parse(data: bytes, source: str, fields, types, keep, checks, *, trailing_text: bool) -> pa.Table:
+    """Parse with pyarrow; on failure find the bad line. With ``trailing_text``, text after the last field is
+    ignored, as trec_eval does for runs (its own test suite has run lines with trailing comments); a leading ``+``
+    on a number is accepted, as C's ``atol``/``atof`` accept it."""
     try:
         return _read_table(data, fields, types, keep)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        _diagnose(data, source, fields, checks)
+        _diagnose(data, source, fields, checks, trailing_text)
         typed = [fields.index(name) for name in checks]
         lines = []
         for line in data.split(b"\n"):
@@ -320,13 +413,13 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
             raise InputError(f"holds {len(runs)} runs; read it with read_runs", runs[0].source)
         return runs[0]
     label = str(source)
-    data = read_bytes(source)
+    data = _without_comments(read_bytes(source))
     keep = ["topic", "docid", "score"] + (["rank"] if with_rank else [])
     checks = {"score": "float"} | ({"rank": "float"} if with_rank else {})
     # topic and docid dictionary-encoded while parsing: a run repeats its documents across topics, so the
     # collection hashes each distinct docid of a run once instead of every line's.
     types = {"score": pa.float64(), "topic": _DICT, "docid": _DICT} | ({"rank": pa.float64()} if with_rank else {})
-    table = _parse(data, label, RUN_FIELDS, types, keep, checks)
+    table = _parse(data, label, RUN_FIELDS, types, keep, checks, trailing_text=True)
     score = to_numpy(table.column("score"))
     bad = ~np.isfinite(score)
     if bad.any():
@@ -338,7 +431,7 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         row = int(np.flatnonzero(~np.isfinite(rank))[0])
         raise InputError(f"rank must be a finite number, got {_field_of_row(data, row, 3)!r}", label,
                          _line_of_row(data, row))
-    run_name = name or _first_tag(data)
+    run_name = name or _first_tag(data, label)
     table = table.unify_dictionaries()
     return RunTable(
         name=run_name,
@@ -350,14 +443,18 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     )
 
 
-def _first_tag(data: bytes) -> str:
-    """The tag (6th field) of the first non-blank line: the run's name, as trec_eval's ``runid``."""
+def _first_tag(data: bytes, source: str) -> str:
+    """The tag (6th field) of the first non-blank line: the run's name, as trec_eval's ``runid``. A tag that is not
+    UTF-8 is an error naming the line (decoded with replacement characters it would name the run wrongly)."""
     start = 0
-    for _ in range(64):  # line by line: splitting the file would copy its rest
+    for number in range(1, 1 << 20):  # line by line: splitting the file would copy its rest
         end = data.find(b"\n", start)
         fields = data[start:end if end >= 0 else len(data)].split()
         if len(fields) >= 6:
-            return fields[5].decode("utf-8", errors="replace")
+            try:
+                return fields[5].decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"the run tag {fields[5]!r} is not valid UTF-8 text", source, number) from None
         if end < 0:
             break
         start = end + 1
@@ -429,8 +526,9 @@ def read_qrels(source: PathLike | Any) -> QrelsTable:
     if not adapters.is_path(source):
         return adapters.read_qrels_object(source)
     label = str(source)
-    data = read_bytes(source)
-    table = _parse(data, label, QRELS_FIELDS, {"grade": pa.int64()}, ["topic", "docid", "grade"], {"grade": "int"})
+    data = _without_comments(read_bytes(source))
+    table = _parse(data, label, QRELS_FIELDS, {"grade": pa.int64()}, ["topic", "docid", "grade"], {"grade": "int"},
+                   trailing_text=False)
     grade = to_numpy(table.column("grade"))
     _check_grade_range(grade, label, lambda row: _line_of_row(data, row))
     return QrelsTable(
@@ -455,7 +553,7 @@ def _check_grade_range(grade: np.ndarray, source: str, line_of_row) -> None:
 def line_of_pair(source: str, topic: str, docid: str, occurrence: int = 2) -> int | None:
     """Line number of the ``occurrence``-th line of a file holding ``topic`` and ``docid`` (error reporting)."""
     try:
-        data = read_bytes(source)
+        data = _without_comments(read_bytes(source))
     except InputError:
         return None
     seen = 0
@@ -465,6 +563,26 @@ def line_of_pair(source: str, topic: str, docid: str, occurrence: int = 2) -> in
             if seen == occurrence:
                 return number
     return None
+
+
+def read_run_groups(path: PathLike) -> dict[str, str]:
+    """A file of ``run group`` lines (which runs share a pool contribution; ``#`` comments and blank lines
+    skipped), as ``{run: group}``.
+
+    Raises
+    ------
+    InputError
+        A line without exactly two fields, or a run given twice; the message names the file and line.
+    """
+    label = str(path)
+    groups: dict[str, str] = {}
+    for number, parts in _nonblank_lines(_without_comments(read_bytes(path))):
+        if len(parts) != 2:
+            raise InputError(f"expected 2 whitespace-separated fields (run group), found {len(parts)}", label, number)
+        if parts[0] in groups:
+            raise InputError(f"run {parts[0]!r} is given a group twice", label, number)
+        groups[parts[0]] = parts[1]
+    return groups
 
 
 def write_results(frame: pd.DataFrame, path: PathLike) -> None:

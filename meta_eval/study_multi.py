@@ -99,11 +99,11 @@ def read_study_file(path: str | Path) -> tuple[list[CollectionSpec], dict[str, A
     """
     import tomllib
 
+    from meta_eval.io import read_text
+
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError("study file not found", str(path)) from None
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not a valid TOML study file ({exc})", str(path)) from None
     unknown = sorted(set(data) - {"study", "collection"})

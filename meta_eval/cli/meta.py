@@ -202,15 +202,9 @@ def _groups(group_by: str | None):
     path = Path(group_by)
     if not path.is_file():
         raise InputError(f"--group-by must be 'prefix' or a file of 'run group' lines; {group_by!r} is neither")
-    groups = {}
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        parts = line.split()
-        if not parts or line.lstrip().startswith("#"):
-            continue
-        if len(parts) != 2:
-            raise InputError(f"expected 'run group', got {len(parts)} fields", str(path), number)
-        groups[parts[0]] = parts[1]
-    return groups
+    from meta_eval.io import read_run_groups
+
+    return read_run_groups(path)
 
 
 @app.command()
