@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from meta_eval.memory import require
+from meta_eval.params import check
+from meta_eval.params import rng as rng_from_seed
+
 
 def bootstrap_indices(n_topics: int, n_resamples: int = 1000, seed: int | None = 0) -> np.ndarray:
     """Draw one bootstrap replicate matrix of topic indices.
@@ -25,5 +29,15 @@ def bootstrap_indices(n_topics: int, n_resamples: int = 1000, seed: int | None =
     numpy.ndarray
         Integer array of shape (T, B).
     """
-    rng = np.random.default_rng(seed)
+    (n_resamples,) = check("bootstrap", n_resamples=n_resamples)
+    require(bootstrap_bytes(n_topics, n_resamples), f"a bootstrap of {n_resamples:,} replicates over {n_topics} "
+            "topics", "--resamples/-B")
+    rng = rng_from_seed(seed, "bootstrap")
     return rng.integers(0, n_topics, size=(n_topics, n_resamples), dtype=np.int32)
+
+
+def bootstrap_bytes(n_topics: int, n_resamples: int) -> float:
+    """Peak memory of a bootstrap over ``n_topics`` topics with B replicates: the design (int32) and the count
+    matrix every test derives from it (an int64 index, its bincount, the float64 counts), plus one pair's replicate
+    statistics (:func:`meta_eval.memory.require` checks it before the design is drawn)."""
+    return (28.0 * n_topics + 48.0) * n_resamples

@@ -48,6 +48,8 @@ from meta_eval.collection import Collection
 from meta_eval.errors import InputError
 from meta_eval.measures.resolver import measures_of, resolve
 from meta_eval.report import Report, Section
+from meta_eval.params import check as check_params
+from meta_eval.params import rng as rng_from_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -114,16 +116,15 @@ class StudyOptions:
             raise InputError(f"skip: unknown stage(s) {unknown}; stages are {', '.join(STAGE_NAMES[1:])}")
         if self.ci not in CI_METHODS:
             raise InputError(f"ci must be one of {', '.join(CI_METHODS)}; got {self.ci!r}")
-        if not 0 < self.alpha < 1:
-            raise InputError(f"alpha must be in (0, 1); got {self.alpha!r}")
-        if not 0 < self.confidence < 1:
-            raise InputError(f"confidence must be in (0, 1); got {self.confidence!r}")
-        if int(self.n_resamples) < 10:
+        self.seed, self.alpha, self.confidence, self.n_resamples = check_params(
+            "study", seed=self.seed, alpha=self.alpha, confidence=self.confidence, n_resamples=self.n_resamples)
+        if self.n_resamples < 10:
             raise InputError(f"n_resamples must be at least 10; got {self.n_resamples!r}")
         if int(self.top) < 0 or int(self.mem_lists) < 0:
             raise InputError(f"top and mem_lists must be >= 0; got {self.top!r}, {self.mem_lists!r}")
-        if not 0 < self.g_grid_step <= 1:
-            raise InputError(f"g_grid_step must be in (0, 1]; got {self.g_grid_step!r}")
+        from meta_eval.mem.study import g_grid
+
+        g_grid(self.g_grid_step)  # a step that divides 1, with a grid of bounded size
         if not self.metrics:
             raise InputError("at least one metric to study is needed")
         if self.standardise is not None and self.standardise not in STANDARDISE:
@@ -215,6 +216,30 @@ STAGES: list[tuple[str, str]] = [
 ]
 
 
+def _check_budgets(collection: Collection, options: StudyOptions, n_measures: int) -> None:
+    """Refuse, before any stage runs, a budget whose arrays cannot fit in memory (each stage checks its own again
+    when it allocates; here the study fails at once rather than after the stages before it)."""
+    from meta_eval.correlation.systems import correlation_bytes
+    from meta_eval.discpower.stability import split_half_bytes
+    from meta_eval.memory import require
+    from meta_eval.meta.judgments import masks_bytes
+    from meta_eval.resampling import bootstrap_bytes
+
+    n_sys, n_top = len(collection.systems), len(collection.topics)
+    skip = set(options.skip)
+    if not {"discpower", "correlation"} <= skip:
+        require(bootstrap_bytes(n_top, options.n_resamples) + (0 if "correlation" in skip else correlation_bytes(
+            n_measures, n_sys, n_top, options.n_resamples)), f"the study's bootstrap of {options.n_resamples:,} "
+            f"replicates over {n_top} topics", "--resamples/-B")
+    if "split-half" not in skip:
+        require(split_half_bytes(n_sys, n_top, options.split_half_splits, len(_half_sizes(n_top))),
+                f"split-half with {options.split_half_splits:,} splits", "--split-half-splits")
+    if "incomplete-judgments" not in skip:
+        require(masks_bytes(len(collection.judgments), options.judgment_draws, len(options.judgment_fractions),
+                            n_sys, n_top, n_measures),
+                f"{options.judgment_draws:,} draws of reduced qrels", "--judgment-draws")
+
+
 def run_study(
     collection: Collection,
     out: str | Path,
@@ -264,6 +289,7 @@ def run_study(
     started = time.perf_counter()
     named = _measures(list(options.metrics) + list(options.against))
     measures = [m for m, _ in named.values()]
+    _check_budgets(collection, options, len(measures))
     against = list(_measures(list(options.against)))
     result = StudyResult(Path(out))
     read = named_files([collection.options.get("qrels"), *(collection.options.get("runs") or ())])
@@ -753,7 +779,7 @@ def _mem_sample(ctx: _Context):
     eligible = mem.qualifying_lists(mem.retrieved_grade_counts(ctx.collection), min_relevant=1, min_high=0)
     limit = ctx.options.mem_lists
     if limit and eligible.size > limit:
-        rng = np.random.default_rng(ctx.options.seed)
+        rng = rng_from_seed(ctx.options.seed, "study")
         eligible = eligible[np.sort(rng.choice(eligible.size, size=limit, replace=False))]
     return mem.lists_from_collection(ctx.collection, index=eligible)  # only the sample is built
 
@@ -764,7 +790,7 @@ def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) ->
 
     from meta_eval import mem
 
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed, "study")
     pick = np.sort(rng.choice(lists.batch.n_lists, size=min(n_lists, lists.batch.n_lists), replace=False))
     sample = lists.subset(pick)
     batch = sample.batch

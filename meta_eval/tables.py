@@ -45,7 +45,7 @@ def format_number(value, decimals: int = 3) -> str:
     """Display text of a cell value: integers as integers, floats with ``decimals`` decimals, NaN as a dash."""
     import numpy as np
 
-    if value is None:
+    if value is None or type(value).__name__ == "NAType":  # pandas' missing value (nullable integer columns)
         return DASH
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
@@ -97,7 +97,7 @@ def best_mask(values: pd.DataFrame, directions: Mapping[str, Literal["max", "min
         if direction not in ("max", "min"):
             raise InputError(f"best must be 'max' or 'min'; got {direction!r} for {column!r}")
         d = _decimals(decimals, column)
-        col = pd.to_numeric(values[column], errors="coerce").round(d)
+        col = pd.to_numeric(values[column], errors="coerce").astype(float).round(d)
         if col.notna().sum() < 2 or col.nunique() < 2:
             continue
         best = col.max() if direction == "max" else col.min()
@@ -585,7 +585,7 @@ def topic_set_size_table(table: pd.DataFrame, n_topics: int | None = None) -> Pa
     for design, m, d in topic_set_size_columns(table):
         rows = table[(table["design"] == design) & (table["n_systems"] == m) & np.isclose(table["min_d"], d)]
         name = f"t-test, minD = {d:g}" if design == "ttest" else f"ANOVA (m = {m}), minD = {d:g}"
-        cols[name] = rows.set_index("metric")["n_topics"].astype(int)
+        cols[name] = rows.set_index("metric")["n_topics"].astype("Int64")  # missing where σ² = 0 (undefined)
     values = pd.DataFrame(cols).reindex(list(dict.fromkeys(table["metric"])))
     values.index.name = "metric"
     first = table.iloc[0]

@@ -9,6 +9,7 @@ one check of every output.
 from __future__ import annotations
 
 import pickle
+import subprocess
 import sys
 import textwrap
 
@@ -460,3 +461,15 @@ def test_a_study_with_a_plugin_returning_nan_writes_nothing(tmp_path):
     with pytest.raises(PluginError, match=r"holes: returned NaN.*\(run sys\d+, topic \d+\)"):
         run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{path}:holes"], skip=STAGE_NAMES[1:]))
     assert not out.exists()
+
+
+def test_what_a_plugin_prints_goes_to_stderr_not_into_the_results(tmp_path):
+    """A plug-in's print() would otherwise end up inside results written to standard output (`-o -`)."""
+    (tmp_path / "chatty.py").write_text("import numpy as np\ndef chatty(r):\n    print('debug: scoring', r.shape)\n"
+                                        "    return np.zeros(r.shape)\n")
+    cli = [sys.executable, "-c", "from meta_eval.cli import app; app()"]
+    result = subprocess.run([*cli, "evaluate", "-m", f"{tmp_path / 'chatty.py'}:chatty", "-o", "-", "-f", "csv"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0] == "run,topic,measure,value,summary" and "debug" not in result.stdout
+    assert "debug: scoring" in result.stderr

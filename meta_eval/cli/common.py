@@ -67,7 +67,7 @@ TiesOpt = Annotated[Ties, typer.Option("--ties", help="Ordering: trec_eval (scor
 Float32Opt = Annotated[bool, typer.Option("--float32", help="32-bit scores: reproduce trec_eval 9.x / pytrec_eval ties.")]
 RunsOptDeprecated = Annotated[Optional[list[str]], typer.Option("--runs", "-r", hidden=True,
                                                                 help="Deprecated: give the runs as arguments.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every randomised procedure (bootstrap, permutations, "
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**53, help="Seed of every randomised procedure (bootstrap, permutations, "
                                       "samples); the same seed gives the same numbers.")]
 def _open_unit(value: float) -> float:
     if not 0.0 < value < 1.0:

@@ -37,29 +37,55 @@ DEFAULT_MEASURES = ("AP", "nDCG(gain=exp)", "nDCG")
 ASLAM_MEASURES = ("AP", "Rprec", "P@10", "RR")
 
 
-def parse_g_grid(values: list[str] | None, n_grades: int) -> list[tuple[float, ...]]:
-    """``--g-grid 0.1`` (a step: (0, 1) ... (1, 0)) or explicit tuples ``--g-grid 0.5,0.5 --g-grid 1,0``."""
+def parse_g_grid(values: list[str] | None) -> float | list[tuple[float, ...]] | None:
+    """``--g-grid``, checked before any file is read: a step (``0.1`` gives (0, 1), (0.1, 0.9) ... (1, 0); ``0``
+    for none), explicit distributions (``--g-grid 0.5,0.5 --g-grid 1,0``: each a valid GAP ``g``), or None for the
+    default grid. The step is expanded by :func:`g_grid_for` once the grades are known."""
     from meta_eval.mem import g_grid
+    from meta_eval.mem.study import gap_measure
+    from meta_eval.measures import resolve
+    from meta_eval.params import parse_float, parse_floats
 
     if not values:
-        return g_grid(0.1) if n_grades == 3 else []
+        return None
     if len(values) == 1 and "," not in values[0]:
-        step = float(values[0])
-        if step <= 0:
-            return []
-        if n_grades != 3:
-            raise InputError(f"a g-grid step needs grades 0/1/2; the qrels have grades 0..{n_grades - 1}")
-        return g_grid(step)
+        try:
+            step = parse_float(values[0])
+        except ValueError:
+            raise InputError(f"--g-grid: cannot read {values[0]!r}; expected a step like 0.1 (0 for none) or "
+                             "pairs like 0.5,0.5") from None
+        if step != 0:
+            g_grid(step)  # its domain and size, now
+        return step
     out = []
     for v in values:
         try:
-            g = tuple(float(x) for x in v.split(","))
+            g = parse_floats(v)
         except ValueError:
             raise InputError(f"--g-grid: cannot read {v!r}; expected a step like 0.1 or pairs like 0.5,0.5") from None
-        if len(g) != n_grades - 1:
-            raise InputError(f"--g-grid: {v!r} has {len(g)} values; the qrels have {n_grades - 1} positive grades")
+        resolve(gap_measure(g))  # a distribution GAP accepts, or its error now
         out.append(g)
     return out
+
+
+def g_grid_for(grid: float | list[tuple[float, ...]] | None, n_grades: int) -> list[tuple[float, ...]]:
+    """The g points of a parsed ``--g-grid`` for qrels with grades 0..n_grades-1 (GAP's g has one value per
+    positive grade); the default is the 11-point grid of the GAP paper's Figure 2 where the grades are 0/1/2."""
+    from meta_eval.mem import g_grid
+
+    if grid is None:
+        return g_grid(0.1) if n_grades == 3 else []
+    if not isinstance(grid, list):
+        if grid == 0:
+            return []
+        if n_grades != 3:
+            raise InputError(f"a g-grid step needs grades 0/1/2; the qrels have grades 0..{n_grades - 1}")
+        return g_grid(grid)
+    for g in grid:
+        if len(g) != n_grades - 1:
+            raise InputError(f"--g-grid: {','.join(f'{x:g}' for x in g)} has {len(g)} values; the qrels have "
+                             f"{n_grades - 1} positive grades")
+    return grid
 
 
 def _table(console: Console, summary, title: str) -> None:
@@ -145,6 +171,7 @@ def informativeness(
     connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
     for spec in [*(measures or DEFAULT_MEASURES), *(predict or [])]:
         check_metric(spec)  # a bad name or plug-in fails before any file is read
+    parsed_grid = parse_g_grid(g_grid)
     # an unusable cache is found now: an error for a folder named with --cache, a warning for the default one
     cache_dir = None if no_cache else MemCache.open(cache if cache is not None else default_cache(),
                                                     required=cache is not None)
@@ -157,7 +184,7 @@ def informativeness(
                   f"(>= {min_relevant} relevant, >= {min_high} of grade {K - 1} retrieved)")
     if sel.batch.n_lists == 0:
         raise InputError("no list passes the filter; lower --min-relevant / --min-high")
-    grid = parse_g_grid(g_grid, K)
+    grid = g_grid_for(parsed_grid, K)
     names = list(dict.fromkeys(list(measures or DEFAULT_MEASURES) + [gap_measure(g) for g in grid]))
     levels = list(threshold) if threshold else list(range(1, K))
     common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir, jobs=jobs, scheduler=scheduler)

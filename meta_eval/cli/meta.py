@@ -110,7 +110,8 @@ def incomplete_judgments(
     reference: Annotated[Reference, typer.Option(help="Full-qrels ranking each form is compared with: the same "
                                                  "form's, or the standard form's.")] = Reference.same,
     alpha: AlphaOpt = 0.05,
-    threshold: Annotated[float, typer.Option(help="τ level the finding reports the smallest fraction for.")] = 0.9,
+    threshold: Annotated[float, typer.Option(min=-1.0, max=1.0, help="τ level the finding reports the smallest "
+                                             "fraction for, in [-1, 1].")] = 0.9,
     standardise: StandardiseOpt = None,
     seed: SeedOpt = 0,
     jobs: JobsOpt = None,

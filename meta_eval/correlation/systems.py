@@ -29,6 +29,7 @@ from meta_eval.correlation.rank import (
 )
 from meta_eval.errors import InputError
 from meta_eval.progress import progress as progress_bar
+from meta_eval.memory import require
 from meta_eval.resampling import bootstrap_indices
 
 __all__ = ["COEFFICIENTS", "SystemCorrelation", "correlate_systems"]
@@ -198,6 +199,13 @@ def _interval(replicates: np.ndarray, value: float, confidence: float, method: s
     return float(lo), float(hi)
 
 
+def correlation_bytes(n_metrics: int, n_systems: int, n_topics: int, n_resamples: int) -> float:
+    """Peak memory of :func:`correlate_systems`' intervals: the replicates of every coefficient of every metric pair,
+    the count matrix and each metric's replicate means (float64), besides the bootstrap design itself."""
+    pairs = n_metrics * (n_metrics - 1) // 2
+    return 8.0 * n_resamples * (2 * pairs * len(COEFFICIENTS) + 2 * n_topics + 2 * n_metrics * n_systems)
+
+
 def correlate_systems(
     scores: Mapping[str, ArrayLike],
     systems: Sequence[str] | None = None,
@@ -291,6 +299,8 @@ def correlate_systems(
     n_metrics, n_systems, n_topics = stack.shape
     pairs = list(combinations(names, 2))
 
+    require(correlation_bytes(n_metrics, n_systems, n_topics, n_resamples),
+            f"bootstrap intervals from {n_resamples:,} replicates", "--resamples/-B")
     point = _all_pairs(system_means(stack, decimals))
     reps = np.full((len(pairs), len(COEFFICIENTS), n_resamples), np.nan)
     if n_resamples:

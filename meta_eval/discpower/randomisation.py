@@ -22,6 +22,8 @@ from meta_eval.discpower._common import (
     resolve_pairs,
 )
 from meta_eval.progress import progress as progress_bar
+from meta_eval.memory import require
+from meta_eval.params import rng as rng_from_seed
 
 #: Default number of random sign vectors (Smucker et al. 2007 used 100,000; 10,000 gives p to about ±0.005).
 DEFAULT_RANDOMISATIONS = 10_000
@@ -39,7 +41,10 @@ def sign_matrix(n_topics: int, n_resamples: int = DEFAULT_RANDOMISATIONS,
         codes = np.arange(2**n_topics, dtype=np.int64)
         bits = (codes[None, :] >> np.arange(n_topics, dtype=np.int64)[:, None]) & 1
         return 1.0 - 2.0 * bits, True
-    rng = np.random.default_rng(seed)
+    # the drawn bits (int64), the ±1 matrix and a pair's statistics
+    require((16.0 * n_topics + 48.0) * n_resamples, f"a randomisation test of {n_resamples:,} sign vectors over "
+            f"{n_topics} topics", "--resamples/-B")
+    rng = rng_from_seed(seed, "randomisation test")
     return 1.0 - 2.0 * rng.integers(0, 2, size=(n_topics, n_resamples)), False
 
 

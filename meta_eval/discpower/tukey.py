@@ -16,6 +16,7 @@ from meta_eval.discpower._common import (
     pair_indices,
 )
 from meta_eval.progress import progress as progress_bar
+from meta_eval.params import rng as rng_from_seed
 
 #: Replicates permuted per batch; fixed so that results depend only on (seed, B), not on memory settings.
 TUKEY_BATCH = 256
@@ -42,7 +43,7 @@ def tukey_null(scores, *, n_resamples: int = 5000, seed: int | None = 0, progres
     """
     x, _ = check_scores(scores, min_topics=1)
     n_rep = check_resamples(n_resamples)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed, "randomised Tukey HSD")
     by_topic = x.T  # (T, S): permute within each row
     out = np.empty(n_rep)
     starts = range(0, n_rep, TUKEY_BATCH)

@@ -20,6 +20,7 @@ import numpy as np
 
 from meta_eval.errors import InputError
 from meta_eval.rankings import MAX_GRADE
+from meta_eval.params import rng as rng_from_seed
 
 __all__ = ["Fold", "LTRSet", "load_folds", "read_letor", "read_letor_files"]
 
@@ -261,7 +262,7 @@ def _folder_fold(folder: Path, name: str, seed: int, vali_fraction: float) -> Fo
         tr, va, te = read_letor_files([train, vali, test])
         return Fold(name, tr, va, te)
     tr, te = read_letor_files([train, test])
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed, "LETOR folds")
     order = rng.permutation(tr.n_queries)
     n_vali = max(1, int(round(vali_fraction * tr.n_queries)))
     if tr.n_queries - n_vali < 1:
@@ -275,7 +276,7 @@ def _cross_validation(data: LTRSet, k: int, seed: int) -> list[Fold]:
         raise InputError(f"cross-validation needs k >= 3 folds (train, validation, test), got k={k}")
     if data.n_queries < k:
         raise InputError(f"{data.n_queries} queries cannot be split into {k} folds", data.source)
-    parts = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), k)
+    parts = np.array_split(rng_from_seed(seed, "LETOR folds").permutation(data.n_queries), k)
     folds = []
     for i in range(k):
         test, vali = parts[i], parts[(i + 1) % k]

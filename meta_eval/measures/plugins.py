@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -173,7 +174,9 @@ class _Guard:
     def __call__(self, r: Rankings, **params) -> np.ndarray:
         view = read_only(r)
         try:
-            out = self.__wrapped__(view, **params)
+            # what a plug-in prints goes to stderr: on stdout it would end up inside `-o -` results (a CSV, JSON)
+            with contextlib.redirect_stdout(sys.stderr):
+                out = self.__wrapped__(view, **params)
         except PluginError as exc:  # a per-list function, which knows the list but not the plug-in's label
             index = exc.index
             raise PluginError(self.label, exc.problem, index, _describe(view, index) if index else "") from None

@@ -26,120 +26,11 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from meta_eval.errors import InputError
+from meta_eval.params import (Param, _parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
+                               parse_floats)
 from meta_eval.rankings import MAX_GRADE, Rankings
 
 MeasureFunction = Callable[..., np.ndarray]
-
-
-@dataclass(frozen=True)
-class Param:
-    """A declared measure parameter: name, default, a parser from text, a description and its domain.
-
-    The domain is declared once and checked when a name is parsed (:func:`get_measure`) or a measure is bound
-    (:func:`make_measure`), never inside the measure function:
-
-    ``within``
-        an interval in mathematical notation, ``"(0, 1)"``, ``"[1, inf)"``, ``"[0, 1]"``: the value (or every
-        element of a tuple value) must lie in it; numbers must be finite.
-    ``choices``
-        the allowed words.
-    ``check``
-        a callable ``value -> message or None`` for what an interval cannot say (a distribution, a gain map);
-        ``domain`` then describes it in words for ``meta-eval measures``.
-
-    A parameter whose default is None may also be None (no cutoff, default collection size).
-    """
-
-    name: str
-    default: Any
-    parse: Callable[[str], Any] = float
-    doc: str = ""
-    within: str | None = None
-    choices: tuple[str, ...] | None = None
-    check: Callable[[Any], "str | None"] | None = None
-    domain: str | None = None
-
-    @property
-    def domain_text(self) -> str:
-        """The allowed values in words: ``"number in (0, 1)"``, ``"integer in [1, inf)"``, ``"one of a, b"``."""
-        if self.domain:
-            return self.domain
-        if self.choices:
-            return "one of " + ", ".join(self.choices)
-        kind = {int: "integer", float: "number"}.get(self.parse, "value")
-        if self.within:
-            return f"{kind} in {self.within}"
-        return kind
-
-    def validate(self, value: Any, where: str) -> Any:
-        """The value, converted to the declared type, or an InputError naming ``where``, the parameter and its
-        domain."""
-        if value is None and self.default is None:
-            return None
-        if isinstance(value, str) and self.parse is not str and not self.choices:
-            value = _parse_value(self, value, where)
-        problem = self._problem(value)
-        if problem is not None:
-            shown = format_value(value) if not isinstance(value, str) else repr(value)
-            raise InputError(f"{where}: parameter {self.name}={shown} {problem}; allowed: {self.domain_text}"
-                             + (f" ({self.doc})" if self.doc and not self.domain else ""))
-        if self.parse is int and not isinstance(value, bool):
-            return int(value)
-        if self.parse is float:
-            return float(value)
-        return value
-
-    def _problem(self, value: Any) -> "str | None":
-        if self.choices is not None:
-            if value not in self.choices:
-                close = did_you_mean(str(value), self.choices)
-                return "is not allowed" + (f" (did you mean {close}?)" if close else "")
-            return None
-        elements = value if isinstance(value, tuple) else (value,)
-        if self.parse in (int, float) or self.within:
-            for v in elements:
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                    return "is not a number"
-                try:
-                    x = float(v)
-                except OverflowError:
-                    return "is too large"
-                if not math.isfinite(x):
-                    return "is not finite"
-                if self.parse is int and (int(v) != v or abs(int(v)) > 2**53):
-                    return "is not an integer" if int(v) != v else "is too large (at most 2^53)"
-                if self.within and not _in_interval(x, self.within):
-                    return "is out of range"
-        if self.check is not None:
-            return self.check(value)
-        return None
-
-
-_INTERVAL = re.compile(r"^\s*([\[(])\s*(-?inf|[-+0-9.e]+)\s*,\s*(-?inf|[-+0-9.e]+)\s*([\])])\s*$")
-
-
-def _in_interval(x: float, interval: str) -> bool:
-    """Whether ``x`` lies in an interval written ``[a, b)``, ``(a, inf)``..."""
-    match = _INTERVAL.match(interval)
-    if match is None:  # pragma: no cover - a malformed declaration is a programming error
-        raise ValueError(f"bad interval {interval!r}")
-    left, a, b, right = match.groups()
-    lo, hi = float(a), float(b)
-    return (x > lo or (left == "[" and x == lo)) and (x < hi or (right == "]" and x == hi))
-
-
-def did_you_mean(word: str, candidates: Iterable[str], n: int = 3) -> str:
-    """The candidates closest to ``word`` (case-insensitive; difflib's ratio), as ``"a, b or c"``; "" if none."""
-    import difflib
-
-    by_lower: dict[str, str] = {}
-    for c in candidates:
-        by_lower.setdefault(c.lower(), c)
-    close = difflib.get_close_matches(word.lower(), list(by_lower), n=n, cutoff=0.6)
-    names = [by_lower[c] for c in close]
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 @dataclass(frozen=True)
@@ -504,30 +395,6 @@ def _split_params(text: str, spec: str) -> list[tuple[str, str]]:
     return [(k, v) for k, v in items]
 
 
-def _parse_value(param: Param, text: str, where: str) -> Any:
-    if param.choices is not None:
-        return text.strip()  # checked against the choices, with a suggestion, by Param.validate
-    try:
-        return param.parse(text.strip())
-    except (ValueError, TypeError, OverflowError, InputError) as exc:
-        reason = {int: "not an integer", float: "not a number"}.get(param.parse, str(exc))
-        raise InputError(f"{where}: bad value for parameter {param.name}={text.strip()!r} ({reason}); allowed: "
-                         f"{param.domain_text}") from None
-
-
-def format_value(value: Any) -> str:
-    """A parameter value as it is written in a name: ``0.5,0.5``, ``1:3,2:9``, ``true``."""
-    if isinstance(value, (tuple, list, np.ndarray)):
-        return ",".join(format_value(v) for v in value)
-    if isinstance(value, dict):
-        return ",".join(f"{format_value(k)}:{format_value(v)}" for k, v in value.items())
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value)).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (tuple, list, np.ndarray)) or isinstance(b, (tuple, list, np.ndarray)):
         return a is not None and b is not None and np.array_equal(np.asarray(a), np.asarray(b))
@@ -535,24 +402,6 @@ def _same(a: Any, b: Any) -> bool:
 
 
 # --------------------------------------------------------------------------------------------- value parsers
-
-
-def parse_floats(text: str) -> tuple[float, ...]:
-    """``"0.5,0.5"`` -> (0.5, 0.5)."""
-    values = tuple(float(v) for v in text.split(",") if v.strip())
-    if not values:
-        raise ValueError("expected comma-separated numbers")
-    return values
-
-
-def parse_bool(text: str) -> bool:
-    """``true/false``, ``yes/no``, ``1/0`` (any case)."""
-    word = text.strip().lower()
-    if word in ("1", "true", "yes"):
-        return True
-    if word in ("0", "false", "no"):
-        return False
-    raise ValueError("expected true or false")
 
 
 def parse_gain_map(text: str) -> dict[int, float]:
@@ -600,17 +449,6 @@ def check_distribution(values: Any) -> "str | None":
     if not np.isclose(sum(values), 1.0, rtol=0, atol=1e-9):
         return f"does not sum to 1 (sums to {sum(values):g})"
     return None
-
-
-def choice(*options: str) -> Callable[[str], str]:
-    """Parser accepting one of ``options``."""
-
-    def parse(text: str) -> str:
-        if text not in options:
-            raise ValueError(f"expected one of {options}")
-        return text
-
-    return parse
 
 
 def gain_table(gain: "str | dict[int, float]", max_grade: int) -> np.ndarray:

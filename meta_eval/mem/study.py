@@ -15,6 +15,8 @@ metric and list set, keyed by everything the result depends on, so an interrupte
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -372,10 +374,31 @@ def prediction_table(lists: Lists, constrain: Sequence[str], targets: Sequence[s
 # The two studies
 # ------------------------------------------------------------------------------------------------------------
 
+#: Most points of a g grid: each is a full MEM solve of every list (a step of 0.001).
+MAX_G_GRID_POINTS = 1001
+
+
 def g_grid(step: float = 0.1) -> list[tuple[float, float]]:
-    """Threshold-probability pairs (g1, g2) from (0, 1) to (1, 0)."""
-    n = int(round(1.0 / step))
-    return [(round(i * step, 10), round(1.0 - i * step, 10)) for i in range(n + 1)]
+    """Threshold-probability pairs (g1, g2) = (i·step, 1 − i·step), i = 0 .. 1/step: from (0, 1) to (1, 0).
+
+    Raises
+    ------
+    InputError
+        Unless ``step`` is in [0.001, 1] and divides 1 into equal parts (0.5, 0.25, 0.2, 0.1 ...): any other step
+        would end the grid short of (1, 0) or past it, with a g that is not a distribution (0.6 gave (1.2, −0.2)).
+    """
+    if isinstance(step, bool) or not isinstance(step, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(step) or not 0 < step <= 1:
+        raise InputError(f"g-grid step {step!r} is out of range; allowed: a number in (0, 1] that divides 1 into "
+                         "equal parts (0.5, 0.25, 0.2, 0.1, ...)")
+    n = round(1.0 / step)
+    if n + 1 > MAX_G_GRID_POINTS:
+        raise InputError(f"g-grid step {step:g} gives {n + 1:,} points, each a MEM solve of every list; at most "
+                         f"{MAX_G_GRID_POINTS:,} (a step of at least {1 / (MAX_G_GRID_POINTS - 1):g})")
+    if abs(n * step - 1.0) > 1e-9:
+        raise InputError(f"g-grid step {step:g} does not divide 1 into equal parts (1/{step:g} = {1 / step:.4g}); "
+                         "use 1/n: 0.5, 0.25, 0.2, 0.1, 0.05 ...")
+    return [(round(i / n, 10), round(1.0 - i / n, 10)) for i in range(n + 1)]
 
 
 def gap_measure(g: Sequence[float]) -> str:

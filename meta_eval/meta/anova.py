@@ -16,7 +16,12 @@ Effect size of a factor: the partial omega squared of Olejnik & Algina (2003), a
 
     ω²⟨f⟩ = df_f (F_f − 1) / (df_f (F_f − 1) + S T)
 
-(negative estimates, F < 1, are kept as computed). Effect size of a system pair (Sakai 2018, §5: the difference
+(negative estimates, F < 1, are kept as computed). Zero variance, as the t-tests define it
+(:func:`meta_eval.discpower._common.abs_studentised`: a mean square at most 1e-10 of the squared magnitude of the
+scores, which only floating-point rounding produces), is exactly zero: identical systems have SS_system = 0 (their
+sums of squares of about 1e-32 gave F = 2.0 and ω² = 0.20); an effect with a non-zero sum of squares over a zero
+residual has F = ∞, p = 0 and ω² = 1 (the limit); an effect and a residual both zero have F, p and ω² undefined
+(NaN), and so has the effect size of a system pair. Effect size of a system pair (Sakai 2018, §5: the difference
 standardised by the residual standard deviation of the two-way ANOVA): ES = (x̄_a − x̄_b) / √V_E; the paired
 d_z = mean(d) / sd(d) is reported beside it.
 """
@@ -29,6 +34,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from meta_eval.discpower._common import VAR_RTOL
 from meta_eval.errors import InputError
 
 EFFECTS = ("system", "topic", "residual")
@@ -108,9 +114,10 @@ class Anova:
             d = x[a] - x[b]
             mean = d.mean(axis=1)
             sd = d.std(axis=1, ddof=1)
+            ve = self.residual_variance[metric]
             with np.errstate(divide="ignore", invalid="ignore"):
                 dz = np.where(sd > 0, mean / sd, np.nan)
-                es = mean / np.sqrt(self.residual_variance[metric])
+                es = mean / np.sqrt(ve) if ve > 0 else np.full(mean.shape, np.nan)
             frames.append(pd.DataFrame({"metric": metric, "system_a": names[a], "system_b": names[b],
                                         "difference": mean, "effect_size": es, "d_z": dz}))
         return pd.concat(frames, ignore_index=True)
@@ -146,19 +153,28 @@ def two_way_anova(scores, systems: Sequence[str] | None = None) -> Anova:
     ss_sys = n_top * ((sys_mean - grand) ** 2).sum(axis=(1, 2))
     ss_top = n_sys * ((top_mean - grand) ** 2).sum(axis=(1, 2))
     ss_res = ((x - sys_mean - top_mean + grand) ** 2).sum(axis=(1, 2))
+    n_obs = n_sys * n_top
+    # zero within rounding, as the t-tests' s.d. = 0 rule: a mean square below VAR_RTOL x (max |score|)^2
+    floor = VAR_RTOL * np.abs(x).max(axis=(1, 2)) ** 2 * n_obs
+    ss_sys, ss_top, ss_res = (np.where(ss <= floor, 0.0, ss) for ss in (ss_sys, ss_top, ss_res))
     df = np.array([n_sys - 1, n_top - 1, (n_sys - 1) * (n_top - 1)])
     ve = ss_res / df[2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f_sys = (ss_sys / df[0]) / ve
-        f_top = (ss_top / df[1]) / ve
-    n_obs = n_sys * n_top
+    f_sys, f_top = _f_ratio(ss_sys / df[0], ve), _f_ratio(ss_top / df[1], ve)
     rows = []
     for i, metric in enumerate(metrics):
         for effect, dfi, ss, f in (("system", df[0], ss_sys[i], f_sys[i]), ("topic", df[1], ss_top[i], f_top[i])):
-            p = float(stats.f.sf(f, dfi, df[2])) if np.isfinite(f) else np.nan
-            omega = dfi * (f - 1) / (dfi * (f - 1) + n_obs) if np.isfinite(f) else np.nan
+            p = float(stats.f.sf(f, dfi, df[2])) if not np.isnan(f) else np.nan
+            omega = 1.0 if f == np.inf else dfi * (f - 1) / (dfi * (f - 1) + n_obs)
             rows.append((metric, effect, int(dfi), float(ss), float(f), p, float(omega)))
         rows.append((metric, "residual", int(df[2]), float(ss_res[i]), np.nan, np.nan, np.nan))
     table = pd.DataFrame(rows, columns=["metric", "effect", "df", "sum_sq", "F", "p_value", "omega_sq"])
     one_way = (ss_top + ss_res) / (n_sys * (n_top - 1))
     return Anova(table, dict(zip(metrics, ve.tolist())), dict(zip(metrics, one_way.tolist())), systems, x, metrics)
+
+
+def _f_ratio(effect_ms: np.ndarray, residual_ms: np.ndarray) -> np.ndarray:
+    """F = MS_effect / MS_residual with zero variance made explicit: ∞ for a non-zero effect over a zero residual,
+    NaN (undefined) for zero over zero."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = effect_ms / residual_ms
+    return np.where(residual_ms == 0, np.where(effect_ms > 0, np.inf, np.nan), f)

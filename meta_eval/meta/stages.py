@@ -82,7 +82,9 @@ def incomplete_judgments_stage(
     ``fractions`` are the budget (cost grows with their product)."""
     from meta_eval.figures.meta import incomplete_judgments_figure
     from meta_eval.meta.judgments import incomplete_judgments
+    from meta_eval.params import check
 
+    check("incomplete judgments", threshold=threshold)  # before the work, not when the finding is written
     res = incomplete_judgments(collection, metrics, fractions=fractions, n_draws=n_draws, sampling=sampling,
                                forms=forms, alpha=alpha, reference=reference, seed=seed, n_jobs=n_jobs,
                                scheduler=scheduler,
@@ -203,13 +205,14 @@ def anova_stage(
             f"difference minD, with σ² = the {variance} ANOVA residual variance." + _standardise_note(standardise))
     sys_omega = res.omega_sq("system").sort_values(ascending=False)
     top_omega = res.omega_sq("topic")
-    finding = ("System effect ω²: " + ", ".join(f"{m} {v:.2f}" for m, v in sys_omega.items())
-               + "; topic effect ω²: " + ", ".join(f"{m} {v:.2f}" for m, v in top_omega.items()) + ".")
+    finding = ("System effect ω²: " + ", ".join(f"{m} {_defined(v, '.2f')}" for m, v in sys_omega.items())
+               + "; topic effect ω²: " + ", ".join(f"{m} {_defined(v, '.2f')}" for m, v in top_omega.items()) + ".")
     grid = np.asarray(list(min_d), dtype=float)
     d = float(grid[np.argmin(np.abs(grid - (0.05 if standardise is None else 0.5)))])
     need = tss.at(d).sort_values()
     finding += (f" To detect minD = {d:g} with a paired t-test (power {1 - beta:g}, α = {alpha:g}): "
-                + ", ".join(f"{m} {int(n)}" for m, n in need.items()) + f" topics (this collection has {n_top}).")
+                + ", ".join(f"{m} {_defined(n, 'd')}" for m, n in need.items())
+                + f" topics (this collection has {n_top}).")
     return StageOutput(
         (res, tss), text, finding,
         tables=[("anova", "Two-way ANOVA per metric", res.table),
@@ -220,6 +223,11 @@ def anova_stage(
                  ("topic_set_size", "Topics needed against the minimum detectable difference",
                   topic_set_size_figure(tss.table, colors=colors))],
     )
+
+
+def _defined(value, spec: str) -> str:
+    """A number for a finding, or "undefined (no variance)" where it is missing (identical systems)."""
+    return "undefined (no variance)" if pd.isna(value) else format(int(value) if spec == "d" else value, spec)
 
 
 # --------------------------------------------------------------------------------------------- intuitiveness

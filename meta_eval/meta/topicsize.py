@@ -172,6 +172,12 @@ def topic_set_size(
         m for the ANOVA design (one row set per m).
     method : {"exact", "sakai"}
         Power of the t-test design: noncentral t, or Sakai's normal approximation.
+
+    Notes
+    -----
+    A metric whose variance is zero (every system pair differs by the same amount on every topic, e.g. identical
+    systems: :func:`~meta_eval.meta.two_way_anova` makes rounding-level variances exactly zero) has no topic-set
+    size: its rows have ``n_topics`` and ``power`` undefined (missing), never a number.
     """
     unknown = [d for d in designs if d not in DESIGNS]
     if unknown or not designs:
@@ -181,6 +187,9 @@ def topic_set_size(
     frames = []
     for metric, var in variances.items():
         v = np.full(grid.shape, float(var))
+        if var == 0:
+            frames.extend(_undefined_rows(metric, dm, alpha, beta, grid) for dm in _design_ms(designs, ms))
+            continue
         if "ttest" in designs:
             n = ttest_topics(grid, v, alpha, beta, method)
             frames.append(_rows(metric, "ttest", 2, alpha, beta, grid, v, n,
@@ -194,4 +203,14 @@ def topic_set_size(
 
 def _rows(metric, design, m, alpha, beta, grid, v, n, power) -> pd.DataFrame:
     return pd.DataFrame({"metric": metric, "design": design, "n_systems": int(m), "alpha": alpha, "beta": beta,
-                         "min_d": grid, "variance": v, "n_topics": n.astype(np.int64), "power": power})
+                         "min_d": grid, "variance": v, "n_topics": pd.array(n, dtype="Int64"), "power": power})
+
+
+def _design_ms(designs, ms) -> list[tuple[str, int]]:
+    return ([("ttest", 2)] if "ttest" in designs else []) + ([("anova", m) for m in ms] if "anova" in designs else [])
+
+
+def _undefined_rows(metric, design_m: tuple[str, int], alpha, beta, grid) -> pd.DataFrame:
+    design, m = design_m
+    return _rows(metric, design, m, alpha, beta, grid, np.zeros(grid.shape), pd.array([pd.NA] * grid.size,
+                 dtype="Int64"), np.full(grid.shape, np.nan))

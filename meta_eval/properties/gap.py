@@ -30,6 +30,7 @@ from meta_eval.errors import InputError
 from meta_eval.measures import make_measure
 from meta_eval.measures.graded import threshold_probabilities
 from meta_eval.rankings import Rankings
+from meta_eval.params import rng as rng_from_seed
 
 __all__ = [
     "GapMonteCarlo", "PRArea", "check_ideal_maximum", "check_reduces_to_ap", "check_swap_monotonicity",
@@ -98,7 +99,7 @@ def gap_monte_carlo(
         raise InputError("the topic has no document relevant to any user (no pivot to draw)")
     p_user = gvec * R_t if user == "joint" else np.where(R_t > 0, gvec, 0.0)
     p_user = p_user / p_user.sum()
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed, "GAP simulation")
     t = rng.choice(np.arange(1, c + 1), size=n_samples, p=p_user)  # user threshold
     # pivot: uniform among the R_t documents of grade >= t; the first C_t(n) of them are the retrieved ones
     k = np.floor(rng.random(n_samples) * R_t[t - 1]).astype(np.int64)  # 0-based index among the relevant

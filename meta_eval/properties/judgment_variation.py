@@ -22,6 +22,7 @@ import pandas as pd
 from meta_eval.errors import InputError
 from meta_eval.properties._common import MetricLike, as_metric
 from meta_eval.rankings import Rankings
+from meta_eval.params import rng as rng_from_seed
 
 __all__ = [
     "JudgmentVariation", "PopulationVariation", "decompose_judgment_variation", "judgment_variation_from_qrels",
@@ -137,7 +138,7 @@ def simulate_judgment_variation(
     if min(n_topics, n_docs, repetitions, replicates) < 1 or min(n_topics, repetitions) < 2:
         raise InputError("need n_topics >= 2, repetitions >= 2, n_docs >= 1 and replicates >= 1")
     _, func = as_metric(metric)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed, "judgment variation")
     from meta_eval.progress import progress as progress_bar
 
     iterator = progress_bar(range(replicates), desc=f"simulation θ={theta}", unit="replicate", enabled=progress)
