@@ -77,6 +77,7 @@ def parallel_map(
     desc: str = "",
     unit: str = "task",
     progress: bool = True,
+    weights: Sequence[float] | None = None,
 ) -> list:
     """``[func(task, **common) for task in tasks]``, on every core or a cluster (module docstring).
 
@@ -97,6 +98,11 @@ def parallel_map(
         ``"local"`` or ``"tcp://HOST:PORT"`` to run on Dask instead of joblib.
     desc, unit, progress
         The progress display (:func:`meta_eval.progress.progress`), counted in tasks.
+    weights : sequence of float, optional
+        Each task's expected cost (any unit). Progress and the time left then count work done rather than tasks,
+        and the automatic choice of workers extrapolates the first task's time by its share of the work: tasks of
+        uneven cost, run costliest first, made the time left several times too long (5 minutes announced, 22 s
+        taken).
 
     Returns
     -------
@@ -109,31 +115,46 @@ def parallel_map(
     common = common or {}
     scheduler = check_scheduler(scheduler)
     n_jobs = resolve_jobs(jobs)
-    bar = show(total=len(tasks), desc=desc or "tasks", unit=unit, enabled=progress)
+    share = _shares(weights, len(tasks))
+    bar = show(total=len(tasks) if share is None else 100.0, desc=desc or "tasks", unit=unit if share is None
+               else "% of the work", enabled=progress)
+    step = (lambda i: bar.update(1)) if share is None else (lambda i: bar.update(100.0 * share[i]))
     with bar:
         if scheduler is not None and tasks:
-            return _on_dask(func, tasks, common, n_jobs, scheduler, bar)
+            return _on_dask(func, tasks, common, n_jobs, scheduler, step)
         out: list = []
         if jobs is None and n_jobs > 1 and len(tasks) > 1:  # automatic: time the first task here
             started = time.perf_counter()
             out.append(_in_worker(func, tasks[0], common))
-            bar.update(1)
-            if not _workers_pay_off((time.perf_counter() - started) * (len(tasks) - 1), n_jobs):
+            step(0)
+            first = share[0] if share is not None else 1.0 / len(tasks)
+            if not _workers_pay_off((time.perf_counter() - started) * (1.0 - first) / max(first, 1e-12), n_jobs):
                 n_jobs = 1
             bar.set_description(f"{desc or 'tasks'} ({'in this process' if n_jobs == 1 else f'{n_jobs} workers'})")
         if n_jobs == 1 or len(tasks) - len(out) <= 1:
-            for task in tasks[len(out):]:
-                out.append(_in_worker(func, task, common))  # one BLAS thread here too: the same sums everywhere
-                bar.update(1)
+            for i in range(len(out), len(tasks)):
+                out.append(_in_worker(func, tasks[i], common))  # one BLAS thread here too: the same sums everywhere
+                step(i)
             return out
         from joblib import Parallel, delayed
 
         runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator",
                           initializer=init_worker, initargs=(os.getpid(),))
         for result in runner(delayed(_in_worker)(func, task, common) for task in tasks[len(out):]):
+            step(len(out))
             out.append(result)
-            bar.update(1)
         return out
+
+
+def _shares(weights: Sequence[float] | None, n: int) -> list[float] | None:
+    """Each task's share of the work (summing to 1), or None without weights."""
+    if weights is None:
+        return None
+    w = [float(x) for x in weights]
+    if len(w) != n or not all(x >= 0 and x == x and x != float("inf") for x in w):
+        raise ValueError(f"weights must be {n} finite non-negative numbers, one per task")
+    total = sum(w)
+    return [x / total for x in w] if total > 0 else [1.0 / n] * n
 
 
 #: Seconds it costs to start the worker processes and import meta-eval's modules in them (measured about 1.5 s on
@@ -199,7 +220,7 @@ def terminate_workers() -> None:
     close_clusters()
 
 
-def _on_dask(func, tasks, common, n_jobs: int, scheduler: str, bar) -> list:
+def _on_dask(func, tasks, common, n_jobs: int, scheduler: str, step: Callable[[int], None]) -> list:
     client = _client(scheduler, n_jobs)
     # ``common`` travels as ONE object under a fresh random key (hash=False), held by this call until every result
     # is back: scattering the dict itself would name the data by its keys ('seed', 'alpha'), shared by every map on
@@ -209,8 +230,9 @@ def _on_dask(func, tasks, common, n_jobs: int, scheduler: str, bar) -> list:
     out = []
     try:
         for future in futures:
-            out.append(future.result())
-            bar.update(1)
+            result = future.result()
+            step(len(out))
+            out.append(result)
     finally:
         client.cancel(futures)
         if shared is not None:

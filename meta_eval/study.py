@@ -300,7 +300,7 @@ def run_study(
             raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
             scores = standardise_all(raw, options.standardise)
             ctx = _Context(collection, measures, scores, options, report, progress, against,
-                           colors=metric_colors(list(scores)), raw=raw, jobs=jobs, scheduler=scheduler,
+                           colors=metric_colors(list(scores), references=against), raw=raw, jobs=jobs, scheduler=scheduler,
                            specs={name: spec for name, (_, spec) in named.items()})
             result.measures = list(scores)
             findings = report.section("Findings")
@@ -497,7 +497,7 @@ def stage_informativeness(ctx: _Context, section: Section) -> None:
                   g_grid_table(fig2.table), "informativeness_g_grid", full=fig2.table)
         ctx.report.figure(section, "Mean RMS error (±1 s.e.) over GAP's g (GAP paper, Figure 2); nDCG does not "
                           "depend on g", figure2(fig2.table, colors=ctx.colors), "rms_vs_g")
-    samples = _inferred_curves(lists, with_form[:3], seed=opts.seed)
+    samples = _inferred_curves(lists, [ctx.specs.get(name, name) for name in ctx.targets], seed=opts.seed)
     ctx.report.figure(section, "Inferred (maximum-entropy) vs actual PR curves for sample lists, grade ≥ 1",
                       inferred_curves_figure(samples, colors=ctx.colors), "inferred_pr_curves")
 

@@ -62,3 +62,16 @@ def test_every_command_runs_from_the_lazy_group():
         result = runner.invoke(app, [name, "--help"])
         assert result.exit_code == 0, (name, result.output)
     assert runner.invoke(app, ["no-such-command"]).exit_code == 2
+
+
+def test_help_in_a_pipe_shows_every_option_name_whole():
+    """Rich writes 80 columns to a pipe, which cut option names ("--measure,--metr…"); meta-eval widens it."""
+    import os
+
+    from meta_eval.cli.app import COMMANDS
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
+    for name in COMMANDS:
+        out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", name, "--help"],
+                             capture_output=True, text=True, env=env, timeout=120).stdout
+        assert "--help" in out and "…" not in out, name

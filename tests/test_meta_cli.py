@@ -104,10 +104,13 @@ def test_figures_draw_what_the_tables_hold():
     col = me.demo_collection()
     ij = incomplete_judgments(col, ["AP", "nDCG"], fractions=[0.2, 0.8], n_draws=2)
     fig = incomplete_judgments_figure(ij.summary)
-    assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes][0] == "Kendall's τ_b"
-    assert len(fig.axes[0].lines) >= 4  # two metrics x two forms (+ the 0.9 line)
+    assert len(fig.axes) == 6  # (τ_b, τ_AP, power) x (standard, condensed): small multiples
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["standard form", "condensed form"]
+    assert [ax.get_ylabel() for ax in fig.axes[::2]] == [r"Kendall's $\tau_b$", r"$\tau_\mathrm{AP}$ (reduced | full)",
+                                                          "pairs significant (t-test)"]
+    assert len(fig.axes[0].lines) >= 3  # two metrics (+ the 0.9 line)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["AP", "nDCG", "standard", "condensed"]
+    assert labels == ["AP", "nDCG", "τ = 0.9", "full qrels"]
     with pytest.raises(InputError, match="needs a table with columns"):
         incomplete_judgments_figure(ij.draws)
     tss = anova_stage({"AP": me.score(col, "AP")}, col.systems, min_d=[0.05, 0.1]).result[1]
@@ -116,4 +119,5 @@ def test_figures_draw_what_the_tables_hold():
     with pytest.raises(InputError, match="no rows of form"):
         reusability_figure(ru.runs, form="condensed")
     sh = split_half_stage({"AP": me.score(col, "AP")}, col.systems, sizes=[3, 6], n_splits=4).result
-    assert [ax.get_title() for ax in split_half_figure(sh).axes] == ["Kendall's τ_b", "τ_AP-b"]
+    assert [ax.get_title() for ax in split_half_figure(sh).axes] == [r"Kendall's $\tau_b$",
+                                                                     r"$\tau_{\mathrm{AP}\text{-}b}$"]

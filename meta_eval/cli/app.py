@@ -9,10 +9,17 @@ is then imported); ``tests/test_cli_startup.py`` checks that the table and the m
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 import typer
 import typer.main
 from typer.core import TyperGroup
+
+#: Width of help and tables written to a pipe or file (on a terminal, the terminal's width). Rich's default there is
+#: 80 columns, which cut option names in ``--help`` ("--measure,--metr…") and the headers of result tables
+#: ("mean_r…"); ``TERMINAL_WIDTH`` or ``COLUMNS`` set by the user win.
+PIPE_WIDTH = 120
 
 #: Subcommand -> (module of meta_eval.cli defining it, the summary ``meta-eval --help`` shows), in listing order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,6 +47,12 @@ def command_name(info) -> str:
 
 class LazyGroup(TyperGroup):
     """A command group that imports a subcommand's module only when that subcommand is used."""
+
+    def main(self, *args, **kwargs):
+        """Run the command line (only then: importing meta_eval.cli leaves the host process's settings alone)."""
+        if "TERMINAL_WIDTH" not in os.environ and "COLUMNS" not in os.environ and not sys.stdout.isatty():
+            os.environ["TERMINAL_WIDTH"] = os.environ["COLUMNS"] = str(PIPE_WIDTH)
+        return super().main(*args, **kwargs)
 
     def list_commands(self, ctx) -> list[str]:
         registered = [command_name(info) for info in app.registered_commands]

@@ -42,12 +42,49 @@ def _draw(ax, data: pd.DataFrame, style: str, alpha: float, ymax: float, palette
     sns.lineplot(data=data, x="rank", y="asl", hue="metric", style=style, palette=palette, ax=ax, legend=legend,
                  linewidth=1.3, drawstyle="steps-post", errorbar=None)
     ax.axhline(alpha, color="0.2", linestyle=(0, (4, 2)), linewidth=0.8, zorder=1)
-    ax.text(0.02, alpha, f"α = {alpha:g}", transform=ax.get_yaxis_transform(), ha="left", va="bottom",
-            fontsize="small", color="0.2")
+    _mark_crossings(ax, data, alpha, palette)
     n_pairs = int(data["rank"].max()) if len(data) else 1
-    ax.set_xlim(0, max(2, n_pairs))
+    ax.set_xlim(_left_edge(data, alpha, n_pairs), max(2, n_pairs))
     ax.set_ylim(0, ymax)
+    _alpha_tick(ax, alpha, ymax)
     ax.set_xlabel("system pairs, sorted by ASL")
+
+
+def _crossings(data: pd.DataFrame, alpha: float) -> pd.Series:
+    """Per curve (metric, and method when several are drawn), the pairs told apart: the last rank with ASL < α."""
+    keys = ["metric"] + (["method"] if data["method"].nunique() > 1 else [])
+    below = data[data["asl"] < alpha]
+    return below.groupby(keys, sort=False)["rank"].max()
+
+
+def _mark_crossings(ax, data: pd.DataFrame, alpha: float, palette: dict) -> None:
+    """A dot where each curve crosses α: its x is the number of pairs the metric tells apart, readable even where
+    curves run on top of one another."""
+    for key, rank in _crossings(data, alpha).items():
+        metric = key[0] if isinstance(key, tuple) else key
+        ax.plot([rank], [alpha], marker="o", markersize=4, color=palette[metric], markeredgecolor="white",
+                markeredgewidth=0.5, zorder=3, clip_on=False)
+
+
+def _left_edge(data: pd.DataFrame, alpha: float, n_pairs: int) -> float:
+    """Zoom the x axis on the pairs where the curves rise towards α: from a little before the first curve reaches
+    α/4 (pairs left of it are significant under every metric), but never hiding more than 3/4 of the axis."""
+    risen = data[data["asl"] >= alpha / 4]
+    if risen.empty:
+        return 0
+    first = float(risen.groupby("metric", sort=False)["rank"].min().min())
+    left = first - 0.1 * (n_pairs - first)
+    return max(0.0, min(left, 0.75 * n_pairs))
+
+
+def _alpha_tick(ax, alpha: float, ymax: float) -> None:
+    """α as a labelled tick on the ASL axis (a label inside the axes sat on a curve)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ticks = [t for t in MaxNLocator(nbins=4).tick_values(0, ymax) if 0 <= t <= ymax and abs(t - alpha) > ymax / 12]
+    ticks = sorted([*ticks, alpha])
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([f"α = {t:g}" if t == alpha else f"{t:g}" for t in ticks])
 
 
 @styled
@@ -64,8 +101,10 @@ def asl_curve_figure(
 ):
     """ASL curves of every metric: x = system pair sorted by ASL, y = ASL, and a dashed line at α.
 
-    The further right a curve crosses α, the more pairs the metric tells apart. With ``top``, a second panel
-    shows the same analysis over the best systems.
+    The further right a curve crosses α (a dot marks each crossing), the more pairs the metric tells apart. The x
+    axis starts a little before the first curve rises to α/4: the pairs left of it are significant under every
+    metric, and on a full axis the crossings crowd into its last fifth. With ``top``, a second panel shows the
+    same analysis over the best systems.
 
     Parameters
     ----------
@@ -105,17 +144,23 @@ def asl_curve_figure(
     if figsize is None:
         figsize = (FULL_WIDTH if top is not None else FULL_WIDTH * 0.55, 2.7)
     fig = Figure(figsize=figsize, layout="constrained")
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
     for i, (ax, (frame, res, label)) in enumerate(zip(axes, panels)):
         _draw(ax, frame, style, res.alpha, ymax, palette, legend=i == 0)
         ax.set_title(label, fontsize="medium")
         ax.set_ylabel("achieved significance level" if i == 0 else "")
+        ax.tick_params(axis="y", labelleft=i == 0)
     legend = axes[0].get_legend()
     if legend is not None:
         handles, labels = axes[0].get_legend_handles_labels()
         legend.remove()
         keep = [(h, lab) for h, lab in zip(handles, labels) if lab not in ("metric", "method")]
-        fig.legend([h for h, _ in keep], [lab for _, lab in keep], loc="outside right center", frameon=False)
+        told = [_crossings(frame, res.alpha) for frame, res, _ in panels]
+        shown = [lab if style == "method" else f"{lab} ({', '.join(str(int(t.get(lab, 0))) for t in told)})"
+                 for _, lab in keep]
+        heading = None if style == "method" else "pairs told apart"
+        fig.legend([h for h, _ in keep], shown, loc="outside right center", frameon=False, title=heading,
+                   title_fontsize="small")
     if title:
         fig.suptitle(title)
     return fig

@@ -42,6 +42,7 @@ def correlation_heatmap(
     fmt: str = ".3f",
     cmap: str = "viridis",
     lower: bool = False,
+    colorbar_label: str = "",
 ):
     """Heatmap of a metric x metric correlation matrix.
 
@@ -62,6 +63,9 @@ def correlation_heatmap(
         Colour map (default viridis: perceptually uniform and colour-blind safe).
     lower : bool
         Show only the lower triangle and the diagonal (for symmetric coefficients).
+    colorbar_label : str
+        What the colours mean, beside the colour bar (with ``title=""``, the figure carries no title: a report or
+        paper gives the caption).
     """
     import seaborn as sns
     from matplotlib.figure import Figure
@@ -84,7 +88,7 @@ def correlation_heatmap(
     ax = fig.add_subplot()
     frame = pd.DataFrame(values, index=matrix.index, columns=matrix.columns)
     sns.heatmap(frame, ax=ax, vmin=vmin, vmax=vmax, annot=annot, fmt=fmt, cmap=cmap, mask=mask, square=True,
-                cbar_kws={"shrink": 0.8}, annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white")
+                cbar_kws={"shrink": 0.8, "label": colorbar_label}, annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white")
     ax.grid(False)
     ax.tick_params(length=0)
     ax.set_ylabel(matrix.index.name or "")

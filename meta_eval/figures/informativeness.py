@@ -17,12 +17,12 @@ from meta_eval.figures.style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
 
 __all__ = ["figure2", "inferred_curves_figure", "rms_bar_figure"]
 
-PANELS = {1: "relevant: grade \u2265 1", 2: "relevant: grade 2"}
 _MARKERS = ("o", "s", "D", "^", "v")
 
 
 def _threshold_label(level) -> str:
-    return PANELS.get(int(level), f"relevant: grade \u2265 {level}")
+    """``relevant: grade ≥ t``, as the tables say it (with grades 0..2, "grade 2" would read as exactly 2)."""
+    return f"relevant: grade \u2265 {int(level)}"
 
 
 @styled

@@ -20,8 +20,8 @@ from meta_eval.figures.style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
 __all__ = ["incomplete_judgments_figure", "intuitiveness_figure", "omega_figure", "reusability_figure",
            "split_half_figure", "topic_set_size_figure"]
 
-_LABELS = {"kendall_tau_b": "Kendall's τ_b", "tau_ap": "τ_AP (reduced | full)", "tau_ap_b": "τ_AP-b",
-           "discpower": "pairs significant (t-test)"}
+_LABELS = {"kendall_tau_b": r"Kendall's $\tau_b$", "tau_ap": r"$\tau_\mathrm{AP}$ (reduced | full)",
+           "tau_ap_b": r"$\tau_{\mathrm{AP}\text{-}b}$", "discpower": "pairs significant (t-test)"}
 _STYLES = ("-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))
 _MARKERS = ("o", "s", "D", "^", "v", "P")
 
@@ -32,9 +32,19 @@ def _need(frame: pd.DataFrame, columns: set[str], name: str) -> None:
                          f"{list(getattr(frame, 'columns', []))}")
 
 
-def _band(ax, x, mean, low, high, color, style, label) -> None:
-    ax.fill_between(x, low, high, color=color, alpha=0.15, linewidth=0)
-    ax.plot(x, mean, color=color, linestyle=style, marker="o", markersize=2.5, linewidth=1.2, label=label)
+def _dodged(ax, x, mean, low, high, *, color, marker: str, offset: float, style="-", label=None) -> None:
+    """A metric's means joined by a line, each with its interval as an error bar, shifted by ``offset`` along x so
+    that the intervals of metrics at the same x stand side by side instead of merging into one band."""
+    x = np.asarray(x, dtype=float) + offset
+    mean, low, high = (np.asarray(v, dtype=float) for v in (mean, low, high))
+    ax.errorbar(x, mean, yerr=np.vstack([mean - low, high - mean]), color=color, linestyle=style, linewidth=1.1,
+                marker=marker, markersize=3, markeredgecolor="white", markeredgewidth=0.4, elinewidth=0.7,
+                capsize=0, label=label)
+
+
+def _offsets(n: int, step: float) -> np.ndarray:
+    """x offsets of ``n`` dodged series, centred on 0, ``step`` apart."""
+    return (np.arange(n) - (n - 1) / 2) * step
 
 
 @styled
@@ -44,14 +54,15 @@ def incomplete_judgments_figure(
     coefficients: Sequence[str] = ("kendall_tau_b", "tau_ap", "discpower"),
     threshold: float | None = 0.9,
     colors: Mapping[str, object] | None = None,
-    height: float = 2.4,
+    height: float | None = None,
 ):
-    """Mean coefficient (with its interval over draws) against the fraction of judgments kept: one panel per
-    coefficient, one colour per metric, one line style per form (standard solid, condensed dashed).
+    """Each metric's agreement with its full-qrels ranking against the fraction of judgments kept: small multiples
+    with one row per coefficient and one column per form (standard: unjudged = not relevant; condensed: unjudged
+    removed), one colour and marker per metric, the mean over draws with its interval as an error bar (dodged).
 
-    ``summary`` is :attr:`IncompleteJudgments.summary`. ``threshold`` draws a reference line on the τ panels
-    (0.9, the usual "equivalent rankings" level); the discriminative-power panel shows each metric's value with
-    the full qrels as a dotted line at fraction 1.
+    ``summary`` is :attr:`IncompleteJudgments.summary`. ``threshold`` draws a reference line on the τ rows (0.9,
+    the usual "equivalent rankings" level); on the discriminative-power row a hollow marker at fraction 1 is the
+    metric's value with the full qrels.
     """
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -61,25 +72,40 @@ def incomplete_judgments_figure(
     metrics = list(dict.fromkeys(summary["metric"]))
     forms = list(dict.fromkeys(summary["form"]))
     palette = colors_for(metrics, colors)
-    fig = Figure(figsize=(FULL_WIDTH, height), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(coefficients), sharex=True))
-    for ax, coef in zip(axes, coefficients):
-        for (metric, form), grp in summary.groupby(["metric", "form"], sort=False):
-            grp = grp.sort_values("fraction")
-            _band(ax, grp["fraction"], grp[coef], grp[f"{coef}_low"], grp[f"{coef}_high"], palette[metric],
-                  _STYLES[forms.index(form) % len(_STYLES)], None)
-            if coef == "discpower" and "discpower_full" in grp:
-                ax.plot([grp["fraction"].iloc[-1], 1.0], [grp[coef].iloc[-1], grp["discpower_full"].iloc[0]],
-                        color=palette[metric], linestyle=":", linewidth=0.9)
-        if threshold is not None and coef != "discpower":
-            ax.axhline(threshold, color="0.5", linewidth=0.7, linestyle=(0, (2, 2)), zorder=0)
-        ax.set_title(_LABELS.get(coef, coef), fontsize="medium")
-        ax.set_xlim(0, 1.02)
-    fig.supxlabel("fraction of judgments kept", fontsize="medium")
-    axes[0].set_ylabel("mean over draws (interval)")
-    handles = [Line2D([], [], color=palette[m], label=m) for m in metrics]
-    handles += [Line2D([], [], color="0.3", linestyle=_STYLES[i % len(_STYLES)], label=f)
-                for i, f in enumerate(forms)]
+    fractions = np.sort(summary["fraction"].unique())
+    step = 0.5 * float(np.min(np.diff(fractions))) / max(len(metrics), 1) if len(fractions) > 1 else 0.01
+    offsets = dict(zip(metrics, _offsets(len(metrics), step)))
+    fig = Figure(figsize=(FULL_WIDTH, height or 1.7 * len(coefficients) + 0.5), layout="constrained")
+    axes = fig.subplots(len(coefficients), len(forms), sharex=True, sharey="row", squeeze=False)
+    for row, coef in enumerate(coefficients):
+        for col, form in enumerate(forms):
+            ax = axes[row, col]
+            for i, metric in enumerate(metrics):
+                grp = summary[(summary["metric"] == metric) & (summary["form"] == form)].sort_values("fraction")
+                _dodged(ax, grp["fraction"], grp[coef], grp[f"{coef}_low"], grp[f"{coef}_high"],
+                        color=palette[metric], marker=_MARKERS[i % len(_MARKERS)], offset=offsets[metric])
+                if coef == "discpower" and "discpower_full" in grp and len(grp):
+                    ax.plot([1.0 + offsets[metric]], [grp["discpower_full"].iloc[0]], marker=_MARKERS[
+                        i % len(_MARKERS)], markersize=3.5, markerfacecolor="white", color=palette[metric])
+            if threshold is not None and coef != "discpower":
+                ax.axhline(threshold, color="0.5", linewidth=0.7, linestyle=(0, (2, 2)), zorder=0)
+            if row == 0:
+                ax.set_title(f"{form} form", fontsize="medium")
+            if col == 0:
+                ax.set_ylabel(_LABELS.get(coef, coef), fontsize="small")
+            ax.set_xlim(0, 1.05)
+    ticks = [0, 0.25, 0.5, 0.75, 1.0]
+    for ax in axes[-1]:
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks[:-1]] + (["1 (full)"] if "discpower" in coefficients else
+                                                                ["1"]))
+    fig.supxlabel("fraction of judgments kept (mean over draws, 95 % interval)", fontsize="medium")
+    handles = [Line2D([], [], color=palette[m], marker=_MARKERS[i % len(_MARKERS)], markersize=3, label=m)
+               for i, m in enumerate(metrics)]
+    if threshold is not None:
+        handles.append(Line2D([], [], color="0.5", linewidth=0.7, linestyle=(0, (2, 2)), label=f"τ = {threshold:g}"))
+    if "discpower" in coefficients and "discpower_full" in summary:
+        handles.append(Line2D([], [], color="0.3", marker="o", markerfacecolor="white", markersize=3.5,
+                              linestyle="", label="full qrels"))
     fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small")
     return fig
 
@@ -157,33 +183,38 @@ def topic_set_size_figure(
     table: pd.DataFrame,
     *,
     colors: Mapping[str, object] | None = None,
-    height: float = 2.6,
+    height: float = 2.4,
 ):
-    """Topics needed against the minimum detectable difference (log scale): one colour per metric, one line style
-    per design (paired t-test; one-way ANOVA with m systems). ``table`` is :attr:`TopicSetSize.table`."""
+    """Topics needed against the minimum detectable difference (log scale), one panel per design the paper table
+    shows — the paired t-test and the one-way ANOVA of the most systems (:func:`~meta_eval.tables.
+    topic_set_size_columns`; the ANOVA of two systems is the t-test again, nearly to the topic) — one colour and
+    marker per metric. A metric whose topic-set size is undefined (zero variance) has no line. ``table`` is
+    :attr:`TopicSetSize.table`; α and the power are in the caption the report writes."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     _need(table, {"metric", "design", "n_systems", "min_d", "n_topics"}, "topic_set_size_figure")
     metrics = list(dict.fromkeys(table["metric"]))
     palette = colors_for(metrics, colors)
-    designs = list(dict.fromkeys(zip(table["design"], table["n_systems"])))
-    labels = [("paired t-test" if d == "ttest" else f"ANOVA, m = {m}") for d, m in designs]
-    fig = Figure(figsize=(min(FULL_WIDTH, 5.2), height), layout="constrained")
-    ax = fig.subplots()
-    for (metric, design, m), grp in table.groupby(["metric", "design", "n_systems"], sort=False):
-        grp = grp.sort_values("min_d")
-        ax.plot(grp["min_d"], grp["n_topics"], color=palette[metric],
-                linestyle=_STYLES[designs.index((design, m)) % len(_STYLES)], linewidth=1.2)
-    ax.set_yscale("log")
-    ax.set_xlabel("minimum detectable difference (minD)")
-    ax.set_ylabel("topics needed")
-    alpha, beta = table["alpha"].iloc[0], table["beta"].iloc[0]
-    ax.set_title(f"Topic-set size (α = {alpha:g}, power {1 - beta:g})", fontsize="medium")
-    ax.grid(True, which="major", axis="both")
-    handles = [Line2D([], [], color=palette[m], label=m) for m in metrics]
-    handles += [Line2D([], [], color="0.3", linestyle=_STYLES[i % len(_STYLES)], label=lab)
-                for i, lab in enumerate(labels)]
+    designs = [("ttest", 2)] if (table["design"] == "ttest").any() else []
+    anova = table[table["design"] == "anova"]
+    if len(anova):
+        designs.append(("anova", int(anova["n_systems"].max())))
+    fig = Figure(figsize=(FULL_WIDTH if len(designs) > 1 else COLUMN_WIDTH + 1.2, height), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(designs), sharey=True))
+    for ax, (design, m) in zip(axes, designs):
+        part = table[(table["design"] == design) & (table["n_systems"] == m)]
+        for i, metric in enumerate(metrics):
+            grp = part[part["metric"] == metric].sort_values("min_d")
+            ax.plot(grp["min_d"], pd.to_numeric(grp["n_topics"]).astype(float), color=palette[metric],
+                    marker=_MARKERS[i % len(_MARKERS)], markersize=2.5, linewidth=1.1)
+        ax.set_yscale("log")
+        ax.set_title("paired t-test" if design == "ttest" else f"one-way ANOVA, m = {m} systems", fontsize="medium")
+        ax.grid(True, which="major", axis="both")
+    axes[0].set_ylabel("topics needed")
+    fig.supxlabel("minimum detectable difference (minD)", fontsize="medium")
+    handles = [Line2D([], [], color=palette[m], marker=_MARKERS[i % len(_MARKERS)], markersize=3, label=m)
+               for i, m in enumerate(metrics)]
     fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small")
     return fig
 
@@ -196,8 +227,8 @@ def split_half_figure(
     height: float = 2.4,
 ):
     """Mean τ between the system rankings of two disjoint topic halves against the half size, with the interval
-    over splits: one panel per coefficient, one colour per metric. ``summary`` has the columns of
-    :attr:`SplitHalf.summary` plus ``metric``."""
+    over splits as an error bar: one panel per coefficient, one colour and marker per metric, the metrics dodged
+    side by side at each size. ``summary`` has the columns of :attr:`SplitHalf.summary` plus ``metric``."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -205,17 +236,22 @@ def split_half_figure(
     metrics = list(dict.fromkeys(summary["metric"]))
     coefficients = list(dict.fromkeys(summary["coefficient"]))
     palette = colors_for(metrics, colors)
+    sizes = np.sort(summary["size"].unique())
+    gap = float(np.min(np.diff(sizes))) if len(sizes) > 1 else 1.0
+    offsets = dict(zip(metrics, _offsets(len(metrics), 0.6 * gap / max(len(metrics), 1))))
     fig = Figure(figsize=(FULL_WIDTH if len(coefficients) > 1 else COLUMN_WIDTH + 1.2, height),
                  layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(coefficients), sharey=True))
     for ax, coef in zip(axes, coefficients):
-        for metric, grp in summary[summary["coefficient"] == coef].groupby("metric", sort=False):
-            grp = grp.sort_values("size")
-            _band(ax, grp["size"], grp["mean"], grp["ci_low"], grp["ci_high"], palette[metric], "-", metric)
+        for i, metric in enumerate(metrics):
+            grp = summary[(summary["coefficient"] == coef) & (summary["metric"] == metric)].sort_values("size")
+            _dodged(ax, grp["size"], grp["mean"], grp["ci_low"], grp["ci_high"], color=palette[metric],
+                    marker=_MARKERS[i % len(_MARKERS)], offset=offsets[metric])
         ax.set_title(_LABELS.get(coef, coef), fontsize="medium")
         ax.set_xlabel("topics per half")
-    axes[0].set_ylabel("τ between the halves' rankings")
-    handles = [Line2D([], [], color=palette[m], label=m) for m in metrics]
+    axes[0].set_ylabel("τ between the halves")
+    handles = [Line2D([], [], color=palette[m], marker=_MARKERS[i % len(_MARKERS)], markersize=3, label=m)
+               for i, m in enumerate(metrics)]
     fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small")
     return fig
 
@@ -226,6 +262,8 @@ def intuitiveness_figure(matrix: pd.DataFrame, *, gold: str = "gold"):
     from meta_eval.figures.correlation import correlation_heatmap
 
     matrix = matrix.copy()
-    matrix.index.name = "metric (row)"
-    return correlation_heatmap(matrix, vmin=0.0, vmax=1.0, cmap="viridis",
-                               title=f"Intuitiveness against {gold}: row metric agrees with the gold criterion")
+    matrix.index.name = "row metric"
+    fig = correlation_heatmap(matrix, vmin=0.0, vmax=1.0, cmap="viridis", title="",
+                              colorbar_label=f"share of disagreements on which {gold} sides with the row metric")
+    fig.axes[0].set_xlabel("column metric")
+    return fig

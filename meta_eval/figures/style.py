@@ -28,9 +28,13 @@ __all__ = ["BackgroundWriter", "COLUMN_WIDTH", "FORMATS", "FULL_WIDTH", "figure_
 FULL_WIDTH = 7.0
 COLUMN_WIDTH = 3.35
 FORMATS = ("pdf", "png", "svg")
-#: Paul Tol's qualitative "bright" scheme, then "muted" (https://personal.sron.nl/~pault/#sec:qualitative).
-PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB",
+#: Paul Tol's qualitative "bright" scheme, then "muted" (https://personal.sron.nl/~pault/#sec:qualitative); the
+#: bright cyan comes after purple, so the first five metrics never pair blue with cyan (AP and GAP were told apart
+#: by shade alone), and grey is left for the references.
+PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#AA3377", "#66CCEE",
            "#332288", "#117733", "#44AA99", "#88CCEE", "#DDCC77", "#CC6677", "#882255")
+#: The reference metrics a study compares against (GAP, nDCG): black and grey, apart from every metric under study.
+REFERENCE_COLORS = ("#222222", "#888888")
 #: Resolution of the PNG previews a report embeds beside vector figures.
 PREVIEW_DPI = 110
 
@@ -63,25 +67,53 @@ def paper_style():
 
 
 def styled(func: Callable[..., Figure]) -> Callable[..., Figure]:
-    """Decorator: build the figure inside :func:`paper_style`."""
+    """Decorator: build the figure inside :func:`paper_style` (and, in a notebook, make it show itself)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        show_in_notebooks()
         with paper_style():
             return func(*args, **kwargs)
 
     return wrapper
 
 
-def metric_colors(names: Iterable[str], fixed: Mapping[str, object] | None = None) -> dict[str, tuple]:
-    """One colour per metric, in order, from the colour-blind-safe palette (cycled after 14 metrics).
+@functools.cache
+def show_in_notebooks() -> None:
+    """In IPython or Jupyter, display a :class:`matplotlib.figure.Figure` as a PNG image.
+
+    meta-eval builds figures without pyplot (no global state, no GUI backend), so Jupyter's inline backend, which
+    pyplot activates, never registers itself, and a notebook cell returning a figure would print
+    ``<Figure size 700x270>``. Registering IPython's own PNG printer for the class is what the inline backend
+    does; nothing happens outside IPython."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        return
+    from IPython.core.pylabtools import print_figure
+
+    formatter = shell.display_formatter.formatters["image/png"]
+    formatter.for_type_by_name("matplotlib.figure", "Figure",
+                               lambda fig: print_figure(fig, "png", bbox_inches="tight", dpi=PREVIEW_DPI))
+
+
+def metric_colors(names: Iterable[str], fixed: Mapping[str, object] | None = None,
+                  references: Iterable[str] = ()) -> dict[str, tuple]:
+    """One colour per metric, in order, from the colour-blind-safe palette (cycled after 13 metrics).
 
     Pass the same mapping to every figure of a study so that a metric keeps its colour; ``fixed`` pins colours.
+    ``references`` (at most two, e.g. a study's GAP and nDCG) are drawn in black and grey, so the metrics under
+    study keep the palette's most distinct colours and a reader tells the references apart at a glance.
     """
     names = list(dict.fromkeys(names))
-    out = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+    refs = [n for n in dict.fromkeys(references) if n in names][: len(REFERENCE_COLORS)]
+    studied = [n for n in names if n not in refs]
+    out = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(studied)}
+    out.update(zip(refs, REFERENCE_COLORS))
     out.update(dict(fixed or {}))
-    return out
+    return {n: out[n] for n in [*names, *(fixed or {})]}
 
 
 def colors_for(names: Sequence[str], colors: Mapping[str, object] | None) -> dict[str, object]:

@@ -88,7 +88,7 @@ def sakai_initial_n(min_d, variance, alpha: float = 0.05, beta: float = 0.2) -> 
     return ((za + zb) / delta) ** 2 + za * za / 2.0
 
 
-def _smallest_n(power, target: float, shape) -> np.ndarray:
+def _smallest_n(power, target: float, shape, design: str = "") -> np.ndarray:
     """Smallest integer n >= 2 with power(n) >= target, elementwise, for power increasing in n (bisection)."""
     lo = np.full(shape, 1, dtype=np.int64)  # power(lo) < target is assumed for lo = 1 (n = 1 is no design)
     hi = np.full(shape, 2, dtype=np.int64)
@@ -97,7 +97,9 @@ def _smallest_n(power, target: float, shape) -> np.ndarray:
         if not short.any():
             break
         if hi.max() > N_MAX:
-            raise InputError(f"more than {N_MAX} topics would be needed; min_d is too small for this variance")
+            raise InputError(f"more than {N_MAX:,} topics would be needed{design}: the minimum detectable difference "
+                             "is too small for the variance (raise min_d / --min-d, lower the power or the number of "
+                             "systems)")
         lo = np.where(short, hi, lo)
         hi = np.where(short, hi * 2, hi)
     while np.any(hi - lo > 1):
@@ -117,7 +119,7 @@ def ttest_topics(min_d, variance, alpha: float = 0.05, beta: float = 0.2, method
     81
     """
     d, v = _check(alpha, beta, min_d, variance)
-    return _smallest_n(lambda n: ttest_power(n, d, v, alpha, method), 1.0 - beta, d.shape)
+    return _smallest_n(lambda n: ttest_power(n, d, v, alpha, method), 1.0 - beta, d.shape, " by the paired t-test")
 
 
 def anova_topics(min_d, variance, n_systems: int, alpha: float = 0.05, beta: float = 0.2) -> np.ndarray:
@@ -125,7 +127,8 @@ def anova_topics(min_d, variance, n_systems: int, alpha: float = 0.05, beta: flo
     if int(n_systems) != n_systems or n_systems < 2:
         raise InputError(f"n_systems must be an integer >= 2; got {n_systems}")
     d, v = _check(alpha, beta, min_d, variance)
-    return _smallest_n(lambda n: anova_power(n, d, v, int(n_systems), alpha), 1.0 - beta, d.shape)
+    return _smallest_n(lambda n: anova_power(n, d, v, int(n_systems), alpha), 1.0 - beta, d.shape,
+                       f" by the one-way ANOVA of {int(n_systems):,} systems")
 
 
 @dataclass(frozen=True, eq=False)
