@@ -203,7 +203,10 @@ def collection_from_cli(
     options = dict(depth=depth, rel_level=rel_level, missing=_value(missing), unjudged=_value(unjudged),
                    ties=_value(ties), score_precision="float32" if float32 else "float64")
     if qrels is None and not runs:
-        return demo_collection(**options)
+        col = demo_collection(**options)
+        print(f"meta-eval: no --qrels given: using the embedded demo collection ({len(col.systems)} systems x "
+              f"{len(col.topics)} topics; `meta-eval COMMAND -Q qrels RUNS` for yours)", file=sys.stderr)
+        return col
     if qrels is None:
         raise typer.BadParameter("runs were given without --qrels")
     if not runs:
