@@ -56,7 +56,8 @@ from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
 
 MAX_STATES = 8  # largest automaton dimension tried: beyond, the metric is taken to be outside the family
-RANK_TOL = 1e-11  # singular values below this fraction of the largest (and of the metric's scale) are zero
+RANK_TOL = 1e-11  # singular values below this fraction of the largest are zero
+SNAP_TOL = 1e-14  # transition entries below this fraction of the largest are round-off (exact zeros)
 _DENSITIES = (0.5, 0.15, 0.85, 0.3, 0.7, 0.05, 0.95, 0.4, 0.6, 0.25)  # share of non-zero grades, random suffixes
 _PROBE_CELLS = 8_000_000  # probe lists x length scored in one call of the metric
 _PAD_GRADE = -3  # meta_eval.rankings.PAD
@@ -110,7 +111,12 @@ class Automaton:
 
 
 class PrefixStateForm:
-    """E[M](P) and its gradient by the forward/backward programme (2) over an :class:`Automaton`."""
+    """E[M](P) and its gradient by the forward/backward programme (2) over an :class:`Automaton`.
+
+    ``grad`` gives dE/dp_i(j) - dE/dp_i(0): the gradient up to a constant per rank, which neither the expected value
+    of a distribution (each row of P sums to 1) nor the maximum-entropy solution sees, computed without the
+    cancellation the full derivative would suffer (:mod:`meta_eval.mem._prefix_kernel`).
+    """
 
     linear = False
 
@@ -348,7 +354,12 @@ def _suffixes(length: np.ndarray, K: int, n_rand: np.ndarray, rng, width: int) -
 
 def _coordinates(H, last, R):
     """Ranks and orthonormal coordinates Y (G, R K, R) of the candidate rows of H (G, R K, m): the projections of
-    each row onto the leading right singular vectors; at the last cut (``last``) the coordinate is the value."""
+    each row onto a basis of the block's row space; at the last cut (``last``) the coordinate is the value.
+
+    When the constant function lies in the row space (a metric that adds up what it has seen: the past adds the
+    same amount to every future), it is the first basis vector: the running sum then has a coordinate of its own,
+    and the others (a survival probability, a count) keep their full relative precision however small they get.
+    """
     G, RK, m = H.shape
     _, s, Vt = np.linalg.svd(H, full_matrices=False)
     r = np.sum(s > RANK_TOL * np.maximum(s[:, :1], 1e-300), axis=1)
@@ -356,10 +367,30 @@ def _coordinates(H, last, R):
     Q = np.zeros((G, m, R))
     Q[:, :, :k] = np.transpose(Vt[:, :k, :], (0, 2, 1))
     Q *= np.arange(R)[None, None, :] < r[:, None, None]
+    Q = _constant_first(Q, r)
     Q[last] = 0.0
     Q[last, 0, 0] = 1.0
     r = np.where(last, 1, r)
     return np.einsum("grm,gmq->grq", H, Q), r
+
+
+def _constant_first(Q, r):
+    """Q (G, m, R) with orthonormal columns spanning each group's row space, rotated so that the first column is
+    the constant function where it lies in that space (the others: an orthonormal basis of the rest)."""
+    G, m, R = Q.shape
+    one = np.ones(m) / np.sqrt(m)
+    coef = np.einsum("m,gmq->gq", one, Q)  # the constant function in the basis
+    inside = (np.abs(1.0 - np.einsum("gq,gq->g", coef, coef)) < 1e-10) & (r >= 1)
+    for g in np.flatnonzero(inside):
+        k = int(r[g])
+        # an orthonormal basis of the space whose first vector is coef: Householder reflection of e_1 onto coef
+        c = coef[g, :k]
+        v = c.copy()
+        v[0] -= 1.0
+        nv = v @ v
+        Hh = np.eye(k) - (2.0 * np.outer(v, v) / nv if nv > 1e-30 else 0.0)
+        Q[g, :, :k] = Q[g, :, :k] @ Hh
+    return Q
 
 
 def _transitions(X, Y, rank, K, R):
@@ -369,6 +400,10 @@ def _transitions(X, Y, rank, K, R):
     valid = np.arange(R)[None, :] < rank[:, None]
     Yp = Yp * valid[:, :, None, None]
     A = np.linalg.solve(X, Yp.reshape(G, R, K * R)).reshape(G, R, K, R)
+    # entries at round-off level (a running sum that should feed no other coordinate) are exact zeros: left as
+    # noise they would pollute a small coordinate (a survival probability of 1e-12) at every rank
+    big = np.abs(A).max(axis=(1, 2, 3), keepdims=True)
+    A = np.where(np.abs(A) <= SNAP_TOL * big, 0.0, A)
     return np.transpose(A, (0, 2, 1, 3))
 
 

@@ -84,13 +84,22 @@ class SampledForm:
                            self.streams[index], self.seed)
 
 
-def sampled_form(measure, rel_level: int, seed: int):
+@dataclass(frozen=True)
+class SampledBuilder:
+    """Builder ``(index, batch) -> SampledForm`` for the lists ``index`` (global indices) of a batch (picklable,
+    so a form resolved once can go to worker processes)."""
+
+    measure: object
+    rel_level: int
+    seed: int
+
+    def __call__(self, index, batch: ListBatch) -> SampledForm:
+        return SampledForm(self.measure, self.rel_level, batch.counts, batch.lengths, np.asarray(index), self.seed)
+
+
+def sampled_form(measure, rel_level: int, seed: int) -> SampledBuilder:
     """Builder ``(index, batch) -> SampledForm`` for the lists ``index`` (global indices) of a batch."""
-
-    def build(index, batch: ListBatch) -> SampledForm:
-        return SampledForm(measure, rel_level, batch.counts, batch.lengths, np.asarray(index), seed)
-
-    return build
+    return SampledBuilder(measure, rel_level, seed)
 
 
 def solve_sampled(form: SampledForm, batch: ListBatch, v: np.ndarray, r: np.ndarray, *, tol: float,

@@ -734,7 +734,7 @@ class _Plan:
     batch: ListBatch
     chunks: list
     common: dict
-    by_name: bool
+    by_name: bool  # the metric was named: its form (rebuilt from the name, or probed once here) can go to workers
     label: str
     errors: str
 
@@ -745,7 +745,7 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     lists into chunks: evenly, sorted by length, at least four when there are 64 lists or more."""
     from threadpoolctl import threadpool_limits
 
-    from meta_eval.mem.forms import MetricForm, check_metric, metric_form
+    from meta_eval.mem.forms import MetricForm, check_metric, has_declared_form, metric_form
 
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
@@ -753,9 +753,14 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     v_all = None if values is None else np.asarray(values, dtype=float).reshape(-1)
     if v_all is not None and v_all.shape != (L,):
         raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
-    by_name = isinstance(measure, str)  # workers rebuild the form from the name, for their own chunk
+    by_name = isinstance(measure, str)  # workers rebuild a declared form from the name, for their own chunk
     if by_name:
         check_metric(measure, rel_level)  # a bad name fails here, not in a worker after other metrics' work
+        if not has_declared_form(measure, rel_level):
+            # derived, prefix-state or sampled: probed and verified once, here, for every list; the (picklable)
+            # form then goes to the workers instead of being probed again for each chunk
+            with threadpool_limits(limits=1, user_api="blas"):
+                measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
     elif not isinstance(measure, MetricForm):
         with threadpool_limits(limits=1, user_api="blas"):
             measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
@@ -765,7 +770,7 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     chunks = [c for c in np.array_split(order, n_chunks) if c.size]
     common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
                   max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
-    return _Plan(batch, chunks, common, by_name, measure if by_name else measure.name, errors)
+    return _Plan(batch, chunks, common, by_name, measure if isinstance(measure, str) else measure.name, errors)
 
 
 def _assemble(plan: _Plan, parts: list) -> MEMResult:
@@ -784,7 +789,7 @@ def _assemble(plan: _Plan, parts: list) -> MEMResult:
                 out["P"][idx, : val.shape[1]] = val
             else:
                 out[key][idx] = val
-    sources = [p[2] for p in parts]  # (name, method, verification residual) of each chunk's form
+    sources = [p[2] for p in parts]  # (name, method, verification residual, detail) of each chunk's form
     name = sources[0][0] if sources else plan.label
     r_all = plan.common["r_all"]
     bad = out["status"] == INFEASIBLE
@@ -796,10 +801,13 @@ def _assemble(plan: _Plan, parts: list) -> MEMResult:
             f"{[float(x) for x in r_all[i]]}); a value must lie between the metric of the worst and of the best "
             "ordering of the list's grades")
     out["P"][(out["status"] == INFEASIBLE) | (out["status"] == UNDEFINED)] = np.nan
-    methods = sorted({m for _, m, _ in sources}, key=["given", "declared", "derived", "sampled"].index)
-    residual = max((r for _, _, r in sources), default=0.0)
+    methods = sorted({m for _, m, _, _ in sources},
+                     key=["given", "declared", "derived", "prefix-state", "sampled"].index)
+    residual = max((r for _, _, r, _ in sources), default=0.0)
+    details = sorted({d for _, _, _, d in sources if d})
     return MEMResult(lengths=batch.lengths.copy(), measure=name, target=target, counts=r_all,
-                     method="+".join(methods) or "declared", form_residual=residual, **out)
+                     method="+".join(methods) or "declared", form_residual=residual,
+                     info={"form": "; ".join(details)} if details else {}, **out)
 
 
 def _solve_measure_chunk_task(task, *, measures, metric_values, **common):
@@ -831,4 +839,4 @@ def _solve_chunk_task(idx, *, batch: ListBatch, measure, values, r_all, counts, 
                                actual_feasible=counts == "retrieved" and values is None)
         else:
             res = solve_sampled(form, sub, v, r_all[idx], tol=tol)
-    return res, v, (source.name, source.method, source.residual)
+    return res, v, (source.name, source.method, source.residual, source.detail)
