@@ -43,7 +43,6 @@ from meta_eval.mem.expectations import ExpectationForm
 OK, NOT_CONVERGED, INFEASIBLE, UNDEFINED = 0, 1, 2, 3
 STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside attainable range",
           UNDEFINED: "metric undefined (e.g. no relevant documents)"}
-_NEG = -np.inf
 _STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearisation step
 _MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (beyond, logits are degenerate)
 _STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
@@ -130,19 +129,6 @@ def count_targets(batch: ListBatch, counts: str = "retrieved") -> np.ndarray:
 # ------------------------------------------------------------------------------------------------------------
 # Linear maximum entropy by Newton on the dual (batched)
 # ------------------------------------------------------------------------------------------------------------
-
-def _logits(y: np.ndarray, d: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """theta = lambda + mu d on allowed entries, -inf elsewhere; ``d`` in the (lists, ranks, grades) layout."""
-    K = d.shape[2]
-    th = y[:, None, :K] + y[:, K, None, None] * d
-    return np.where(allowed, th, _NEG)
-
-
-def _softmax(th: np.ndarray, rowmask: np.ndarray):
-    """Row-wise softmax over grades of (lists, ranks, grades) logits (0 past each list's end)."""
-    q, lse = _softmax_kn(np.moveaxis(th, 2, 1), rowmask)
-    return np.moveaxis(q, 1, 2), lse
-
 
 # The Newton iterations work in a (lists, grades, ranks) layout: reductions over the few grades are then
 # element-wise operations on contiguous rank vectors (an order of magnitude faster in numpy than reducing a short
@@ -262,28 +248,6 @@ def _attainable(form: ExpectationForm, batch: ListBatch, r: np.ndarray):
 # ------------------------------------------------------------------------------------------------------------
 # The solver
 # ------------------------------------------------------------------------------------------------------------
-
-def _anderson(X, F, nh, x, f, beta):
-    """One Anderson (type II) step per list with mixing ``beta``.
-
-    X, F: (L, m, D) histories of iterates and residuals (the last ``nh[l]`` rows valid, oldest first).
-    """
-    L, m, D = X.shape
-    if m < 2:
-        return x + beta[:, None] * f
-    dX = np.diff(X, axis=1)
-    dF = np.diff(F, axis=1)
-    valid = (np.arange(1, m)[None, :] >= (m - nh)[:, None])  # (L, m-1): both ends of the difference valid
-    dX = dX * valid[..., None]
-    dF = dF * valid[..., None]
-    G = np.einsum("lid,ljd->lij", dF, dF)
-    b = np.einsum("lid,ld->li", dF, f)
-    tr = np.trace(G, axis1=1, axis2=2)
-    reg = 1e-10 * tr + 1e-300
-    G = G + reg[:, None, None] * np.eye(m - 1) + (~valid)[:, :, None] * np.eye(m - 1)
-    gam = np.linalg.solve(G, b[..., None])[..., 0] * valid
-    return x + beta[:, None] * f - np.einsum("lid,li->ld", dX + beta[:, None, None] * dF, gam)
-
 
 def _centre(th, allowed):
     return np.where(allowed, th - _rowmean(th, allowed), 0.0)
@@ -430,6 +394,8 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     near an attainable extreme, where the tangent overestimates every gain (e.g. ERR: surer top ranks lower the
     value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi`` are the attainable range.
     """
+    from meta_eval.mem._iteration import anderson, logit_step, softmax_rows
+
     L, N, K = P0.shape
     lo = np.full(L, -np.inf) if lo is None else lo
     hi = np.full(L, np.inf) if hi is None else hi
@@ -456,11 +422,10 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     for k in range(int(limit.max(initial=0))):
         al = allowed[live]
         th = x[live].reshape(live.size, N, K)
-        p, _ = _softmax(np.where(al, th, _NEG), prob.rowmask[live])
+        p = softmax_rows(th, al, prob.rowmask[live])
         sub = _SubForm(form, live)._restricted()
-        d = np.array(sub.grad(p))
+        Ep, d = _value_and_grad(sub, p)
         dp = np.einsum("lnk,lnk->l", d, p)
-        Ep = sub.value(p)
         t = dp + bt[live] * (v[live] - Ep)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
         inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, 1e-6)
@@ -477,9 +442,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
                 take = fix[okm]
                 q[take], yl[take], ok[take] = qm[okm], ym[okm], True
                 Eq[take] = _SubForm(sub, take)._restricted().value(q[take])
-        th_new = _centre(_logits(yl, d, al), al)
-        f = (th_new - th).reshape(live.size, D)
-        fn = np.abs(f).max(1)
+        f, fn = logit_step(np.ascontiguousarray(yl), d, al, th)
         ok &= np.isfinite(fn) & np.all(np.isfinite(yl), axis=1)
         it[live] += 1
         P[live[ok]], Y[live[ok]] = q[ok], yl[ok]
@@ -510,7 +473,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         if acc.size:
             order = (k + 1 + np.arange(memory)) % memory  # oldest first
             rows = live[acc]
-            xa = _anderson(X[rows][:, order], F[rows][:, order], nhl[acc], xb[acc], fz[acc], mix[rows])
+            xa = anderson(X, F, rows, order, nhl[acc], xb[acc], fz[acc], mix[rows])
             xn[acc] = np.where(np.isfinite(xa), xa, xn[acc])
         nh[live] = nhl
         x[live] = xn
@@ -599,6 +562,13 @@ def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evalua
     return Q, Y, found
 
 
+def _value_and_grad(form, P):
+    """E[M](P) and a writable copy-free gradient (one pass for the forms that compute both together)."""
+    if hasattr(form, "value_and_grad"):
+        return form.value_and_grad(P)
+    return form.value(P), np.array(form.grad(P))
+
+
 def _rowmean(x, allowed):
     cnt = allowed.sum(2, keepdims=True)
     return np.where(allowed, x, 0.0).sum(2, keepdims=True) / np.maximum(cnt, 1)
@@ -616,14 +586,14 @@ class _SubForm:
 
     def _restricted(self):
         f = self.form
+        if hasattr(f, "take"):  # forms that restrict themselves (views for the built-in forms)
+            return f.take(self.idx)
         if dataclasses.is_dataclass(f):
             kw = {}
             for fld in dataclasses.fields(f):
                 val = getattr(f, fld.name)
                 kw[fld.name] = val[self.idx] if isinstance(val, np.ndarray) and val.ndim >= 1 else val
             return type(f)(**kw)
-        if hasattr(f, "take"):
-            return f.take(self.idx)
         raise InputError("a user expectation form must be a dataclass of per-list arrays or define take(index)")
 
     def value(self, P):
