@@ -21,7 +21,8 @@ import meta_eval as me
 from meta_eval import mem
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.forms import metric_form, score_batch
-from meta_eval.mem.prefix_state import grouping, prefix_state_form
+from meta_eval.mem.groups import grouping
+from meta_eval.mem.prefix_state import prefix_state_form
 from meta_eval.mem.solver import OK, solve_mem
 
 
@@ -145,7 +146,7 @@ def test_prefix_state_is_tried_after_the_polynomial_forms():
     assert metric_form(me.get_measure("P@5"), b, method=None).method in ("declared", "derived")
     source = metric_form(CASCADE, b)
     assert source.method == "prefix-state" and source.exact and source.residual <= 1e-9
-    assert "dimension 2" in source.detail and "one automaton for every list" in source.detail
+    assert "dimension 2" in source.detail and "one for every list" in source.detail
 
 
 def _demo_lists(n=60):

@@ -45,6 +45,7 @@ from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import (ExpectationForm, LinearForm, PairwiseForm, declared_builder,
                                         parse_measure)
+from meta_eval.mem.groups import GroupTable, groups_in_words
 
 VERIFY_TOL = 1e-9  # relative to the metric's scale
 METHODS = ("declared", "derived", "prefix-state", "sampled")  # the sources of a form, in the order they are tried
@@ -330,32 +331,32 @@ def _scaled(a: np.ndarray, b: np.ndarray) -> float:
 
 @dataclass
 class _Derived:
-    """Per (length, counts) group: the constant c, first-order a (n, K) and interactions B (n, K-1, K-1)."""
+    """Per group of lists (:mod:`meta_eval.mem.groups`): the constant c, first-order a (n, K) and interactions
+    B (n, K-1, K-1), n the length the group was probed at (a shorter list reads only its first ranks)."""
 
-    group: np.ndarray  # (L,) group of each list
+    table: GroupTable
     const: list
     first: list
     inter: list  # None for a linear group
 
     def build(self, index: np.ndarray, batch: ListBatch) -> ExpectationForm:
-        index = np.asarray(index)
-        L, N, K = index.size, batch.depth, batch.n_grades
-        groups = self.group[index]
+        L, N, K = batch.n_lists, batch.depth, batch.n_grades
+        groups = self.table.lookup(batch)
         A = np.zeros((L, N, K))
         for g in np.unique(groups):
-            rows = groups == g
-            n = len(self.first[g])
-            # the constant is spread over the ranks of the list (each row of P sums to 1)
-            A[rows, :n] = self.first[g][None, :, :] + self.const[g] / max(n, 1)
+            n = min(len(self.first[g]), N)
+            A[groups == g, :n] = self.first[g][None, :n, :]
+        # the constant is spread over the ranks of each list (each row of P sums to 1 inside the list)
+        const = np.array(self.const, dtype=float)[groups] if L else np.zeros(0)
+        A += (const / np.maximum(batch.lengths, 1))[:, None, None] * batch.mask[..., None]
         pairwise = [g for g in np.unique(groups) if self.inter[g] is not None]
         if not pairwise:
             return LinearForm(A)
         c = K - 1
         W = np.zeros((L, c * c, N))
         for g in pairwise:
-            rows = groups == g
-            n = len(self.first[g])
-            W[rows, :, :n] = self.inter[g].reshape(n, c * c).T[None]
+            n = min(len(self.first[g]), N)
+            W[groups == g, :, :n] = self.inter[g][:n].reshape(n, c * c).T[None]
         q = np.arange(c * c)
         U = np.zeros((c * c, K))
         V = np.zeros((c * c, K))
@@ -366,31 +367,28 @@ class _Derived:
 
 def derive_form(measure, batch: ListBatch, *, rel_level: int = 1, tol: float = VERIFY_TOL,
                 seed: int = 0) -> MetricForm | None:
-    """Identify the degree-2 polynomial of ``measure`` for every (length, counts) group of ``batch`` by probing,
-    and verify it; None if the metric is not such a polynomial (module docstring)."""
+    """Identify the degree-2 polynomial of ``measure`` for every group of lists of ``batch`` (one per qrels counts,
+    or one in all, when the metric allows: :mod:`meta_eval.mem.groups`) by probing, and verify it; None if the
+    metric is not such a polynomial (module docstring)."""
+    from meta_eval.mem.groups import groups_for
+
     if measure is None:
         return None
-    keys = np.column_stack([batch.lengths, batch.counts])
-    uniq, group = np.unique(keys, axis=0, return_inverse=True)
-    group = group.reshape(-1)
+    table = groups_for(measure, batch, rel_level, tol, seed)
     const, first, inter = [], [], []
-    for key in uniq:
-        n, counts = int(key[0]), key[1:]
-        c0, a, B = _probe(measure, n, counts, rel_level)
+    for n, counts in zip(table.lengths, table.counts):
+        c0, a, B = _probe(measure, int(n), counts, rel_level)
         const.append(c0)
         first.append(a)
         scale = max(1.0, abs(c0), float(np.abs(a).max(initial=0.0)))
         inter.append(None if np.abs(B).max(initial=0.0) <= tol * scale else B)
-    derived = _Derived(group, const, first, inter)
+    derived = _Derived(table, const, first, inter)
     probe = _verification_batch(batch, seed, max_groups=None)
-    p_keys = np.column_stack([probe.lengths, probe.counts])
-    p_group = np.array([np.flatnonzero((uniq == k).all(1))[0] for k in p_keys])
-    check = _Derived(p_group, const, first, inter)
-    residual = _residual(check.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
+    residual = _residual(derived.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
     if not residual <= tol:
         return None
     return MetricForm(getattr(measure, "output_name", str(measure)), "derived", measure, rel_level, residual,
-                      _build=derived.build)
+                      _build=derived.build, detail=f"degree-2 polynomial, {groups_in_words(table)}")
 
 
 def _probe(measure, n: int, counts: np.ndarray, rel_level: int):

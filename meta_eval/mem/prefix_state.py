@@ -54,13 +54,12 @@ import numpy as np
 
 from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
+from meta_eval.mem.groups import groups_for, score
 
 MAX_STATES = 8  # largest automaton dimension tried: beyond, the metric is taken to be outside the family
 RANK_TOL = 1e-11  # singular values below this fraction of the largest are zero
 SNAP_TOL = 1e-14  # transition entries below this fraction of the largest are round-off (exact zeros)
 _DENSITIES = (0.5, 0.15, 0.85, 0.3, 0.7, 0.05, 0.95, 0.4, 0.6, 0.25)  # share of non-zero grades, random suffixes
-_PROBE_CELLS = 8_000_000  # probe lists x length scored in one call of the metric
-_PAD_GRADE = -3  # meta_eval.rankings.PAD
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -92,15 +91,13 @@ class Automaton:
 
     def groups_of(self, batch: ListBatch) -> np.ndarray:
         """The automaton of every list of ``batch`` (an error for a list whose group was not identified)."""
-        keys = _keys(batch, self.by)
-        if self.by == "all":
-            group = np.zeros(batch.n_lists, dtype=np.int64)
-        else:
-            table = {tuple(k): g for g, k in enumerate(self.keys.tolist())}
-            try:
-                group = np.array([table[tuple(k)] for k in keys.tolist()], dtype=np.int64)
-            except KeyError as exc:
-                raise InputError(f"the prefix-state form was identified for other lists (no group {exc})") from None
+        from meta_eval.mem.groups import GroupTable
+
+        table = GroupTable(self.by, self.keys, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+        try:
+            group = table.lookup(batch)
+        except KeyError as exc:
+            raise InputError(f"the prefix-state form was identified for other lists (no group {exc})") from None
         if batch.n_lists and np.any(batch.lengths > self.mats.shape[1]):
             raise InputError("the prefix-state form was identified for shorter lists")
         return group
@@ -154,64 +151,11 @@ class PrefixStateForm:
 
 
 def describe(automaton: Automaton) -> str:
-    """The form in words, for reports: its dimension and its groups."""
-    per = {"all": "one automaton for every list", "counts": f"{len(automaton.keys)} automata (one per qrels counts)",
-           "length+counts": f"{len(automaton.keys)} automata (one per length and qrels counts)"}[automaton.by]
-    return f"prefix-state automaton of dimension {automaton.n_states}, {per}"
+    """The form in words, for reports: its dimension and how many automata."""
+    from meta_eval.mem.groups import GroupTable, groups_in_words
 
-
-# ------------------------------------------------------------------------------------------------------------
-# Groups of lists
-# ------------------------------------------------------------------------------------------------------------
-
-def _keys(batch: ListBatch, by: str) -> np.ndarray:
-    if by == "all":
-        return np.zeros((batch.n_lists, 0), dtype=np.int64)
-    if by == "counts":
-        return batch.counts.astype(np.int64)
-    return np.column_stack([batch.lengths, batch.counts]).astype(np.int64)
-
-
-def score(measure, grades: np.ndarray, lengths: np.ndarray, counts: np.ndarray, rel_level: int) -> np.ndarray:
-    """The metric on lists given as grades (padding past each list's length is ignored), in slices of bounded size."""
-    from meta_eval.rankings import Rankings
-
-    P, N = grades.shape
-    out = np.empty(P)
-    step = max(1, _PROBE_CELLS // max(N, 1))
-    inside = np.arange(N)[None, :] < lengths[:, None]
-    g_all = np.where(inside, grades, _PAD_GRADE).astype(np.int8)
-    for lo in range(0, P, step):
-        sl = slice(lo, lo + step)
-        r = Rankings(g_all[sl], lengths[sl], counts[sl], rel_level=rel_level)
-        out[sl] = np.broadcast_to(np.asarray(measure(r), dtype=np.float64), (len(g_all[sl]),))
-    return out
-
-
-def grouping(measure, batch: ListBatch, rel_level: int, tol: float, seed: int) -> str:
-    """How lists may share an automaton: "all" when the metric ignores zero grades appended to a list and the qrels
-    counts, "counts" when it ignores appended zeros only, else "length+counts" (checked on verification lists)."""
-    from meta_eval.mem.forms import _verification_batch
-
-    probe = _verification_batch(batch, seed)
-    base = score(measure, probe.grades, probe.lengths, probe.counts, rel_level)
-    scale = max(1.0, float(np.nanmax(np.abs(base), initial=0.0)))
-    full = np.full(probe.n_lists, probe.depth)
-    padded = score(measure, probe.grades, full, probe.counts, rel_level)
-    if not _same(base, padded, tol * scale):
-        return "length+counts"
-    rng = np.random.default_rng(seed)
-    others = probe.counts[rng.permutation(probe.n_lists)]
-    if not np.array_equal(others, probe.counts):
-        swapped = score(measure, probe.grades, full, others, rel_level)
-        if not _same(base, swapped, tol * scale):
-            return "counts"
-    return "all"
-
-
-def _same(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
-    both = np.isfinite(a) & np.isfinite(b)
-    return bool(np.array_equal(np.isfinite(a), np.isfinite(b)) and np.all(np.abs(a[both] - b[both]) <= tol))
+    table = GroupTable(automaton.by, automaton.keys, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+    return f"prefix-state automaton of dimension {automaton.n_states}, {groups_in_words(table)}"
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -457,23 +401,12 @@ def prefix_state_form(measure, batch: ListBatch, *, rel_level: int = 1, tol: flo
 
     if measure is None or batch.n_lists == 0:
         return None
-    by = grouping(measure, batch, rel_level, tol, seed)
-    keys = np.unique(_keys(batch, by), axis=0) if by != "all" else np.zeros((1, 0), dtype=np.int64)
-    if by == "all":
-        g_len = np.array([batch.depth])
-        g_counts = batch.counts[:1]
-    else:
-        group = np.unique(_keys(batch, by), axis=0, return_inverse=True)[1].reshape(-1)
-        g_len = np.zeros(len(keys), dtype=np.int64)
-        np.maximum.at(g_len, group, batch.lengths)
-        first = np.zeros(len(keys), dtype=np.int64)
-        first[group[::-1]] = np.arange(batch.n_lists)[::-1]
-        g_counts = batch.counts[first]
-    found = identify(measure, g_len, g_counts, rel_level=rel_level, seed=seed)
+    table = groups_for(measure, batch, rel_level, tol, seed)
+    found = identify(measure, table.lengths, table.counts, rel_level=rel_level, seed=seed)
     if found is None:
         return None
     alpha, mats, tails = found
-    automaton = Automaton(alpha, mats, tails, keys, by)
+    automaton = Automaton(alpha, mats, tails, table.keys, table.by)
     probe = _verification_batch(batch, seed, max_groups=None)
     residual = _residual(automaton(np.arange(probe.n_lists), probe), measure, probe, rel_level)
     if not residual <= tol:
