@@ -200,3 +200,16 @@ def test_bad_distribution_shapes_are_clear_errors():
         form.value(np.zeros((b.n_lists, b.depth, 5)))
     with pytest.raises(me.InputError, match="depth"):
         form.value(np.zeros((b.n_lists, 0, 3)))
+
+
+def test_a_sampled_metric_is_reported_approximate_with_its_error():
+    lists = _demo_lists(12)
+    assert metric_form(me.get_measure("bpref"), lists.batch).method == "sampled"
+    res = mem.informativeness(lists, ["bpref", "AP"], thresholds=[1])
+    rows = res.summary.set_index("metric")
+    assert rows.loc["bpref", "approximate"] and rows.loc["bpref", "method"] == "sampled"
+    assert np.isfinite(rows.loc["bpref", "approx_error"]) and rows.loc["bpref", "approx_error"] > 0
+    assert not rows.loc["AP", "approximate"] and np.isnan(rows.loc["AP", "approx_error"])
+    notes = [w for w in res.warnings if w.startswith("approximate: bpref")]
+    assert len(notes) == 1 and "estimated error" in notes[0]
+    assert not any(w.startswith("approximate: AP") for w in res.warnings)
