@@ -495,6 +495,7 @@ def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evalua
     rule. For each mu the count multipliers lambda come from Newton's method on the (convex) dual with mu fixed.
     """
     L, N, K = d.shape
+    tol = np.broadcast_to(np.asarray(tol, dtype=float), (L,))  # one tolerance, or one per list
     dn, dlo, span = _normalise(d, prob.allowed)
     frozen = prob.frozen.copy()
     frozen[:, K] = True
@@ -534,7 +535,7 @@ def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evalua
         mu_b[live] = mu_a[live] + step[live]
         q, yb, okb, Eb = at(live, mu_b[live], y_b[live])
         h_b[live], y_b[live] = h(Eb, live), yb
-        hit = okb & (np.abs(Eb - v[live]) <= tol)
+        hit = okb & (np.abs(Eb - v[live]) <= tol[live])
         Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yb[hit], True
         same = okb & ~hit & (np.sign(h_b[live]) == np.sign(h_a[live]))
         moved = live[same]
@@ -550,7 +551,7 @@ def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evalua
         mu_c = (a * h_b[live] - b * h_a[live]) / (h_b[live] - h_a[live])
         q, yc, okc, Ec = at(live, mu_c, y_b[live])
         h_c = h(Ec, live)
-        hit = okc & (np.abs(Ec - v[live]) <= tol)
+        hit = okc & (np.abs(Ec - v[live]) <= tol[live])
         Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yc[hit], True
         flip = np.sign(h_c) != np.sign(h_b[live])
         lv = live
