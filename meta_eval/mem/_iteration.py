@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from meta_eval.mem._newton import solve_small
+
 
 @njit(cache=True, error_model="numpy")
 def softmax_rows(th, allowed, rowmask):
@@ -106,7 +108,7 @@ def anderson(X, F, rows, order, nh, x, f, beta):
         reg = 1e-10 * tr + 1e-300
         for i in range(m - 1):
             G[i, i] += reg + (1.0 if i < lo else 0.0)
-        _solve_small(G, b, gam)
+        solve_small(G, b, gam)
         for e in range(D):
             v = x[a, e] + beta[a] * f[a, e]
             for i in range(lo, m - 1):
@@ -114,30 +116,3 @@ def anderson(X, F, rows, order, nh, x, f, beta):
                 v -= ((X[r, o1, e] - X[r, o0, e]) + beta[a] * (F[r, o1, e] - F[r, o0, e])) * gam[i]
             out[a, e] = v
     return out
-
-
-@njit(cache=True, error_model="numpy")
-def _solve_small(G, b, out):
-    """out = G^-1 b by Gaussian elimination with partial pivoting (G and b are overwritten)."""
-    n = b.size
-    for col in range(n):
-        piv = col
-        for row in range(col + 1, n):
-            if abs(G[row, col]) > abs(G[piv, col]):
-                piv = row
-        if piv != col:
-            for k in range(n):
-                G[col, k], G[piv, k] = G[piv, k], G[col, k]
-            b[col], b[piv] = b[piv], b[col]
-        if G[col, col] == 0.0:
-            continue
-        for row in range(col + 1, n):
-            factor = G[row, col] / G[col, col]
-            for k in range(col, n):
-                G[row, k] -= factor * G[col, k]
-            b[row] -= factor * b[col]
-    for i in range(n - 1, -1, -1):
-        acc = b[i]
-        for k in range(i + 1, n):
-            acc -= G[i, k] * out[k]
-        out[i] = acc / G[i, i] if G[i, i] != 0.0 else 0.0

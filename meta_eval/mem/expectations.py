@@ -64,6 +64,15 @@ def _rows(form, L: int) -> np.ndarray:
     return np.arange(L, dtype=np.int64) if form.rows is None else form.rows
 
 
+def _compiled(kernel, arrays: tuple, rows: np.ndarray, P: np.ndarray, want_grad: bool):
+    """(value (L,), gradient (L, N, K) or an empty array) of a form by its compiled kernel."""
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    value = np.empty(P.shape[0])
+    grad = np.empty(P.shape if want_grad else (0, 0, 0))
+    kernel(*arrays, rows, P, want_grad, value, grad)
+    return value, grad
+
+
 @dataclass(frozen=True)
 class PairwiseForm:
     """E[M] = sum A.p + sum_q sum_n W[q,n] (U_q . p_n) sum_{m<n} (V_q . p_m).
@@ -92,11 +101,7 @@ class PairwiseForm:
     def value_and_grad(self, P: np.ndarray, want_grad: bool = True):
         from meta_eval.mem._form_kernels import pairwise
 
-        P = np.ascontiguousarray(P, dtype=np.float64)
-        value = np.empty(P.shape[0])
-        grad = np.empty(P.shape if want_grad else (0, 0, 0))
-        pairwise(self.A, self.W, self.U, self.V, _rows(self, self.A.shape[0]), P, want_grad, value, grad)
-        return value, grad
+        return _compiled(pairwise, (self.A, self.W, self.U, self.V), _rows(self, self.A.shape[0]), P, want_grad)
 
     def value(self, P: np.ndarray) -> np.ndarray:
         return self.value_and_grad(P, False)[0]
@@ -129,11 +134,7 @@ class CascadeForm:
     def value_and_grad(self, P: np.ndarray, want_grad: bool = True):
         from meta_eval.mem._form_kernels import cascade
 
-        P = np.ascontiguousarray(P, dtype=np.float64)
-        value = np.empty(P.shape[0])
-        grad = np.empty(P.shape if want_grad else (0, 0, 0))
-        cascade(self.w, self.a, self.b, _rows(self, self.w.shape[0]), P, want_grad, value, grad)
-        return value, grad
+        return _compiled(cascade, (self.w, self.a, self.b), _rows(self, self.w.shape[0]), P, want_grad)
 
     def value(self, P: np.ndarray) -> np.ndarray:
         return self.value_and_grad(P, False)[0]
