@@ -8,7 +8,7 @@ declares its expectation once, as one of three forms:
 ``LinearForm``      E[M] = sum_{n,j} A[n,j] p_n(j)                       (P@k, R-prec, DCG/nDCG, RBP)
 ``PairwiseForm``    E[M] = sum_{n,j} A[n,j] p_n(j)
                           + sum_q sum_n W[q,n] (U_q . p_n) sum_{m<n} (V_q . p_m)   (AP, GAP, Q-measure, Kishida v_G)
-``CascadeForm``     E[M] = sum_n w_n (a . p_n) prod_{m<n} (1 - b . p_m)     (RR, ERR; a general smooth form)
+``CascadeForm``     E[M] = sum_n w_n (a . p_n) prod_{m<n} (1 - b . p_m)     (RR, ERR, nERR; a general smooth form)
 
 The pairwise form is the first-order-plus-pairwise form of methods.md Sec. 1.2/2.3 with b_mn(j, k) =
 sum_q W[q, n] V_q(j) U_q(k) for m < n: it holds because E[x_m x_n] = E[x_m] E[x_n] for m != n under
@@ -521,3 +521,20 @@ def _err(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
         w = w * (_ranks(batch) <= cutoff)
     Rj = np.broadcast_to(Rj, (batch.n_lists, K))
     return CascadeForm(np.ascontiguousarray(w), Rj, Rj)
+
+
+@register_expectation("nERR")
+def _nerr(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
+    """nERR = ERR / ERR of the ideal list (NTCIREVAL nERR@l): ERR's cascade with every weight divided by the ideal
+    list's ERR, a constant per topic computed by the core measure (undefined, NaN, when the topic has no relevant
+    document: the core scores 0)."""
+    from meta_eval.measures.graded import err
+    from meta_eval.rankings import Rankings
+
+    form = _err(batch, cutoff=cutoff, stop=stop, max_grade=max_grade, gain=gain)
+    r = Rankings(np.zeros((batch.n_lists, 1), dtype=np.int8), np.ones(batch.n_lists, dtype=np.int64), batch.counts)
+    ideal_grades = r.ideal_grades()
+    ideal = Rankings(ideal_grades, (ideal_grades > 0).sum(-1), batch.counts)
+    best = np.asarray(err(ideal, stop=stop, max_grade=max_grade, gain=gain, k=cutoff), dtype=float)
+    best = np.where(best > 0, best, np.nan)
+    return CascadeForm(form.w / best[:, None], form.a, form.b)
