@@ -538,3 +538,4 @@ def _nerr(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
     best = np.asarray(err(ideal, stop=stop, max_grade=max_grade, gain=gain, k=cutoff), dtype=float)
     best = np.where(best > 0, best, np.nan)
     return CascadeForm(form.w / best[:, None], form.a, form.b)
+

@@ -10,7 +10,7 @@ Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 
 
 * Linear metrics (dE/dp fixed): the convex dual ``sum_n logsumexp_j(lambda_j + mu A_nj) - lambda.r - mu v`` is
   minimised by damped Newton on the c + 1 multipliers, batched over lists (one (c+1)x(c+1) system per list).
-* Other metrics (pairwise, cascade, user forms): sequential linearisation. At the current P the metric is replaced
+* Other metrics (pairwise, cascade, prefix-state, user forms): sequential linearisation. At the current P the metric is replaced
   by its tangent E(P) + grad E(P).(Q - P), the linear problem is solved exactly as above (warm-started), and the
   fixed point of this map -- a KKT point of the original (non-convex) problem -- is accelerated by Anderson mixing
   on the logits near convergence. The iteration starts half-way between the actual list and the count-only
@@ -21,6 +21,10 @@ Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 
   solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved half the tolerance inside
   the range: the solution is continuous in the value, so this is the optimal face's distribution up to
   probabilities of the order of the tolerance, with the metric constraint met within the tolerance.
+
+The per-list work of an iteration -- the forms' values and gradients, the softmax, the logit step, the Anderson
+step and the inner Newton solves -- runs in compiled loops (:mod:`meta_eval.mem._form_kernels`,
+:mod:`meta_eval.mem._iteration`, :mod:`meta_eval.mem._newton`); the iteration's logic stays here, in numpy.
 
 Every list gets diagnostics: the largest constraint residual, the stationarity residual, iterations and a status
 (0 ok, 1 not converged, 2 value outside the attainable range, 3 metric undefined). Rows that do not converge are
@@ -646,8 +650,9 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
         Seed of the verification lists and of the sampled fallback.
     jobs, scheduler
         Workers for the chunks (:func:`meta_eval.parallel.parallel_map`: processes, or a Dask cluster); the result
-        does not depend on them. A metric given as an object rather than a name (whose workers could not rebuild
-        it) is solved in this process.
+        does not depend on them. A named metric with a declared form is rebuilt by each worker; one without
+        (derived, prefix-state or sampled) is probed once, here, and its verified form goes to the workers. A metric
+        given as an object rather than a name (whose workers could not rebuild it) is solved in this process.
 
     Returns
     -------
