@@ -52,6 +52,8 @@ _MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (b
 _STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
 _STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
 _EDGE_ITER = (12, 48)  # iterations towards the face before (and after a failed) reading its support
+_START_MIX, _START_MIX_NEAR = 0.5, 0.9  # weight of the count-only distribution in the linearisation's start
+_NEAR_EXTREME = 1e-4  # a value this close to an attainable extreme (relative to the range) starts nearer it
 STEP_CAP = 50.0  # initial largest change of a (scaled) multiplier in one Newton step (adapted per list)
 
 
@@ -301,7 +303,11 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
         P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter, grow_cap=True)
         _on_face(form, P, prob, edge, v, tol, done, stat)
     else:
-        eps = 0.5  # start between the actual list and the count-only distribution (both satisfy the counts)
+        # start between the actual list and the count-only distribution (both satisfy the counts); a value close to
+        # an attainable extreme starts nearer the count-only one, whose tangent is less saturated (ERR near its
+        # maximum: on 500 TREC-COVID lists 1 failure instead of 5, 3 % fewer iterations)
+        near = np.minimum(hi - vv, vv - lo) <= _NEAR_EXTREME * np.maximum(hi - lo, 1e-300)
+        eps = np.where(near, _START_MIX_NEAR, _START_MIX)[:, None, None]
         start = (1 - eps) * batch.onehot() * prob.allowed + eps * P0
         start = start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
         # lists at an extreme: a few steps towards the face, then the face itself (below), then more steps if
