@@ -92,6 +92,12 @@ class GroupTable:
     lengths: np.ndarray
     counts: np.ndarray
 
+    @classmethod
+    def keyed(cls, by: str, keys: np.ndarray) -> "GroupTable":
+        """A table that only looks lists up (the groups of a form kept without the batch it was found for)."""
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(by, keys, empty, empty, empty)
+
     def lookup(self, batch: ListBatch) -> np.ndarray:
         """The group of every list of ``batch`` (KeyError for a list of a group not in the table)."""
         if self.by == "all":

@@ -93,9 +93,8 @@ class Automaton:
         """The automaton of every list of ``batch`` (an error for a list whose group was not identified)."""
         from meta_eval.mem.groups import GroupTable
 
-        table = GroupTable(self.by, self.keys, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
         try:
-            group = table.lookup(batch)
+            group = GroupTable.keyed(self.by, self.keys).lookup(batch)
         except KeyError as exc:
             raise InputError(f"the prefix-state form was identified for other lists (no group {exc})") from None
         if batch.n_lists and np.any(batch.lengths > self.mats.shape[1]):
@@ -154,7 +153,7 @@ def describe(automaton: Automaton) -> str:
     """The form in words, for reports: its dimension and how many automata."""
     from meta_eval.mem.groups import GroupTable, groups_in_words
 
-    table = GroupTable(automaton.by, automaton.keys, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+    table = GroupTable.keyed(automaton.by, automaton.keys)
     return f"prefix-state automaton of dimension {automaton.n_states}, {groups_in_words(table)}"
 
 
