@@ -407,7 +407,8 @@ def informativeness_table(summary: pd.DataFrame, *, decimals: int = 3) -> PaperT
     """One row per metric; per relevance threshold t: mean RMS error of the inferred PR curves, its standard
     error and the number of lists (columns ``RMS, grade ≥ t``, ``s.e., grade ≥ t``, ``lists, grade ≥ t``), and
     the lists whose solve failed. Generic over the summary's columns: ``metric, threshold, mean_rms`` and, when
-    present, ``sem_rms``, ``n_lists``, ``n_failed``, ``reliable``. Bold: the lowest error per threshold."""
+    present, ``sem_rms``, ``n_lists``, ``n_failed``, ``reliable``, ``method`` (column ``form``: declared, derived,
+    prefix-state, or sampled -- approximate). Bold: the lowest error per threshold."""
     import pandas as pd
 
     parts = []
@@ -424,6 +425,8 @@ def informativeness_table(summary: pd.DataFrame, *, decimals: int = 3) -> PaperT
         values["failed"] = summary.groupby("metric", sort=False)["n_failed"].max().reindex(values.index).astype(int)
     if "reliable" in summary:
         values["reliable"] = summary.groupby("metric", sort=False)["reliable"].all().reindex(values.index)
+    if "method" in summary:  # how the expected value was found; "sampled" is approximate
+        values["form"] = summary.groupby("metric", sort=False)["method"].first().reindex(values.index)
     values.index.name = "metric"
     best = {c: "min" for c in values.columns if c.startswith("RMS")}
     return PaperTable(values, decimals=decimals, bold=best_mask(values, best, decimals),

@@ -1,5 +1,5 @@
-"""A plain numpy version of the solver's dual Newton iteration: the reference the compiled kernel
-(:mod:`meta_eval.mem._newton`) is checked against. Batched over lists in a (lists, grades, ranks) layout."""
+"""Plain numpy versions of the solver's dual Newton iteration and Anderson step: the references the compiled kernels
+(:mod:`meta_eval.mem._newton`, :mod:`meta_eval.mem._iteration`) are checked against. Batched over lists in a (lists, grades, ranks) layout."""
 
 import numpy as np
 
@@ -119,3 +119,20 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
         g, _ = _grad_hess(q[live], d[live], r[live], t[live], frozen[live])
         done[live[np.max(np.abs(g), axis=1) <= tol[live]]] = True
     return np.ascontiguousarray(np.moveaxis(q, 1, 2)), y, iters, done
+
+
+def anderson_reference(X, F, nh, x, f, beta):
+    """One Anderson (type II) step per list in plain numpy (the iteration of
+    :func:`meta_eval.mem._iteration.anderson`): X, F (L, m, D) histories oldest first, the last ``nh[l]`` valid."""
+    L, m, D = X.shape
+    dX = np.diff(X, axis=1)
+    dF = np.diff(F, axis=1)
+    valid = (np.arange(1, m)[None, :] >= (m - nh)[:, None])
+    dX = dX * valid[..., None]
+    dF = dF * valid[..., None]
+    G = np.einsum("lid,ljd->lij", dF, dF)
+    b = np.einsum("lid,ld->li", dF, f)
+    reg = 1e-10 * np.trace(G, axis1=1, axis2=2) + 1e-300
+    G = G + reg[:, None, None] * np.eye(m - 1) + (~valid)[:, :, None] * np.eye(m - 1)
+    gam = np.linalg.solve(G, b[..., None])[..., 0] * valid
+    return x + beta[:, None] * f - np.einsum("lid,li->ld", dX + beta[:, None, None] * dF, gam)

@@ -17,6 +17,7 @@ MEASURES = [
     ("GAP(g=0.2,0.8)", "GAP(g=0.2,0.8)", 1), ("nDCG", "nDCG", 1), ("nDCG(gain=exp)", "nDCG(gain=exp)", 1),
     ("nDCG@5", "nDCG@5", 1), ("P@5", "P@5", 1), ("Rprec", "Rprec", 1), ("RR", "RR", 1), ("ERR", "ERR", 1),
     ("Q(beta=1)", "Q(beta=1)", 1), ("vG", "vG", 1), ("RBP(p=0.8)", "RBP(p=0.8)", 1), ("recall@5", "recall@5", 1),
+    ("nERR", "nERR", 1), ("nERR@5", "nERR@5", 1), ("nERR(stop=linear)", "nERR(stop=linear)", 1),
 ]
 COUNTS = np.array([20, 6, 4])
 

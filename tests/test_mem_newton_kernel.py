@@ -80,3 +80,22 @@ def test_kernel_solves_a_hand_worked_list():
     q, y, it, ok = _newton_linear(d, allowed, rowmask, r, np.array([0.8]), np.zeros((1, 3)), frozen, 1e-12, 50)
     assert ok[0]
     np.testing.assert_allclose(q[0, :, 1], [0.8, 0.2], atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), memory=st.integers(2, 7), depth=st.integers(3, 40))  # D > m - 1: well posed
+def test_anderson_kernel_matches_numpy_step(seed, memory, depth):
+    from mem_newton_reference import anderson_reference
+
+    from meta_eval.mem._iteration import anderson
+
+    rng = np.random.default_rng(seed)
+    L, D = 6, depth * 3
+    X, F = rng.normal(size=(L, memory, D)), rng.normal(size=(L, memory, D))
+    rows = np.sort(rng.choice(L, 4, replace=False))
+    order = (rng.integers(memory) + np.arange(memory)) % memory  # a ring buffer read oldest first
+    nh = rng.integers(2, memory + 1, 4)
+    x, f, beta = rng.normal(size=(4, D)), rng.normal(size=(4, D)), rng.choice([0.5, 1.0], 4)
+    ours = anderson(X, F, rows, order, nh, x, f, beta)
+    ref = anderson_reference(X[rows][:, order], F[rows][:, order], nh, x, f, beta)
+    np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)

@@ -90,12 +90,15 @@ def g_grid_for(grid: float | list[tuple[float, ...]] | None, n_grades: int) -> l
 
 def _table(console: Console, summary, title: str) -> None:
     t = Table(title=title)
-    columns = ("metric", "threshold", "mean_rms", "sem_rms", "n_lists", "n_failed", "reliable")
+    columns = ("metric", "threshold", "mean_rms", "sem_rms", "n_lists", "n_failed", "reliable", "form")
     for c in columns:
-        t.add_column(c, justify="left" if c == "metric" else "right", no_wrap=True)
+        t.add_column(c, justify="left" if c in ("metric", "form") else "right", no_wrap=True)
     for r in summary.itertuples(index=False):
+        method = getattr(r, "method", "declared")
+        approx = getattr(r, "approx_error", float("nan"))
+        form = f"{method} (approximate, ±{approx:.2g})" if method == "sampled" and approx == approx else method
         t.add_row(r.metric, str(r.threshold), f"{r.mean_rms:.4f}", f"{r.sem_rms:.4f}", str(r.n_lists),
-                  str(r.n_failed), "yes" if r.reliable else "NO")
+                  str(r.n_failed), "yes" if r.reliable else "NO", form)
     console.print(t)
 
 

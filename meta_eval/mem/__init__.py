@@ -2,7 +2,9 @@
 
 ``solve_mem`` finds, for every ranked list, the maximum-entropy probability-at-rank distribution over grades given
 the grade counts and the list's metric value; ``expectations`` declares each metric's exact expected value (a user
-metric registers its form with ``register_expectation``); ``curves`` compares inferred and actual PR curves;
+metric registers its form with ``register_expectation``); ``forms`` finds one for any other metric by probing it (a
+degree-2 polynomial, or a prefix-state automaton: ``prefix_state``) or, as a last resort, samples it (``sampled``);
+``curves`` compares inferred and actual PR curves;
 ``study`` runs the GAP paper's Figure 2 and Aslam et al.'s binary comparison.
 """
 

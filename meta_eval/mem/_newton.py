@@ -141,6 +141,19 @@ def _newton_step(H, g):
     b = -g.copy()
     for a in range(K1):
         A[a, a] += 1e-13 * max(abs(H[a, a]), 1e-300 * scale)
+    step = np.zeros(K1)
+    solve_small(A, b, step)
+    for a in range(K1):
+        if not np.isfinite(step[a]):
+            step[a] = 0.0
+    return step
+
+
+@njit(cache=True, error_model="numpy")
+def solve_small(A, b, out):
+    """out = A^-1 b for a small system by Gaussian elimination with partial pivoting (A and b are overwritten); an
+    unknown whose pivot is 0 (a singular system) is left at 0."""
+    K1 = b.size
     for col in range(K1):
         piv = col
         for row in range(col + 1, K1):
@@ -158,18 +171,14 @@ def _newton_step(H, g):
                 for k in range(col, K1):
                     A[row, k] -= factor * A[col, k]
                 b[row] -= factor * b[col]
-    step = np.zeros(K1)
     for a in range(K1 - 1, -1, -1):
+        out[a] = 0.0
         if A[a, a] == 0.0:
             continue
         acc = b[a]
         for k in range(a + 1, K1):
-            acc -= A[a, k] * step[k]
-        step[a] = acc / A[a, a]
-    for a in range(K1):
-        if not np.isfinite(step[a]):
-            step[a] = 0.0
-    return step
+            acc -= A[a, k] * out[k]
+        out[a] = acc / A[a, a]
 
 
 @njit(cache=True, error_model="numpy")

@@ -8,7 +8,7 @@ declares its expectation once, as one of three forms:
 ``LinearForm``      E[M] = sum_{n,j} A[n,j] p_n(j)                       (P@k, R-prec, DCG/nDCG, RBP)
 ``PairwiseForm``    E[M] = sum_{n,j} A[n,j] p_n(j)
                           + sum_q sum_n W[q,n] (U_q . p_n) sum_{m<n} (V_q . p_m)   (AP, GAP, Q-measure, Kishida v_G)
-``CascadeForm``     E[M] = sum_n w_n (a . p_n) prod_{m<n} (1 - b . p_m)     (RR, ERR; a general smooth form)
+``CascadeForm``     E[M] = sum_n w_n (a . p_n) prod_{m<n} (1 - b . p_m)     (RR, ERR, nERR; a general smooth form)
 
 The pairwise form is the first-order-plus-pairwise form of methods.md Sec. 1.2/2.3 with b_mn(j, k) =
 sum_q W[q, n] V_q(j) U_q(k) for m < n: it holds because E[x_m x_n] = E[x_m] E[x_n] for m != n under
@@ -19,7 +19,7 @@ of these forms (or any object with ``value(P)``, ``grad(P)`` and ``linear``) fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
 import numpy as np
@@ -54,25 +54,35 @@ class LinearForm:
         return np.broadcast_to(self.coef[:, : P.shape[1]], P.shape)
 
 
-def _excl_cumsum(x: np.ndarray) -> np.ndarray:
-    """sum_{m<n} x[..., m] along the last axis."""
-    c = np.cumsum(x, axis=-1)
-    return c - x
+def _contiguous(form, names) -> None:
+    """Give a frozen form C-contiguous float64 copies of its arrays (the compiled kernels take one layout)."""
+    for name in names:
+        object.__setattr__(form, name, np.ascontiguousarray(getattr(form, name), dtype=np.float64))
 
 
-def _excl_rcumsum(x: np.ndarray) -> np.ndarray:
-    """sum_{m>n} x[..., m] along the last axis."""
-    c = np.cumsum(x[..., ::-1], axis=-1)[..., ::-1]
-    return c - x
+def _rows(form, L: int) -> np.ndarray:
+    return np.arange(L, dtype=np.int64) if form.rows is None else form.rows
+
+
+def _compiled(kernel, arrays: tuple, rows: np.ndarray, P: np.ndarray, want_grad: bool):
+    """(value (L,), gradient (L, N, K) or an empty array) of a form by its compiled kernel."""
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    value = np.empty(P.shape[0])
+    grad = np.empty(P.shape if want_grad else (0, 0, 0))
+    kernel(*arrays, rows, P, want_grad, value, grad)
+    return value, grad
 
 
 @dataclass(frozen=True)
 class PairwiseForm:
     """E[M] = sum A.p + sum_q sum_n W[q,n] (U_q . p_n) sum_{m<n} (V_q . p_m).
 
-    Shapes: A (L, N, K); W (L, Q, N); U, V (L, Q, K). Value and gradient cost O(L N K Q) via prefix sums:
+    Shapes: A (L, N, K); W (L, Q, N); U, V (L, Q, K). Value and gradient cost O(L N K Q) by prefix sums
+    (:func:`meta_eval.mem._form_kernels.pairwise`):
 
         dE/dp_n(j) = A[n,j] + sum_q [ W[q,n] U_q(j) sum_{m<n} V_q.p_m + V_q(j) sum_{k>n} W[q,k] U_q.p_k ].
+
+    ``rows`` (set by :meth:`take`) says which lists of the arrays the form stands for (None: all of them).
     """
 
     A: np.ndarray
@@ -80,21 +90,24 @@ class PairwiseForm:
     U: np.ndarray
     V: np.ndarray
     linear: bool = False
+    rows: np.ndarray | None = None
 
-    def _parts(self, P):
-        N = P.shape[1]
-        u = np.einsum("lnk,lqk->lqn", P, self.U)
-        v = np.einsum("lnk,lqk->lqn", P, self.V)
-        return self.A[:, :N], self.W[:, :, :N], u, v
+    def __post_init__(self):
+        _contiguous(self, ("A", "W", "U", "V"))
+
+    def take(self, index) -> "PairwiseForm":
+        return replace(self, rows=_rows(self, self.A.shape[0])[index])
+
+    def value_and_grad(self, P: np.ndarray, want_grad: bool = True):
+        from meta_eval.mem._form_kernels import pairwise
+
+        return _compiled(pairwise, (self.A, self.W, self.U, self.V), _rows(self, self.A.shape[0]), P, want_grad)
 
     def value(self, P: np.ndarray) -> np.ndarray:
-        A, W, u, v = self._parts(P)
-        return np.einsum("lnk,lnk->l", A, P) + np.einsum("lqn,lqn,lqn->l", W, u, _excl_cumsum(v))
+        return self.value_and_grad(P, False)[0]
 
     def grad(self, P: np.ndarray) -> np.ndarray:
-        A, W, u, v = self._parts(P)
-        g = A + np.einsum("lqn,lqk->lnk", W * _excl_cumsum(v), self.U)
-        return g + np.einsum("lqn,lqk->lnk", _excl_rcumsum(W * u), self.V)
+        return self.value_and_grad(P)[1]
 
 
 @dataclass(frozen=True)
@@ -103,45 +116,31 @@ class CascadeForm:
 
     Under independence E[x_n prod_{m<n}(1 - y_m)] = E[x_n] prod E[1 - y_m]; RR (a = b = relevance indicator,
     w = 1/n) and ERR (a = b = (2^j - 1)/2^c, w = 1/n; Chapelle et al. 2009) have this form. The gradient uses the
-    backward recursion F_n = w_{n+1} a.p_{n+1} + (1 - b.p_{n+1}) F_{n+1} (a loop over ranks, vectorised over lists).
+    backward recursion F_n = w_{n+1} a.p_{n+1} + (1 - b.p_{n+1}) F_{n+1} (:func:`meta_eval.mem._form_kernels.cascade`).
     """
 
     w: np.ndarray  # (L, N)
     a: np.ndarray  # (L, K)
     b: np.ndarray  # (L, K)
     linear: bool = False
+    rows: np.ndarray | None = None
 
-    def _terms(self, P):
-        N = P.shape[1]
-        x = np.einsum("lnk,lk->ln", P, self.a)
-        y = np.einsum("lnk,lk->ln", P, self.b)
-        surv = np.cumprod(np.concatenate([np.ones((P.shape[0], 1)), 1.0 - y[:, :-1]], axis=1), axis=1)
-        return self.w[:, :N], x, y, surv
+    def __post_init__(self):
+        _contiguous(self, ("w", "a", "b"))
+
+    def take(self, index) -> "CascadeForm":
+        return replace(self, rows=_rows(self, self.w.shape[0])[index])
+
+    def value_and_grad(self, P: np.ndarray, want_grad: bool = True):
+        from meta_eval.mem._form_kernels import cascade
+
+        return _compiled(cascade, (self.w, self.a, self.b), _rows(self, self.w.shape[0]), P, want_grad)
 
     def value(self, P: np.ndarray) -> np.ndarray:
-        w, x, _, surv = self._terms(P)
-        return np.sum(w * x * surv, axis=1)
+        return self.value_and_grad(P, False)[0]
 
     def grad(self, P: np.ndarray) -> np.ndarray:
-        w, x, y, surv = self._terms(P)
-        # G_k = sum_{n>k} w_n x_n prod_{m<n, m != k} (1 - y_m) = (sum_{n>k} w_n x_n surv_n) / (1 - y_k)
-        tail = np.cumsum((w * x * surv)[:, ::-1], axis=1)[:, ::-1] - w * x * surv
-        one = 1.0 - y
-        safe = one > 1e-12
-        G = np.where(safe, tail / np.where(safe, one, 1.0), 0.0)
-        rows = np.flatnonzero(~safe.all(axis=1))
-        if rows.size:  # some y_k ~ 1: the backward recursion, on those lists only
-            G[rows] = self._g_recursive(w[rows], x[rows], y[rows], surv[rows])
-        return (surv * w)[..., None] * self.a[:, None, :] - G[..., None] * self.b[:, None, :]
-
-    @staticmethod
-    def _g_recursive(w, x, y, surv):
-        L, N = x.shape
-        F = np.zeros((L, N))  # F[:, n] = sum_{k>n} w_k x_k prod_{n<m<k} (1 - y_m)
-        wx = w * x
-        for n in range(N - 2, -1, -1):
-            F[:, n] = wx[:, n + 1] + (1.0 - y[:, n + 1]) * F[:, n + 1]
-        return surv * F
+        return self.value_and_grad(P)[1]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -522,3 +521,21 @@ def _err(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
         w = w * (_ranks(batch) <= cutoff)
     Rj = np.broadcast_to(Rj, (batch.n_lists, K))
     return CascadeForm(np.ascontiguousarray(w), Rj, Rj)
+
+
+@register_expectation("nERR")
+def _nerr(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
+    """nERR = ERR / ERR of the ideal list (NTCIREVAL nERR@l): ERR's cascade with every weight divided by the ideal
+    list's ERR, a constant per topic computed by the core measure (undefined, NaN, when the topic has no relevant
+    document: the core scores 0)."""
+    from meta_eval.measures.graded import err
+    from meta_eval.rankings import Rankings
+
+    form = _err(batch, cutoff=cutoff, stop=stop, max_grade=max_grade, gain=gain)
+    r = Rankings(np.zeros((batch.n_lists, 1), dtype=np.int8), np.ones(batch.n_lists, dtype=np.int64), batch.counts)
+    ideal_grades = r.ideal_grades()
+    ideal = Rankings(ideal_grades, (ideal_grades > 0).sum(-1), batch.counts)
+    best = np.asarray(err(ideal, stop=stop, max_grade=max_grade, gain=gain, k=cutoff), dtype=float)
+    best = np.where(best > 0, best, np.nan)
+    return CascadeForm(form.w / best[:, None], form.a, form.b)
+

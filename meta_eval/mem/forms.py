@@ -21,10 +21,18 @@ this order for a metric meta-eval can score (a registered measure, ``module:func
     one document of grade j at rank i, grade j at rank 1 with grade k at rank i), per distinct (length, counts);
     the identified polynomial is then checked on random lists and on the actual lists, and trusted only if it
     reproduces the metric to ``tol`` (the residual is reported).
+``prefix-state``
+    identified by probing too: a metric computed by a small state carried down the ranking -- a first-hit cascade
+    (RR at any grade, Success@k, "1/rank of the first top-grade document"), a stopping model (ERR), capped counts,
+    and the degree-2 polynomials above -- is a weighted automaton with rank-dependent transitions, whose
+    expectation under independent ranks is a forward/backward dynamic programme over the state
+    (:mod:`meta_eval.mem.prefix_state`). The automaton is found rank by rank from the metric's values on probe
+    lists, verified on random lists and the actual lists like a derived form, and used only if it reproduces the
+    metric to ``tol``.
 ``sampled``
-    anything else (cascades without a declared form, ratios of random quantities, ...): E[M] and its gradient are
-    estimated from lists sampled from P (:mod:`meta_eval.mem.sampled`); results are flagged approximate with an
-    estimated error.
+    the last resort, for anything else (ratios of random quantities, interpolated precision, states that grow with
+    the list): E[M] and its gradient are estimated from lists sampled from P (:mod:`meta_eval.mem.sampled`);
+    results are flagged approximate with an estimated error.
 """
 
 from __future__ import annotations
@@ -37,8 +45,10 @@ from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import (ExpectationForm, LinearForm, PairwiseForm, declared_builder,
                                         parse_measure)
+from meta_eval.mem.groups import GroupTable, groups_in_words
 
 VERIFY_TOL = 1e-9  # relative to the metric's scale
+METHODS = ("declared", "derived", "prefix-state", "sampled")  # the sources of a form, in the order they are tried
 _PROBE_CELLS = 20_000_000  # probe lists × length evaluated in one call of the metric
 
 
@@ -50,7 +60,7 @@ class MetricForm:
     ----------
     name : str
         The metric as named by the user (output name).
-    method : {"declared", "derived", "sampled", "given"}
+    method : {"declared", "derived", "prefix-state", "sampled", "given"}
         Where the form comes from (module docstring).
     measure : meta_eval.Measure or None
         The metric itself (None for a form declared for a name the core registry does not know).
@@ -60,6 +70,8 @@ class MetricForm:
         Largest |form - metric| found when verifying (0 for a form given directly, NaN for sampled).
     exact : bool
         False for the sampled fallback.
+    detail : str
+        The form in words (e.g. the automaton's dimension and groups), for reports.
     """
 
     name: str
@@ -69,6 +81,12 @@ class MetricForm:
     residual: float
     exact: bool = True
     _build: object = field(default=None, repr=False)
+    detail: str = ""
+
+    @property
+    def picklable(self) -> bool:
+        """Whether the form can go to worker processes as it is (forms found by probing, the sampled fallback)."""
+        return self.method in ("derived", "prefix-state", "sampled") and self.measure is not None
 
     def form(self, index: np.ndarray, batch: ListBatch) -> ExpectationForm:
         """The form for the lists ``index`` of the batch the form was made for (``batch`` holds those lists)."""
@@ -115,7 +133,7 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
         Verification tolerance, relative to the metric's scale.
     seed : int
         Seed of the random verification lists (and of the sampled fallback).
-    method : {"declared", "derived", "sampled"}, optional
+    method : {"declared", "derived", "prefix-state", "sampled"}, optional
         Use this source only (e.g. to compare the sampled fallback with an exact form); default: the first that
         works, in that order.
 
@@ -126,15 +144,15 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     """
     if not isinstance(metric, (str,)) and hasattr(metric, "value") and hasattr(metric, "grad"):
         return MetricForm(type(metric).__name__, "given", None, rel_level, 0.0, _build=_given(metric))
-    if method not in (None, "declared", "derived", "sampled"):
-        raise InputError(f"method must be 'declared', 'derived' or 'sampled'; got {method!r}")
+    if method not in METHODS + (None,):
+        raise InputError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
     name = metric if isinstance(metric, str) else metric.output_name
     measure, rel_level, declared = _resolve(metric, rel_level)
     if measure is not None and isinstance(metric, str) and measure.family.source:
         name = measure.output_name  # a plug-in (file.py:function, module:function) is named by its function
     if method == "sampled":
         return _sampled(name, measure, rel_level, seed)
-    if method == "derived":
+    if method in ("derived", "prefix-state"):
         declared = None
     if declared is not None:
         if measure is None:  # declared for a name only MEM knows: nothing to verify against
@@ -150,14 +168,29 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
             raise InputError(f"the declared form of {name!r} does not reproduce the metric (residual {residual:.3g})")
     elif method == "declared":
         raise InputError(f"no expected-value form is declared for {name!r}")
-    derived = derive_form(measure, batch, rel_level=rel_level, tol=tol, seed=seed)
+    derived = derive_form(measure, batch, rel_level=rel_level, tol=tol, seed=seed) if method != "prefix-state" \
+        else None
     if derived is not None:
         derived.name = name
         return derived
-    if not sampled or method == "derived":
-        raise InputError(f"metric {name!r} has no exact expected-value form (it is not a polynomial of degree <= 2 "
-                         "in the grade indicators)" + ("" if method else " and sampling is disabled"))
+    state = _prefix_state(name, measure, batch, rel_level, tol, seed) if method != "derived" else None
+    if state is not None:
+        return state
+    if not sampled or method in ("derived", "prefix-state"):
+        raise InputError(f"metric {name!r} has no exact expected-value form (it is neither a polynomial of degree "
+                         "<= 2 in the grade indicators nor computed by a small state down the ranking)"
+                         + ("" if method else " and sampling is disabled"))
     return _sampled(name, measure, rel_level, seed)
+
+
+def _prefix_state(name, measure, batch: ListBatch, rel_level: int, tol: float, seed: int) -> MetricForm | None:
+    from meta_eval.mem.prefix_state import prefix_state_form
+
+    found = prefix_state_form(measure, batch, rel_level=rel_level, tol=tol, seed=seed)
+    if found is None:
+        return None
+    return MetricForm(name, "prefix-state", measure, rel_level, found.residual, _build=found.automaton,
+                      detail=found.description)
 
 
 def _sampled(name, measure, rel_level: int, seed: int) -> MetricForm:
@@ -173,6 +206,11 @@ def _given(form):
     from meta_eval.mem.solver import _SubForm
 
     return lambda index, batch: _SubForm(form, index)._restricted()
+
+
+def has_declared_form(metric, rel_level: int = 1) -> bool:
+    """Whether a metric named by ``metric`` has a declared form (cheap: no list is scored)."""
+    return isinstance(metric, str) and _resolve(metric, rel_level)[2] is not None
 
 
 def check_metric(metric, rel_level: int = 1) -> None:
@@ -293,32 +331,32 @@ def _scaled(a: np.ndarray, b: np.ndarray) -> float:
 
 @dataclass
 class _Derived:
-    """Per (length, counts) group: the constant c, first-order a (n, K) and interactions B (n, K-1, K-1)."""
+    """Per group of lists (:mod:`meta_eval.mem.groups`): the constant c, first-order a (n, K) and interactions
+    B (n, K-1, K-1), n the length the group was probed at (a shorter list reads only its first ranks)."""
 
-    group: np.ndarray  # (L,) group of each list
+    table: GroupTable
     const: list
     first: list
     inter: list  # None for a linear group
 
     def build(self, index: np.ndarray, batch: ListBatch) -> ExpectationForm:
-        index = np.asarray(index)
-        L, N, K = index.size, batch.depth, batch.n_grades
-        groups = self.group[index]
+        L, N, K = batch.n_lists, batch.depth, batch.n_grades
+        groups = self.table.lookup(batch)
         A = np.zeros((L, N, K))
         for g in np.unique(groups):
-            rows = groups == g
-            n = len(self.first[g])
-            # the constant is spread over the ranks of the list (each row of P sums to 1)
-            A[rows, :n] = self.first[g][None, :, :] + self.const[g] / max(n, 1)
+            n = min(len(self.first[g]), N)
+            A[groups == g, :n] = self.first[g][None, :n, :]
+        # the constant is spread over the ranks of each list (each row of P sums to 1 inside the list)
+        const = np.array(self.const, dtype=float)[groups] if L else np.zeros(0)
+        A += (const / np.maximum(batch.lengths, 1))[:, None, None] * batch.mask[..., None]
         pairwise = [g for g in np.unique(groups) if self.inter[g] is not None]
         if not pairwise:
             return LinearForm(A)
         c = K - 1
         W = np.zeros((L, c * c, N))
         for g in pairwise:
-            rows = groups == g
-            n = len(self.first[g])
-            W[rows, :, :n] = self.inter[g].reshape(n, c * c).T[None]
+            n = min(len(self.first[g]), N)
+            W[groups == g, :, :n] = self.inter[g][:n].reshape(n, c * c).T[None]
         q = np.arange(c * c)
         U = np.zeros((c * c, K))
         V = np.zeros((c * c, K))
@@ -329,31 +367,28 @@ class _Derived:
 
 def derive_form(measure, batch: ListBatch, *, rel_level: int = 1, tol: float = VERIFY_TOL,
                 seed: int = 0) -> MetricForm | None:
-    """Identify the degree-2 polynomial of ``measure`` for every (length, counts) group of ``batch`` by probing,
-    and verify it; None if the metric is not such a polynomial (module docstring)."""
+    """Identify the degree-2 polynomial of ``measure`` for every group of lists of ``batch`` (one per qrels counts,
+    or one in all, when the metric allows: :mod:`meta_eval.mem.groups`) by probing, and verify it; None if the
+    metric is not such a polynomial (module docstring)."""
+    from meta_eval.mem.groups import groups_for
+
     if measure is None:
         return None
-    keys = np.column_stack([batch.lengths, batch.counts])
-    uniq, group = np.unique(keys, axis=0, return_inverse=True)
-    group = group.reshape(-1)
+    table = groups_for(measure, batch, rel_level, tol, seed)
     const, first, inter = [], [], []
-    for key in uniq:
-        n, counts = int(key[0]), key[1:]
-        c0, a, B = _probe(measure, n, counts, rel_level)
+    for n, counts in zip(table.lengths, table.counts):
+        c0, a, B = _probe(measure, int(n), counts, rel_level)
         const.append(c0)
         first.append(a)
         scale = max(1.0, abs(c0), float(np.abs(a).max(initial=0.0)))
         inter.append(None if np.abs(B).max(initial=0.0) <= tol * scale else B)
-    derived = _Derived(group, const, first, inter)
+    derived = _Derived(table, const, first, inter)
     probe = _verification_batch(batch, seed, max_groups=None)
-    p_keys = np.column_stack([probe.lengths, probe.counts])
-    p_group = np.array([np.flatnonzero((uniq == k).all(1))[0] for k in p_keys])
-    check = _Derived(p_group, const, first, inter)
-    residual = _residual(check.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
+    residual = _residual(derived.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
     if not residual <= tol:
         return None
     return MetricForm(getattr(measure, "output_name", str(measure)), "derived", measure, rel_level, residual,
-                      _build=derived.build)
+                      _build=derived.build, detail=f"degree-2 polynomial, {groups_in_words(table)}")
 
 
 def _probe(measure, n: int, counts: np.ndarray, rel_level: int):

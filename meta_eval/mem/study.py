@@ -196,7 +196,8 @@ class InformativenessResult:
     summary : DataFrame
         One row per metric and threshold (see :func:`summarise`).
     warnings : list of str
-        Metrics failing on more than 1 % of the lists (more than 10 %: unreliable).
+        Metrics failing on more than 1 % of the lists (more than 10 %: unreliable), and metrics whose expectations
+        were sampled (approximate).
     """
 
     lists: pd.DataFrame
@@ -231,9 +232,11 @@ def summarise(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
 
     A list on which any metric failed is left out of every metric's mean (the common-list rule), so metrics are
     never compared on different subsets; lists without a relevant document at a threshold have no PR-curve error
-    there (for any metric). Columns: metric, threshold, n_lists (lists in the comparison), mean_rms, sem_rms,
-    ci_low, ci_high (t interval at ``confidence``), n_total (lists attempted), n_failed (this metric's failures),
-    failure_rate, reliable (failure rate <= 10 %), method (declared/derived/sampled), approximate.
+    there (for any metric). Columns: metric, threshold, n_lists (lists in the comparison), mean_rms, approx_error
+    (for a sampled form: the mean estimated error of the expected metric value on those lists, beside the RMS error
+    it qualifies; NaN for an exact form), sem_rms, ci_low, ci_high (t interval at ``confidence``), n_total (lists
+    attempted), n_failed (this metric's failures), failure_rate, reliable (failure rate <= 10 %), method
+    (declared/derived/prefix-state/sampled), approximate (the form was sampled).
     """
     from scipy import stats
 
@@ -247,7 +250,10 @@ def summarise(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         half = stats.t.ppf(0.5 + confidence / 2, n - 1) * sem if n > 1 else np.nan
         failed = int((part.status != 0).sum())
         rate = failed / len(part) if len(part) else np.nan
-        rows.append(dict(metric=metric, threshold=int(level), n_lists=n, mean_rms=mean, sem_rms=sem,
+        approx = part.loc[part.common, "approx_error"] if "approx_error" in part else pd.Series(dtype=float)
+        approx = float(approx.mean()) if approx.notna().any() else np.nan
+        rows.append(dict(metric=metric, threshold=int(level), n_lists=n, mean_rms=mean, approx_error=approx,
+                         sem_rms=sem,
                          ci_low=mean - half, ci_high=mean + half, n_total=len(part), n_failed=failed,
                          failure_rate=rate, reliable=bool(rate <= UNRELIABLE_RATE),
                          method=str(part["method"].iloc[0]) if "method" in part else "declared",
@@ -319,7 +325,22 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
                 "max_residual": res.max_residual, "approx_error": res.approx_error, "rms_error": errs[level]}))
     df = pd.concat(frames, ignore_index=True)
     df["common"] = common_lists(df)
-    return InformativenessResult(df, summarise(df), protocol, counts, failure_warnings(df))
+    return InformativenessResult(df, summarise(df), protocol, counts, failure_warnings(df) + approximate_notes(df))
+
+
+def approximate_notes(df: pd.DataFrame) -> list[str]:
+    """One sentence per metric whose expected values were sampled (no exact form): its results are approximate."""
+    out = []
+    per_list = df.drop_duplicates(["run", "topic", "metric"])
+    for metric, part in per_list.groupby("metric", sort=False):
+        if not (part["method"] == "sampled").any():
+            continue
+        err = part.loc[part.status == 0, "approx_error"]
+        size = f"; estimated error of its expected value: mean {err.mean():.2g}, largest {err.max():.2g}" \
+            if err.notna().any() else ""
+        out.append(f"approximate: {metric} has no exact expected-value form (neither declared, a degree-2 polynomial "
+                   f"nor a prefix-state automaton); its MEM distributions were fitted to sampled expectations{size}")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------------
