@@ -154,7 +154,7 @@ def _shares(weights: Sequence[float] | None, n: int) -> list[float] | None:
     if len(w) != n or not all(x >= 0 and x == x and x != float("inf") for x in w):
         raise ValueError(f"weights must be {n} finite non-negative numbers, one per task")
     total = sum(w)
-    return [x / total for x in w] if total > 0 else [1.0 / n] * n
+    return [x / total for x in w] if total > 0 else [1.0 / max(n, 1)] * n
 
 
 #: Seconds it costs to start the worker processes and import meta-eval's modules in them (measured about 1.5 s on

@@ -116,7 +116,7 @@ def test_cli_informativeness(tmp_path):
     args = ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5", "--min-relevant", "3",
             "--min-high", "2", "--out", str(out), "--cache", str(cache), "--no-progress"]
     result = CliRunner().invoke(app, args + ["--predict", "P@10", "--predict", "nDCG", "--format", "png",
-                                             "--format", "pdf"])
+                                             "--format", "pdf", "--aslam"])
     assert result.exit_code == 0, result.output
     pred = pd.read_csv(out / "prediction.csv")
     assert set(pred.target) == {"P@10", "nDCG"} and "GAP(g=0.5,0.5)" in set(pred.source)
@@ -136,6 +136,24 @@ def test_cli_informativeness(tmp_path):
     assert result.exit_code == 0, result.output
     assert len(list(cache.glob("*.npz"))) == n_cache
     pd.testing.assert_frame_equal(pd.read_csv(out / "lists.csv"), lists)
+
+
+def test_cli_informativeness_gives_what_was_asked(tmp_path):
+    """Named metrics get their rows and nothing else: no GAP grid, no binary comparison (28 rows for 4 metrics
+    before); the paper's experiment stays the default without -m, and --g-grid / --aslam add the extras."""
+    from meta_eval.cli import app
+
+    qrels, runs = _write_collection(tmp_path)
+    base = ["informativeness", str(runs), "--qrels", str(qrels), "--min-relevant", "3", "--min-high", "2",
+            "--no-figures", "--no-cache", "--no-progress"]
+    result = CliRunner().invoke(app, base + ["-m", "AP", "-m", "GAP", "-o", str(tmp_path / "asked")])
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_csv(tmp_path / "asked" / "summary.csv").metric) == {"AP", "GAP"}
+    assert not (tmp_path / "asked" / "figure2.csv").exists() and not (tmp_path / "asked" / "aslam_summary.csv").exists()
+    result = CliRunner().invoke(app, base + ["-m", "GAP", "--g-grid", "0.5", "-o", str(tmp_path / "grid")])
+    assert result.exit_code == 0, result.output
+    metrics = set(pd.read_csv(tmp_path / "grid" / "summary.csv").metric)
+    assert metrics == {"GAP", "GAP(g=0,1)", "GAP(g=1,0)"}  # GAP(g=0.5,0.5) is GAP: no second row of it
 
 
 def test_cli_bad_g_grid_is_a_clean_error(tmp_path):

@@ -68,6 +68,13 @@ def parse_g_grid(values: list[str] | None) -> float | list[tuple[float, ...]] | 
     return out
 
 
+def _is_default_gap(g: tuple[float, ...], measures) -> bool:
+    """Whether the grid point ``g`` is the GAP already asked for by name: plain ``GAP`` uses uniform g, so
+    ``GAP(g=0.5,0.5)`` would be a second row of the same numbers."""
+    uniform = all(abs(x - 1 / len(g)) < 1e-12 for x in g)
+    return uniform and any(str(m).strip().upper() == "GAP" for m in (measures or ()))
+
+
 def g_grid_for(grid: float | list[tuple[float, ...]] | None, n_grades: int) -> list[tuple[float, ...]]:
     """The g points of a parsed ``--g-grid`` for qrels with grades 0..n_grades-1 (GAP's g has one value per
     positive grade); the default is the 11-point grid of the GAP paper's Figure 2 where the grades are 0/1/2."""
@@ -118,9 +125,10 @@ def informativeness(
     runs: RunsArg = None,
     qrels: QrelsOpt = None,
     measures: MeasuresOpt = None,
-    g_grid: Annotated[Optional[list[str]], typer.Option("--g-grid", help="GAP threshold probabilities: a step "
-                      "(0.1 gives (0,1), (0.1,0.9) ... (1,0)) or tuples (repeat: --g-grid 0.5,0.5). 0 for none. "
-                      "Default 0.1 for grades 0/1/2.")] = None,
+    g_grid: Annotated[Optional[list[str]], typer.Option("--g-grid", help="GAP over its threshold probabilities "
+                      "(the GAP paper's Figure 2): a step (0.1 gives (0,1), (0.1,0.9) ... (1,0)) or tuples (repeat: "
+                      "--g-grid 0.5,0.5); 0 for none. Default: 0.1 for grades 0/1/2 when no -m is given (the "
+                      "paper's experiment), none when metrics are named.")] = None,
     threshold: Annotated[Optional[list[int]], typer.Option("--threshold", "-t", help="Relevance thresholds of the "
                          "PR curves (repeat). Default: every grade.")] = None,
     protocol: Annotated[Protocol, typer.Option(help="PR-curve error: at the points where recall changes (GAP "
@@ -137,7 +145,7 @@ def informativeness(
     predict: Annotated[Optional[list[str]], typer.Option("--predict", help="Also predict these metrics (repeat) "
                        "from each MEM distribution: prediction.csv with RMS error and Pearson r.")] = None,
     aslam: Annotated[bool, typer.Option(help="Also run Aslam et al.'s binary comparison (AP, Rprec, P@10, RR) "
-                                        "with the prediction table.")] = True,
+                                        "with the prediction table.")] = False,
     out: OutDirOpt = Path("informativeness"),
     overwrite: OverwriteOpt = False,
     cache: Annotated[Optional[Path], typer.Option(help="Cache of solved distributions, keyed by the lists, the metric "
@@ -160,8 +168,9 @@ def informativeness(
     """Informativeness by the maximum-entropy method, for any metric (a name, module:function or
     file.py:function): for every (run, topic) list and metric, the maximum-entropy distribution of relevance given
     the metric's value and the grade counts, and the RMS error of the PR curves it infers. Metrics are compared on
-    the lists where every metric converged. Writes lists.csv (every list, with its status), summary.csv; with
-    grades 0/1/2 also the GAP paper's Figure 2 (figure2.csv) and the figures."""
+    the lists where every metric converged. Writes lists.csv (every list, with its status), summary.csv and the
+    figures; without -m (or with --g-grid) also the GAP paper's Figure 2 (figure2.csv); with --aslam Aslam et al.'s
+    binary comparison."""
     from meta_eval.figures.style import check_formats
     from meta_eval.mem import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
                                qualifying_lists, retrieved_grade_counts)
@@ -187,8 +196,10 @@ def informativeness(
                   f"(>= {min_relevant} relevant, >= {min_high} of grade {K - 1} retrieved)")
     if sel.batch.n_lists == 0:
         raise InputError("no list passes the filter; lower --min-relevant / --min-high")
-    grid = g_grid_for(parsed_grid, K)
-    names = list(dict.fromkeys(list(measures or DEFAULT_MEASURES) + [gap_measure(g) for g in grid]))
+    # what was asked, and the paper's g grid only when nothing was (or with --g-grid)
+    grid = g_grid_for(parsed_grid if parsed_grid is not None or not measures else 0, K)
+    names = list(dict.fromkeys(list(measures or DEFAULT_MEASURES) + [gap_measure(g) for g in grid
+                                                                     if not _is_default_gap(g, measures)]))
     levels = list(threshold) if threshold else list(range(1, K))
     common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir, jobs=jobs, scheduler=scheduler)
 

@@ -669,9 +669,10 @@ def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
     plan = _plan(batch, measure, values, counts=counts, tol=tol, max_iter=max_iter, memory=memory,
                  chunk_size=chunk_size, errors=errors, rel_level=rel_level, seed=seed)
     # longest lists first (the costliest chunks), so no worker is left alone with a long chunk at the end
+    # (progress counts the lists' total length, so the time left is not extrapolated from the costliest chunks)
     parts = parallel_map(_solve_chunk_task, plan.chunks[::-1], common=plan.common, jobs=jobs if plan.by_name else 1,
                          scheduler=scheduler if plan.by_name else None, desc=f"MEM {plan.label}", unit="chunk",
-                         progress=progress)[::-1]
+                         progress=progress, weights=[batch.lengths[c].sum() for c in plan.chunks[::-1]])[::-1]
     return _assemble(plan, parts)
 
 
@@ -703,7 +704,7 @@ def solve_mems(batch: ListBatch, measures, values=None, *, counts: str = "retrie
                   metric_values={k: plans[k].common["values"] for k in named})
     solved = parallel_map(_solve_measure_chunk_task, [(k, plans[k].chunks[j]) for k, j in order], common=common,
                           jobs=jobs, scheduler=scheduler, desc=f"MEM {len(named)} metric(s)", unit="chunk",
-                          progress=progress)
+                          progress=progress, weights=[batch.lengths[plans[k].chunks[j]].sum() for k, j in order])
     parts = dict(zip(order, solved))
     return [_assemble(plan, [parts[k, j] if plan.by_name else _solve_chunk_task(idx, **plan.common)
                              for j, idx in enumerate(plan.chunks)]) for k, plan in enumerate(plans)]
