@@ -163,18 +163,25 @@ class _Lines(_Silent):
         from tqdm.std import tqdm
 
         elapsed = now - self.start
+        counted = f" ({_count(self.n)}/{_count(self.total)} {self.unit})" if isinstance(self.total, int) else ""
         if done:
-            line = f"{self.desc}: done, {self.n} {self.unit} in {tqdm.format_interval(elapsed)}"
+            line = (f"{self.desc}: done" + (f", {_count(self.n)} {self.unit}" if counted or not self.total else "")
+                    + f" in {tqdm.format_interval(elapsed)}")
         elif self.total:
             left = elapsed / self.n * (self.total - self.n) if self.n else float("nan")
             eta = tqdm.format_interval(left) if left == left else "?"
-            line = (f"{self.desc}: {100 * self.n / self.total:3.0f}% ({self.n}/{self.total} {self.unit}), "
+            line = (f"{self.desc}: {100 * self.n / self.total:3.0f}%{counted}, "
                     f"{tqdm.format_interval(elapsed)} elapsed, about {eta} left")
         else:
             line = f"{self.desc}: {self.n} {self.unit}, {tqdm.format_interval(elapsed)} elapsed"
         stream = self.file if self.file is not None else sys.stderr
         print(line, file=stream, flush=True)
         self.printed = True
+
+
+def _count(x: float) -> str:
+    """A count as text: an integer as it is, a measure of work (weighted progress) rounded."""
+    return str(x) if isinstance(x, int) else f"{x:.0f}"
 
 
 def _in_jupyter() -> bool:
