@@ -164,6 +164,7 @@ class Collection:
         releases the GIL); the result does not depend on their number.
         """
 
+        check_input_kind(funcs, "rankings")
         S, T = len(self.systems), len(self.topics)
         out = [np.zeros((S, T)) for _ in funcs]
         pieces = []
@@ -294,6 +295,22 @@ class Collection:
     def __repr__(self) -> str:
         s, t, d = self.shape
         return f"Collection({s} systems × {t} topics × depth {d}, grades 0..{self.max_grade})"
+
+
+_KIND_HINT = {"preferences": "preference judgments (trec_eval -R prefs or qrels_prefs; "
+                              "meta_eval.preferences.load_preferences)",
+              "rankings": "graded judgments (qrels)"}
+
+
+def check_input_kind(funcs: Sequence[Callable], kind: str) -> None:
+    """Refuse measures that need another kind of judgments than a collection holds (a preference measure of a
+    qrels collection, AP of preference judgments), naming the measure and what it needs."""
+    for func in funcs:
+        family = getattr(func, "family", None)
+        needs = getattr(family, "input", "rankings")
+        if needs != kind:
+            raise InputError(f"measure {func.output_name} needs {_KIND_HINT[needs]}; these runs are judged by "
+                             f"{_KIND_HINT[kind]}")
 
 
 def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:

@@ -53,7 +53,7 @@ def per_topic_many(collection: Collection, measures: Sequence[Measure]) -> list[
 def _missing_topics(collection: Collection, m: Measure, values: np.ndarray) -> np.ndarray:
     if collection.missing == "skip":
         return np.where(collection.present, values, np.nan)
-    if m.family.qrels_only:
+    if m.family.qrels_only or m.family.empty_list:
         return values
     return np.where(collection.present, values, 0.0)
 

@@ -114,6 +114,16 @@ def average_precision(r: Rankings, k: int | None = None) -> np.ndarray:
     return _div((precision_at_relevant(r) * _upto(r, k)).sum(-1), r.num_rel())
 
 
+@register("YAAP", empty_list=True)
+def yet_another_ap(r: Rankings) -> np.ndarray:
+    """Yet another average precision (Robertson, "On smoothing average precision", ECIR 2012; trec_eval
+    ``yaap``): log((1 + S) / (1 + R − S)), S = Σ_r I(r) C(r)/r the unnormalised sum of AP. Monotonic with AP on one
+    topic but unbounded, so that averages over topics weigh extreme values less. A topic a run lacks takes the value
+    of an empty list, log(1 / (1 + R)), as trec_eval ``-c`` gives it."""
+    total = precision_at_relevant(r).sum(-1)
+    return np.log((1.0 + total) / (1.0 + r.num_rel() - total))
+
+
 @register("GM_AP", aliases=("gm_map",), aggregate="gmean")
 def gm_average_precision(r: Rankings) -> np.ndarray:
     """Per-topic AP, averaged geometrically: exp(mean log max(AP, 1e-5)) (trec_eval ``gm_map``)."""
@@ -223,10 +233,21 @@ def utility(r: Rankings, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: flo
     return a * relret + b * (ret - relret) + c * (R - relret) + d * (N + relret - ret - R)
 
 
-@register("SetF", params=(Param("beta", 1.0, float, "weight of recall", within="[0, inf)"),), aliases=("set_F",))
-def set_f(r: Rankings, beta: float) -> np.ndarray:
-    """Set F-measure (1 + β²)·P·R / (β²·P + R) of set precision and recall (trec_eval ``set_F``)."""
+@register("SetF", params=(Param("beta", 1.0, float, "weight of recall", within="[0, inf)"),
+                          Param("beta2", None, float, "β² given directly (trec_eval's set_F.x weighs with x = β²); "
+                                "overrides beta", within="[0, inf)")), aliases=("set_F",))
+def set_f(r: Rankings, beta: float, beta2: float | None = None) -> np.ndarray:
+    """Set F-measure (1 + β²)·P·R / (β²·P + R) of set precision and recall (van Rijsbergen 1979).
+
+    trec_eval's ``set_F.x`` computes (x + 1)·P·R / (x·P + R): its parameter x is β², not β (``set_F.0.5`` is
+    F with β = √0.5). The alias ``set_F_x`` binds ``beta2=x`` and evaluates trec_eval's expression as written; 0
+    when no relevant document was retrieved."""
     p, rec = set_precision(r), set_recall(r)
+    if beta2 is not None:
+        x = float(beta2)
+        with np.errstate(all="ignore"):
+            value = (x + 1.0) * p * rec / (x * p + rec)
+        return np.where(r.num_rel_ret() > 0, value, 0.0)
     b2 = float(beta) * float(beta)  # F = P·R / (w·P + (1 − w)·R), w = β²/(1 + β²): no overflow for large β
     w = 1.0 if math.isinf(b2) else b2 / (1.0 + b2)
     return _div(p * rec, w * p + (1.0 - w) * rec)

@@ -123,6 +123,13 @@ def dcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.nda
     return _dcg(r, r.gains(gain_table(gain, r.max_grade)), k, discount, base)
 
 
+@register("IDCG", params=(GAIN, DISCOUNT, BASE), cutoff=K, qrels_only=True)
+def ideal_dcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.ndarray:
+    """Ideal DCG: the DCG of the topic's judged documents of positive gain in decreasing order of gain, cut at k
+    (trec_eval ``ideal_dcg``, the denominator of nDCG). Depends on the judgments alone."""
+    return _ideal_dcg(r, gain_table(gain, r.max_grade), k, discount, base)
+
+
 @register("CG", params=(GAIN,), cutoff=K)
 def cumulated_gain(r: Rankings, gain="linear", k=None) -> np.ndarray:
     """Cumulated gain CG@k = Σ_{r<=k} g(i_r) (Kishida Eq. 29)."""
