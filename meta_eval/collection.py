@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from meta_eval import io
 from meta_eval.arrow_numpy import from_numpy, strings, to_numpy
-from meta_eval.errors import InputError
+from meta_eval.errors import ConflictError, InputError
 from meta_eval.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -502,7 +502,7 @@ class _Qrels:
         if len(dup):
             name, docid = self.topics[j.topic[dup[0]]], self.dictionary[int(j.doc[dup[0]])].as_py()
             line = io.line_of_pair(self.source, name, docid)
-            raise InputError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
+            raise ConflictError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
         self._lookup = _GradeLookup(self.judgments, len(self.dictionary))
 
     def topic_index(self, values: pa.Array) -> np.ndarray:
@@ -634,7 +634,8 @@ def _check_duplicates(run: io.RunTable, topic: np.ndarray, doc: np.ndarray, n_do
     row = i if position is None else int(position[i])
     docid, name = run.docid[row].as_py(), run.topic[row].as_py()
     line = io.line_of_pair(run.source, name, docid)
-    raise InputError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source, line)
+    raise ConflictError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source,
+                        line)
 
 
 def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> Judgments:

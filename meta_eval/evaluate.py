@@ -78,16 +78,26 @@ def aggregate(values: np.ndarray, measure: Measure, collection: Collection | Non
     """Summary over topics (axis -1) the way the measure declares: arithmetic mean, geometric mean (trec_eval gm_*:
     exp mean log max(v, 1e-5)), sum, or the family's own summary function ``f(values, measure, collection)``
     (which may use the collection, e.g. trec_eval's ``num_rel`` under ``-c``). NaN (skipped topics) are left
-    out."""
+    out. Values are added one topic after the other, in topic order, as trec_eval adds them, so that a printed
+    summary agrees with trec_eval's to the last digit (a pairwise sum can differ in the last bit)."""
     how = measure.family.aggregate
     if callable(how):
         return how(values, measure, collection)
     if how == "sum":
-        return np.nansum(values, axis=-1)
-    if how == "gmean":
-        return np.exp(np.nanmean(np.log(np.maximum(values, MIN_GEO_MEAN)), axis=-1))
+        return sequential_sum(values)
     with np.errstate(all="ignore"):
-        return np.nanmean(values, axis=-1)
+        n = np.sum(~np.isnan(values), axis=-1)
+        if how == "gmean":
+            return np.exp(sequential_sum(np.log(np.maximum(values, MIN_GEO_MEAN))) / n)
+        return sequential_sum(values) / n
+
+
+def sequential_sum(values: np.ndarray) -> np.ndarray:
+    """Σ over the last axis, NaN left out, added in order (C's loop; numpy's sum is pairwise)."""
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+    if values.shape[-1] == 0:
+        return np.zeros(values.shape[:-1])
+    return np.cumsum(values, axis=-1)[..., -1]
 
 
 @dataclass(frozen=True)

@@ -673,6 +673,8 @@ def read_zscores(source: PathLike) -> ZScoresTable:
         seen[key] = row
         if not (math.isfinite(mean[row]) and math.isfinite(sd[row])):
             raise InputError("mean and s.d. must be finite numbers", label, _line_of_row(data, row))
+        if sd[row] < 0:
+            raise InputError(f"a standard deviation cannot be negative, got {sd[row]!r}", label, _line_of_row(data, row))
     return ZScoresTable(source=label, topic=topic, measure=measure, mean=mean, sd=sd)
 
 

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from meta_eval import io
 from meta_eval.arrow_numpy import to_numpy
-from meta_eval.errors import InputError
+from meta_eval.errors import ConflictError, InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.collection import Collection
@@ -292,10 +292,10 @@ def _concat(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _error(message: str, source: str, topic: str, group: str, docid: str) -> InputError:
+def _error(message: str, source: str, topic: str, group: str, docid: str) -> ConflictError:
     line = io.line_of_fields(source, {0: topic, 1: group, 3: docid}) or \
         io.line_of_fields(source, {0: topic, 1: group, 2: docid})
-    return InputError(message, source, line)
+    return ConflictError(message, source, line)
 
 
 # --------------------------------------------------------------------------------------------- the runs
