@@ -86,16 +86,16 @@ def _topic_lines(selection, values, relstring, topics, prefix: str) -> list[str]
         m = chosen.measure
         if m.kind == "relstring":
             head = f"{_relstring_name(chosen):<22s}\t"
-            columns.append((head, [f"'{text}'" for text in relstring], True))
+            columns.append((head, [f"'{text}'" for text in relstring[:len(topics)]]))
             continue
         if not m.per_topic or m.family is None:
             continue
         for measure in chosen.values:
-            texts = _texts(values[measure.output_name], measure.family.integer and not prefix)
-            columns.append((f"{prefix}{measure.output_name:<22s}\t", texts, False))
+            texts = _texts(values[measure.output_name][:len(topics)], measure.family.integer and not prefix)
+            columns.append((f"{prefix}{measure.output_name:<22s}\t", texts))
     out = []
     for t, topic in enumerate(topics):
-        out += [f"{head}{topic}\t{texts[t]}\n" for head, texts, _ in columns]
+        out += [f"{head}{topic}\t{texts[t]}\n" for head, texts in columns]
     return out
 
 
