@@ -364,16 +364,22 @@ def _rbp_relevance(r: Rankings, graded: bool, gain, max: str = "scale") -> np.nd
     return r.gains(table) / np.maximum(table.max(), 1e-300)
 
 
+def _powers(r: Rankings, p: float) -> np.ndarray:
+    """p^(r-1) at ranks 1..D, each the previous times p (as trec_eval's loop multiplies), and p^D last: (D + 1,)."""
+    return np.concatenate([[1.0], np.cumprod(np.full(r.depth, p))])
+
+
 @register("RBP", params=RBP_PARAMS, cutoff=K)
 def rbp(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) -> np.ndarray:
     """Rank-biased precision (Moffat & Zobel, TOIS 2008): RBP = (1 − p) Σ_r rel_r p^{r−1}.
 
     Binary by default (rel_r = I(r)); ``graded=true`` uses rel_r = g(i_r) / g_max with g_max the highest gain of
     the scale (NTCIREVAL) or, with ``max=topic``, of the topic's judged documents (trec_eval 10's ``rbp``, which
-    is ``RBP(p=0.9,graded=true,max=topic)`` and ignores ``-l``).
+    is ``RBP(p=0.9,graded=true,max=topic)`` and ignores ``-l``). The sum is taken rank after rank with p^{r−1} as
+    repeated products, trec_eval's arithmetic to the last bit.
     """
-    weights = (1.0 - p) * p ** (r.ranks - 1.0)
-    return (_rbp_relevance(r, graded, gain, max) * weights * _upto(r, k)).sum(-1)
+    terms = _rbp_relevance(r, graded, gain, max) * _powers(r, p)[:-1] * _upto(r, k)
+    return (1.0 - p) * np.cumsum(terms, axis=-1)[..., -1]
 
 
 @register("RBP_resid", cutoff=K, params=(
@@ -383,15 +389,16 @@ def rbp(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) ->
 ))
 def rbp_residual(r: Rankings, p=0.8, fully_judged="tail", k=None) -> np.ndarray:
     """RBP residual (Moffat & Zobel 2008): the weight of unjudged ranks within the list plus p^n for the ranks
-    beyond its end — how much RBP could still grow if every unknown document were relevant.
+    beyond its end — how much RBP could still grow if every unknown document were relevant:
+    p^n + (1 − p) Σ_{unjudged r <= n} p^{r−1}, in trec_eval's order of operations.
 
     trec_eval 10's ``rbp_resid`` prints 0 for a list without unjudged documents (it adds p^n only when it has
     seen an unjudged one): ``fully_judged=zero``, which its alias binds.
     """
     n = r.n_ret if k is None else np.minimum(r.n_ret, k)
-    weights = (1.0 - p) * p ** (r.ranks - 1.0)
+    powers = _powers(r, p)
     unknown = (r.grades < 0) & r.valid() & _upto(r, k)
-    residual = (weights * unknown).sum(-1) + p ** n.astype(np.float64)
+    residual = powers[n] + (1.0 - p) * np.cumsum(powers[:-1] * unknown, axis=-1)[..., -1]
     if fully_judged == "zero":
         return np.where(unknown.any(-1), residual, 0.0)
     return residual
