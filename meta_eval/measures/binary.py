@@ -109,9 +109,11 @@ def success(r: Rankings, k: int) -> np.ndarray:
 def average_precision(r: Rankings, k: int | None = None) -> np.ndarray:
     """Average precision: AP = (1/R) Σ_r I(r) C(r)/r (Kishida 2005 Eq. 5; trec_eval ``map``).
 
-    ``AP@k`` sums over ranks r <= k and still divides by R (trec_eval ``map_cut_k``).
+    ``AP@k`` sums over ranks r <= k and still divides by R (trec_eval ``map_cut_k``). The sum is taken rank after
+    rank, as trec_eval adds (one running sum serves every cutoff).
     """
-    return _div((precision_at_relevant(r) * _upto(r, k)).sum(-1), r.num_rel())
+    running = r.cached("cum_prec_at_rel", lambda: np.cumsum(precision_at_relevant(r), axis=-1))
+    return _div(r.count_at(running, r.depth if k is None else k), r.num_rel())
 
 
 @register("YAAP", empty_list=True)
@@ -159,6 +161,10 @@ def bpref(r: Rankings) -> np.ndarray:
     bpref = (1/R) Σ_{relevant r} (1 − min(N(r), R) / min(N_total, R)), where N(r) counts *judged* non-relevant
     documents above r and N_total the judged non-relevant documents of the topic; unjudged documents are skipped.
     """
+    return r.cached("bpref", lambda: _bpref(r))
+
+
+def _bpref(r: Rankings) -> np.ndarray:
     nonrel_above = np.cumsum(judged_nonrelevant(r), axis=-1, dtype=np.int32)
     R = r.num_rel()[..., None]
     n_nonrel = np.broadcast_to(r.counts[..., : r.rel_level].sum(-1), r.shape)[..., None]
@@ -281,15 +287,31 @@ def _needed(level: float, R: np.ndarray, cut: str) -> np.ndarray:
     return np.floor(x + 0.5).astype(np.int64)  # C's lround for non-negative values
 
 
+def relevant_positions(r: Rankings) -> np.ndarray:
+    """(..., m) rank index (0-based) of the 1st, 2nd, ... relevant document retrieved in each list, m the most
+    any list retrieved (0 past a list's own); one pass, shared by every recall level."""
+
+    def build() -> np.ndarray:
+        rel = r.relevant()
+        cum = r.cum_relevant()
+        width = max(int(cum[..., -1].max(initial=0)), 1)
+        out = np.zeros(r.shape + (width,), dtype=np.int64)
+        *lead, d = np.nonzero(rel)
+        out[(*lead, cum[rel] - 1)] = d
+        return out
+
+    return r.cached("relevant_positions", build)
+
+
 def _iprec_at(r: Rankings, level: float, cut: str = "round") -> np.ndarray:
     """Interpolated precision at a recall level: at the rank of the n-th relevant document (n = the documents
     needed for that recall, ``cut``; rank 1 for n = 0), the maximum precision at or below it; 0 if fewer than n
     relevant documents were retrieved. ``cut="round"`` is trec_eval 10's rule (which its test suite checks)."""
     need = _needed(level, r.num_rel(), cut)
-    cum = r.cum_relevant()
     reached = need <= r.num_rel_ret()
-    at = np.argmax(cum >= np.maximum(need, 1)[..., None], axis=-1)  # rank index of the need-th relevant doc
-    at = np.where(need > 0, at, 0)
+    positions = relevant_positions(r)
+    at = np.take_along_axis(positions, np.clip(need - 1, 0, positions.shape[-1] - 1)[..., None], axis=-1)[..., 0]
+    at = np.where(need > 0, at, 0)  # rank index of the need-th relevant document (rank 1 for none)
     value = np.take_along_axis(interpolated_precision_curve(r), at[..., None], axis=-1)[..., 0]
     return np.where(reached & (r.n_ret > 0), value, 0.0)
 

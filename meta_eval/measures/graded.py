@@ -104,23 +104,46 @@ DISCOUNT = Param("discount", "log2", str, "log2: 1/log2(r+1); jk: J&K log base b
 BASE = Param("base", 2.0, float, "log base b of the jk discount", within="(1, inf)")
 
 
-def _dcg(r: Rankings, gains: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
-    disc = discounts(r.ranks, discount, base)
-    return (gains * disc * _upto(r, k)).sum(-1)
+def _dcg(r: Rankings, table: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
+    """DCG@k of every list: a running sum over the ranks (trec_eval adds rank after rank), shared by every cutoff."""
+    return r.count_at(_dcg_running(r, table, discount, base), r.depth if k is None else k)
+
+
+def _dcg_running(r: Rankings, table: np.ndarray, discount: str, base: float) -> np.ndarray:
+    """(..., D) DCG at every rank of every list (cached per gain table and discount)."""
+    key = ("dcg_running", np.asarray(table, dtype=np.float64).tobytes(), discount, base)
+    return r.cached(key, lambda: np.cumsum(_discounted(r.gains(table), r.ranks, discount, base), axis=-1))
+
+
+def _ideal_running(r: Rankings, table: np.ndarray, discount: str, base: float) -> np.ndarray:
+    """(..., Rmax) ideal DCG at every rank of the ideal list of every topic (cached)."""
+
+    def build() -> np.ndarray:
+        ideal = r.ideal_gains(table)
+        ranks = np.arange(1, ideal.shape[-1] + 1, dtype=np.float64)
+        return np.cumsum(_discounted(ideal, ranks, discount, base), axis=-1)
+
+    return r.cached(("ideal_dcg_running", np.asarray(table, dtype=np.float64).tobytes(), discount, base), build)
+
+
+def _discounted(gains: np.ndarray, ranks: np.ndarray, discount: str, base: float) -> np.ndarray:
+    """g / d(r): with the log2 discount divided as trec_eval divides (g / log2(r + 1)), not multiplied by 1/d."""
+    if discount == "log2":
+        return gains / np.log2(ranks + 1.0)
+    return gains * discounts(ranks, discount, base)
 
 
 def _ideal_dcg(r: Rankings, table: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
-    ideal = r.ideal_gains(table)
-    ranks = np.arange(1, ideal.shape[-1] + 1, dtype=np.float64)
-    upto = np.ones_like(ranks, dtype=bool) if k is None else ranks <= k
-    out = (ideal * discounts(ranks, discount, base) * upto).sum(-1)
-    return np.broadcast_to(out, r.shape)
+    """Ideal DCG@k of every topic (running sum over the ideal list, shared by every cutoff)."""
+    running = _ideal_running(r, table, discount, base)
+    at = running.shape[-1] if k is None else min(int(k), running.shape[-1])
+    return np.broadcast_to(running[..., at - 1] if at > 0 else np.zeros(running.shape[:-1]), r.shape)
 
 
 @register("DCG", params=(GAIN, DISCOUNT, BASE), cutoff=K)
 def dcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.ndarray:
     """Discounted cumulated gain DCG@k = Σ_{r<=k} g(i_r) / d(r) (Järvelin & Kekäläinen 2002)."""
-    return _dcg(r, r.gains(gain_table(gain, r.max_grade)), k, discount, base)
+    return _dcg(r, gain_table(gain, r.max_grade), k, discount, base)
 
 
 @register("IDCG", params=(GAIN, DISCOUNT, BASE), cutoff=K, qrels_only=True)
@@ -147,7 +170,7 @@ def ndcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.nd
     correct ideal order (trec_eval sorts fractional gains with an integer comparator, a known bug we do not copy).
     """
     table = gain_table(gain, r.max_grade)
-    return _div(_dcg(r, r.gains(table), k, discount, base), _ideal_dcg(r, table, k, discount, base))
+    return _div(_dcg(r, table, k, discount, base), _ideal_dcg(r, table, k, discount, base))
 
 
 def _padded(values: np.ndarray, width: int) -> np.ndarray:
@@ -168,14 +191,19 @@ def _at(cum: np.ndarray, k: np.ndarray) -> np.ndarray:
 class _TrecDCG:
     """The run's and the ideal list's cumulative DCG (gain / log2(r + 1)) shared by Rndcg and nDCG_rel."""
 
-    def __init__(self, r: Rankings, gain):
-        self.table = gain_table(gain, r.max_grade)
+    def __init__(self, r: Rankings, table: np.ndarray):
+        self.table = table
         self.gains = r.gains(self.table)
-        self.run = np.cumsum(self.gains / np.log2(r.ranks + 1.0), axis=-1)
-        ideal = r.ideal_gains(self.table)
-        cum = np.cumsum(ideal / np.log2(np.arange(2, ideal.shape[-1] + 2.0)), axis=-1)
+        self.run = _dcg_running(r, table, "log2", 2.0)  # shared with nDCG
+        cum = _ideal_running(r, table, "log2", 2.0)
         self.ideal = np.broadcast_to(cum, r.shape + cum.shape[-1:])
-        self.n_pos = np.broadcast_to((ideal > 0).sum(-1), r.shape)  # judged documents with a positive gain
+        self.n_pos = np.broadcast_to((r.ideal_gains(table) > 0).sum(-1), r.shape)  # judged docs of positive gain
+
+    @classmethod
+    def of(cls, r: Rankings, gain) -> "_TrecDCG":
+        """The shared sums for a gain (one object per gain table and list piece)."""
+        table = gain_table(gain, r.max_grade)
+        return r.cached(("trec_dcg", table.tobytes()), lambda: cls(r, table))
 
     def ndcg_at(self, k: np.ndarray, n_ret: np.ndarray) -> np.ndarray:
         """DCG@k / ideal DCG@k, both lists cut at k (the run held at its end)."""
@@ -204,7 +232,7 @@ def r_ndcg(r: Rankings, gain="linear") -> np.ndarray:
     plus b = n when the list is at least two documents longer than the ideal one (trec_eval's loop skips that
     point for a list exactly one longer; kept). 0 if no document of the topic is relevant (grade >= ``rel_level``)
     or none has a positive gain."""
-    dcg = _TrecDCG(r, gain)
+    dcg = _TrecDCG.of(r, gain)
     table = dcg.table
     counts = _padded(r.counts.astype(np.float64), len(table))
     total = np.zeros(r.shape)
@@ -228,7 +256,7 @@ def ndcg_rel(r: Rankings, gain="linear") -> np.ndarray:
     DCG@r / IDCG@min(r, R⁺) + (R⁺ − retrieved with gain > 0) · DCG@n / IDCG@R⁺], R⁺ the judged documents of
     positive gain (an unretrieved one counts the list's whole DCG against the whole ideal); 0 if that sum is not
     positive."""
-    dcg = _TrecDCG(r, gain)
+    dcg = _TrecDCG.of(r, gain)
     positive = (dcg.gains > 0) & r.valid()
     ranks = np.arange(1, r.depth + 1)
     held = np.minimum(ranks, dcg.n_pos[..., None])

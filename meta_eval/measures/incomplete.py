@@ -55,5 +55,6 @@ def judged(r: Rankings, k: int | None = None) -> np.ndarray:
 def unjudged(r: Rankings, k: int) -> np.ndarray:
     """Unjudged at k (trec_eval 10's ``unj_k``): documents in the top k that are not in the qrels or have a
     negative grade, divided by k (ranks past the end of a shorter list count as judged)."""
-    unknown = (r.grades == UNJUDGED) | (r.grades == JUDGED_NEG)
-    return r.count_at(np.cumsum(unknown, axis=-1), k) / float(k)
+    running = r.cached("unjudged_running",
+                       lambda: np.cumsum((r.grades == UNJUDGED) | (r.grades == JUDGED_NEG), axis=-1, dtype=np.int32))
+    return r.count_at(running, k) / float(k)
