@@ -94,7 +94,8 @@ def aggregate(values: np.ndarray, measure: Measure, collection: Collection | Non
 
 def sequential_sum(values: np.ndarray) -> np.ndarray:
     """Σ over the last axis, NaN left out, added in order (C's loop; numpy's sum is pairwise)."""
-    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+    values = np.asarray(values, dtype=np.float64)
+    values = np.where(np.isnan(values), 0.0, values)
     if values.shape[-1] == 0:
         return np.zeros(values.shape[:-1])
     return np.cumsum(values, axis=-1)[..., -1]

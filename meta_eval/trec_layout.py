@@ -35,48 +35,47 @@ MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
 
 @dataclass(frozen=True)
-class RunValues:
-    """One run's values, as the report prints them.
+class Numbers:
+    """Every run's numbers as the report prints them: per measure output name, the (S, T) per-topic values
+    (z-scores with ``-Z``; NaN where a topic was not evaluated) and the (S,) summaries."""
 
-    Attributes
-    ----------
-    runid : str
-    values : dict
-        Per measure output name, the (T,) per-topic values (NaN: the topic was not evaluated).
-    relstring : list of str or None
-        Per topic, ``relstring``'s text (None when it is not asked for).
-    """
-
-    runid: str
     values: dict[str, np.ndarray]
-    relstring: list[str] | None = None
+    summaries: dict[str, np.ndarray]
+    z: bool = False
 
 
-def report(selection: Sequence[Selected], run: RunValues, topics: Sequence[str], *, per_topic: bool, summary: bool,
-           collection=None, zscores: ZScoresTable | None = None, upto: int | None = None) -> str:
-    """The text trec_eval prints for one run.
+def numbers(selection: Sequence[Selected], values: dict[str, np.ndarray], topics: Sequence[str], *,
+            collection=None, zscores: ZScoresTable | None = None) -> Numbers:
+    """The per-topic values (standardised with ``-Z``) and the summaries of every run, for :func:`report`.
 
     Parameters
     ----------
     selection : the measures asked for (:func:`meta_eval.measures.trec_names.trec_eval_selection`)
-    run : RunValues
-    topics : the topics (byte order), one per column of the values
-    per_topic, summary : trec_eval's ``-q`` and not ``-n``
+    values : per measure output name, the (S, T) per-topic values
+    topics : the topics (byte order), one per column
     collection : what the summaries of some measures need (``num_rel`` under ``-c``)
     zscores : the ``-Z`` file's table, if any
-    upto : print only the first ``upto`` topics and no summary (trec_eval stopped at a topic it could not
-        evaluate)
     """
-    values = run.values
     if zscores is not None:
         values = _to_zscores(selection, values, topics, zscores)
-    prefix = "Z" if zscores is not None else ""
+    summaries = {m.output_name: _summary(values[m.output_name], m, collection, zscores is not None)
+                 for chosen in selection for m in chosen.values}
+    return Numbers(values, summaries, zscores is not None)
+
+
+def report(selection: Sequence[Selected], numbers: Numbers, s: int, topics: Sequence[str], runid: str, *,
+           per_topic: bool, summary: bool, relstring: list[str] | None = None, upto: int | None = None) -> str:
+    """The text trec_eval prints for run ``s``: with ``per_topic`` (``-q``) each topic's lines, with ``summary``
+    (not ``-n``) the summary lines; ``upto`` prints only the first ``upto`` topics and no summary (trec_eval
+    stopped at a topic it could not evaluate)."""
+    prefix = "Z" if numbers.z else ""
     lines: list[str] = []
     shown = len(topics) if upto is None else upto
     if per_topic:
-        lines += _topic_lines(selection, values, run.relstring, topics[:shown], prefix)
+        values = {name: v[s] for name, v in numbers.values.items()}
+        lines += _topic_lines(selection, values, relstring, topics[:shown], prefix)
     if summary and upto is None:
-        lines += _summary_lines(selection, values, run.runid, len(topics), prefix, collection, zscores is not None)
+        lines += _summary_lines(selection, numbers, s, runid, len(topics), prefix)
     return "".join(lines)
 
 
@@ -99,28 +98,28 @@ def _topic_lines(selection, values, relstring, topics, prefix: str) -> list[str]
     return out
 
 
-def _summary_lines(selection, values, runid: str, n_topics: int, prefix: str, collection, z: bool) -> list[str]:
+def _summary_lines(selection, numbers: Numbers, s: int, runid: str, n_topics: int, prefix: str) -> list[str]:
     out = []
     for chosen in selection:
         m = chosen.measure
         if m.kind == "runid":
             out.append(f"{'runid':<22s}\tall\t{runid}\n")
         elif m.kind == "num_q":
-            out.append(f"{prefix}{'num_q':<22s}\tall\t" + (f"{n_topics:6.4f}" if z else f"{n_topics}") + "\n")
+            out.append(f"{prefix}{'num_q':<22s}\tall\t" + (f"{n_topics:6.4f}" if numbers.z else f"{n_topics}") + "\n")
         elif m.family is not None:
             for measure in chosen.values:
-                value = _summary(values[measure.output_name], measure, collection, z)
-                text = _texts(np.array([value]), measure.family.integer and not z)[0]
+                value = numbers.summaries[measure.output_name][s]
+                text = _texts(np.array([value]), measure.family.integer and not numbers.z)[0]
                 out.append(f"{prefix}{measure.output_name:<22s}\tall\t{text}\n")
     return out
 
 
-def _summary(values: np.ndarray, measure: Measure, collection, z: bool) -> float:
-    """The summary over topics; of z-scores, a geometric mean is exp of the mean z (trec_eval converts the log
+def _summary(values: np.ndarray, measure: Measure, collection, z: bool) -> np.ndarray:
+    """(S,) summaries over topics; of z-scores, a geometric mean is exp of the mean z (trec_eval converts the log
     values it sums)."""
     if z and measure.family.aggregate == "gmean":
-        return float(np.exp(sequential_sum(values[None])[0] / len(values)))
-    return float(aggregate(values[None], measure, collection)[0])
+        return np.exp(sequential_sum(values) / values.shape[-1])
+    return aggregate(values, measure, collection)
 
 
 def _texts(values: np.ndarray, integer: bool) -> list[str]:
@@ -156,10 +155,10 @@ def _to_zscores(selection, values: dict[str, np.ndarray], topics: Sequence[str],
             pairs = [reference.get((topic, name), (np.nan, np.nan)) for topic in topics]
             mean = np.array([p[0] for p in pairs])
             sd = np.array([p[1] for p in pairs])
-            z = Standardisation("z", mean, sd)(x[None])[0]
+            z = Standardisation("z", mean, sd)(x)
             usable = ~np.isnan(mean) & ((sd != 0) | (x == mean))
             known = np.array([topic in known_topics for topic in topics], dtype=bool)
-            out[name] = np.where(usable & known, z, MISSING_ZSCORE)
+            out[name] = np.where(usable & known, z, MISSING_ZSCORE)  # (S, T)
     return out
 
 

@@ -194,7 +194,7 @@ def evaluate(options: Options, rel_file: str, result_files: list[str]) -> int:
     """Read, score and print every run; the status of the first run that fails, else 0."""
     from meta_eval.errors import ConflictError, InputError
     from meta_eval.measures.trec_names import trec_eval_selection
-    from meta_eval.trec_layout import RunValues, report
+    from meta_eval.trec_layout import numbers, report
 
     judgments = _read_judgments(options, rel_file)
     if options.results_format != "trec_results":
@@ -214,15 +214,14 @@ def evaluate(options: Options, rel_file: str, result_files: list[str]) -> int:
         raise Exit(4, str(exc)) from None
     except InputError as exc:
         raise Exit(2, str(exc)) from None
-    values = _values(collection, selection)
-    relstring = _relstrings(collection, selection)
     topics = collection.topics
+    values = numbers(selection, _values(collection, selection), topics, collection=collection, zscores=zscores)
+    relstring = _relstrings(collection, selection)
     for s, system in enumerate(collection.systems):
         absent = [] if options.complete else [t for t in range(len(topics)) if not collection.present[s, t]]
-        run = RunValues(_runid(collection, s), {name: v[s] for name, v in values.items()},
-                        relstring[s] if relstring is not None else None)
-        text = report(selection, run, topics, per_topic=options.query, summary=options.summary,
-                      collection=collection, zscores=zscores, upto=absent[0] if absent else None)
+        text = report(selection, values, s, topics, _runid(collection, s), per_topic=options.query,
+                      summary=options.summary, relstring=relstring[s] if relstring is not None else None,
+                      upto=absent[0] if absent else None)
         sys.stdout.write(text)
         if absent:
             sys.stdout.flush()
