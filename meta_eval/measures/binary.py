@@ -42,6 +42,37 @@ def precision_at_relevant(r: Rankings) -> np.ndarray:
     return r.cached("prec_at_rel", lambda: np.where(r.relevant(), r.cum_relevant() / r.ranks, 0.0))
 
 
+def relevant_ranks(r: Rankings) -> tuple[np.ndarray, np.ndarray]:
+    """Where the relevant documents are: (list index into the flattened leading shape, 0-based rank), in list then
+    rank order (cached). Measures that add a term per relevant document evaluate it there only."""
+
+    def build():
+        flat = r.relevant().reshape(-1, r.depth)
+        lists, ranks = np.nonzero(flat)
+        return lists, ranks
+
+    return r.cached("relevant_ranks", build)
+
+
+def sum_at_relevant(r: Rankings, terms: np.ndarray) -> np.ndarray:
+    """Σ per list of one term per relevant document (in :func:`relevant_ranks` order), added rank after rank as
+    trec_eval adds them."""
+    lists, _ = relevant_ranks(r)
+    n_lists = int(np.prod(r.shape, dtype=np.int64))
+    return np.bincount(lists, weights=terms, minlength=n_lists).reshape(r.shape)
+
+
+def at_relevant(r: Rankings, values: np.ndarray) -> np.ndarray:
+    """``values`` (..., D) at the relevant documents (in :func:`relevant_ranks` order)."""
+    lists, ranks = relevant_ranks(r)
+    return values.reshape(-1, values.shape[-1])[lists, ranks]
+
+
+def judged_nonrelevant_above(r: Rankings) -> np.ndarray:
+    """(..., D) judged non-relevant documents at or above each rank (cached; bpref, infAP)."""
+    return r.cached("cum_judged_nonrel", lambda: np.cumsum(judged_nonrelevant(r), axis=-1, dtype=np.int32))
+
+
 @register("NumRet", aliases=("num_ret",), aggregate="sum", integer=True)
 def num_ret(r: Rankings) -> np.ndarray:
     """Number of documents retrieved, n (trec_eval ``num_ret``)."""
@@ -165,12 +196,12 @@ def bpref(r: Rankings) -> np.ndarray:
 
 
 def _bpref(r: Rankings) -> np.ndarray:
-    nonrel_above = np.cumsum(judged_nonrelevant(r), axis=-1, dtype=np.int32)
-    R = r.num_rel()[..., None]
-    n_nonrel = np.broadcast_to(r.counts[..., : r.rel_level].sum(-1), r.shape)[..., None]
+    lists, _ = relevant_ranks(r)
+    nonrel_above = at_relevant(r, judged_nonrelevant_above(r))  # at a relevant rank: the ones above it
+    R = r.num_rel().reshape(-1)[lists]
+    n_nonrel = np.broadcast_to(r.counts[..., : r.rel_level].sum(-1), r.shape).reshape(-1)[lists]
     penalty = _div(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R))
-    per_rank = np.where(r.relevant(), np.where(nonrel_above > 0, 1.0 - penalty, 1.0), 0.0)
-    return _div(per_rank.sum(-1), r.num_rel())
+    return _div(sum_at_relevant(r, np.where(nonrel_above > 0, 1.0 - penalty, 1.0)), r.num_rel())
 
 
 @register("GM_bpref", aliases=("gm_bpref",), aggregate="gmean")
@@ -183,8 +214,9 @@ def gm_bpref(r: Rankings) -> np.ndarray:
 def binary_g(r: Rankings) -> np.ndarray:
     """Binary G (trec_eval ``binG``, Buckley 2008): (1/R) Σ_{relevant r} 1 / log2(2 + r − C(r)), r − C(r) the
     documents above r that are not relevant; 0 if no relevant document was retrieved."""
-    non_above = r.ranks - r.cum_relevant()
-    return _div(np.where(r.relevant(), 1.0 / np.log2(2.0 + non_above), 0.0).sum(-1), r.num_rel())
+    _, ranks = relevant_ranks(r)
+    non_above = (ranks + 1.0) - at_relevant(r, r.cum_relevant())
+    return _div(sum_at_relevant(r, 1.0 / np.log2(2.0 + non_above)), r.num_rel())
 
 
 @register("RelP", cutoff=cutoff(10), aliases=("relative_P",))

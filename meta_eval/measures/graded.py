@@ -196,6 +196,7 @@ class _TrecDCG:
         self.gains = r.gains(self.table)
         self.run = _dcg_running(r, table, "log2", 2.0)  # shared with nDCG
         cum = _ideal_running(r, table, "log2", 2.0)
+        self.ideal_rows = cum  # per topic (counts' leading shape) x ideal rank
         self.ideal = np.broadcast_to(cum, r.shape + cum.shape[-1:])
         self.n_pos = np.broadcast_to((r.ideal_gains(table) > 0).sum(-1), r.shape)  # judged docs of positive gain
 
@@ -257,19 +258,18 @@ def ndcg_rel(r: Rankings, gain="linear") -> np.ndarray:
     positive gain (an unretrieved one counts the list's whole DCG against the whole ideal); 0 if that sum is not
     positive."""
     dcg = _TrecDCG.of(r, gain)
-    positive = (dcg.gains > 0) & r.valid()
-    ranks = np.arange(1, r.depth + 1)
-    held = np.minimum(ranks, dcg.n_pos[..., None])
-    at_rel = np.where(positive, _div(dcg.run, _ideal_at(dcg.ideal, held)), 0.0).sum(-1)
-    missing = dcg.n_pos - positive.sum(-1)
+    lists, rank = np.nonzero(dcg.gains.reshape(-1, r.depth) > 0)  # documents of positive gain (none past the end)
+    n_pos = dcg.n_pos.reshape(-1)[lists]
+    held = np.minimum(rank + 1, n_pos)
+    width = dcg.ideal_rows.shape[-1]  # the ideal sums are per topic: the row of each list's topic
+    topic_of = np.arange(dcg.ideal_rows[..., 0].size).reshape(dcg.ideal_rows.shape[:-1])
+    rows = np.broadcast_to(topic_of, r.shape).reshape(-1)[lists]
+    ideal_at = np.where(held > 0, dcg.ideal_rows.reshape(-1, width)[rows, np.maximum(held - 1, 0)], 0.0)
+    terms = _div(dcg.run.reshape(-1, r.depth)[lists, rank], ideal_at)
+    at_rel = np.bincount(lists, weights=terms, minlength=int(np.prod(r.shape, dtype=np.int64))).reshape(r.shape)
+    missing = dcg.n_pos - np.bincount(lists, minlength=at_rel.size).reshape(r.shape)
     total = at_rel + missing * _div(_at(dcg.run, r.n_ret), _at(dcg.ideal, dcg.n_pos))
     return np.where(total > 0, _div(total, dcg.n_pos), 0.0)
-
-
-def _ideal_at(ideal_cum: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Ideal DCG@k for a (..., D) array of cutoffs k >= 0."""
-    idx = np.clip(k, 1, ideal_cum.shape[-1]) - 1
-    return np.where(k > 0, np.take_along_axis(ideal_cum, idx, axis=-1), 0.0)
 
 
 @register("ANDCG", params=(GAIN, Param("discount", "jk", str, "discount", choices=("log2", "jk", "none")), BASE),
