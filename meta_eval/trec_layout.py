@@ -18,6 +18,7 @@ The layout of trec_eval 10 (``meas_print_single.c``, ``meas_print_final.c``, ``m
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -85,17 +86,22 @@ def _topic_lines(selection, values, relstring, topics, prefix: str) -> list[str]
         m = chosen.measure
         if m.kind == "relstring":
             head = f"{_relstring_name(chosen):<22s}\t"
-            columns.append((head, [f"'{text}'" for text in relstring[:len(topics)]]))
+            columns.append((head, [f"'{text}'\n" for text in relstring[:len(topics)]]))
             continue
         if not m.per_topic or m.family is None:
             continue
         for measure in chosen.values:
             texts = _texts(values[measure.output_name][:len(topics)], measure.family.integer and not prefix)
             columns.append((f"{prefix}{measure.output_name:<22s}\t", texts))
-    out = []
-    for t, topic in enumerate(topics):
-        out += [f"{head}{topic}\t{texts[t]}\n" for head, texts in columns]
-    return out
+    heads = _line_heads(tuple(head for head, _ in columns), tuple(topics))
+    texts = [texts for _, texts in columns]
+    return [heads[t][c] + texts[c][t] for t in range(len(topics)) for c in range(len(columns))]
+
+
+@functools.lru_cache(maxsize=4)
+def _line_heads(heads: tuple[str, ...], topics: tuple[str, ...]) -> list[list[str]]:
+    """``name<TAB>topic<TAB>`` of every (topic, column): the same for every run, so made once."""
+    return [[f"{head}{topic}\t" for head in heads] for topic in topics]
 
 
 def _summary_lines(selection, numbers: Numbers, s: int, runid: str, n_topics: int, prefix: str) -> list[str]:
@@ -110,7 +116,7 @@ def _summary_lines(selection, numbers: Numbers, s: int, runid: str, n_topics: in
             for measure in chosen.values:
                 value = numbers.summaries[measure.output_name][s]
                 text = _texts(np.array([value]), measure.family.integer and not numbers.z)[0]
-                out.append(f"{prefix}{measure.output_name:<22s}\tall\t{text}\n")
+                out.append(f"{prefix}{measure.output_name:<22s}\tall\t{text}")
     return out
 
 
@@ -125,8 +131,8 @@ def _summary(values: np.ndarray, measure: Measure, collection, z: bool) -> np.nd
 def _texts(values: np.ndarray, integer: bool) -> list[str]:
     """``%ld`` of the truncated value for counts, else ``%6.4f``."""
     if integer:
-        return [str(int(v)) for v in values.tolist()]
-    return [f"{v:6.4f}" for v in values.tolist()]
+        return [f"{int(v)}\n" for v in values.tolist()]
+    return [f"{v:6.4f}\n" for v in values.tolist()]
 
 
 def _relstring_name(chosen: Selected) -> str:
