@@ -55,10 +55,18 @@ What differs from trec_eval 10, and why:
   * Several results files (or '-') may follow the rel_info file: each run's report in turn, as a shell loop of
     trec_eval prints them, from one process (the runs are read on every core); the first failing run's status
     ends it.
-  * Fractional custom gains (ndcg.1=2.5,2=1.5, also G, Rndcg, ndcg_rel, dcg, ideal_dcg, rbp) order the ideal list
-    by gain; trec_eval compares gains as integers and can order it wrongly (a bug, not copied).
-  * iprec_at_recall of a topic the run lacks under -J -c is 0; trec_eval divides 0 by 0 and prints -nan (and
-    -nan for the summary).
+  * trec_eval's defects are not copied; meta-eval's value is kept:
+    - fractional custom gains (ndcg.1=2.5,2=1.5, also G, Rndcg, ndcg_rel, dcg, ideal_dcg, rbp) order the ideal
+      list by gain; trec_eval compares gains as integers and can order it wrongly;
+    - iprec_at_recall and 11pt_avg of a list -J leaves empty (a topic the run lacks under -J -c, a run of
+      unjudged documents) are 0; trec_eval divides 0 by 0 and prints -nan (and -nan for the summary);
+    - rbp normalises the gains by the topic's highest gain; trec_eval's m_rbp.c reads two uninitialised
+      variables, so its rbp depends on leftover memory (it agrees under all_trec; alone or with parameters,
+      rbp.p=0.5, it can differ);
+    - with -c, a topic the run lacks scores 0 for utility, rbp_resid and relstring with parameters too;
+      trec_eval zeroes them by their plain names only;
+    - parameters given to one of dcg, ideal_dcg, ndcg apply to that one; trec_eval shares one parameter block
+      among them (-m ideal_dcg -m dcg.1=3 prints ideal_dcg_1=3) and aborts freeing it twice.
   * Bad input is refused with the file and line named: lines with extra fields in rel_info files, scores or
     levels that are not numbers (trec_eval reads them as 0), a document twice in a run even beyond -M (trec_eval
     checks the top -M only), a document listed twice in one preference sub-group, a pair parameter other than a
