@@ -337,6 +337,7 @@ def load_collection(
     ties: TiePolicy = "trec_eval",
     score_precision: Literal["float64", "float32"] = "float64",
     progress: bool = False,
+    disjoint: bool = False,
 ) -> Collection:
     """Read qrels and runs into a :class:`Collection`.
 
@@ -365,6 +366,9 @@ def load_collection(
         Round scores to 32-bit floats first to reproduce trec_eval 9.x / pytrec_eval ties.
     progress : bool
         Show a progress bar while reading run files.
+    disjoint : bool
+        Keep a run that has no topic in common with the qrels (every topic missing: scored 0 under
+        ``missing="zero"``, as trec_eval ``-c`` scores it) instead of refusing it.
 
     Raises
     ------
@@ -380,7 +384,8 @@ def load_collection(
 
         def prepare(table: io.RunTable) -> _RunLists:
             return _RunLists.from_table(table, qrels=reading_qrels.result(), depth=depth, ties=ties,
-                                        score_precision=score_precision, remove_unjudged=(unjudged == "remove"))
+                                        score_precision=score_precision, remove_unjudged=(unjudged == "remove"),
+                                        disjoint=disjoint)
 
         try:
             lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
@@ -539,7 +544,7 @@ class _RunLists:
 
     @classmethod
     def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
-                   remove_unjudged: bool) -> "_RunLists":
+                   remove_unjudged: bool, disjoint: bool = False) -> "_RunLists":
         topic_codes = _dictionary(run.topic)
         topic = qrels.topic_index(topic_codes.dictionary)[to_numpy(topic_codes.indices)]
         docs = _dictionary(run.docid)
@@ -551,7 +556,7 @@ class _RunLists:
             position = np.flatnonzero(keep)
             topic, doc, score = topic[position], doc[position], score[position]
             rank = None if rank is None else rank[position]
-        if len(topic) == 0:
+        if len(topic) == 0 and not disjoint:
             raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
                              f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
         if position is None and ties == "input":

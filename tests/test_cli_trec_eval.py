@@ -110,3 +110,11 @@ def test_zscores(files, capsys):
 def test_help_lists_the_differences(capsys):
     status, out, _ = run(capsys, "--help")
     assert status == 0 and "What differs from trec_eval 10" in out and "-nan" in out
+
+
+def test_a_run_without_a_topic_of_the_qrels(files, capsys):
+    """trec_eval -c scores every topic 0; without -c it stops at the first (status 4)."""
+    (files / "other").write_text("9 Q0 a 1 2 r\n")
+    assert run(capsys, "-q", "-m", "map", "qrels", "other")[:2] == (4, "")
+    status, out, _ = run(capsys, "-c", "-m", "map", "qrels", "other")
+    assert status == 0 and out == "map                   \tall\t0.0000\n"

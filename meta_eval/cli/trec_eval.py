@@ -49,7 +49,7 @@ measure library. results_file '-' reads standard input.
 Exit status: 0 success; 1 bad option, wrong number of files or unknown measure; 2 unreadable or malformed input
 (the message names the file and line), bad -R/-T, bad measure parameters; 4 a topic of the rel_info file the run
 lacks (without -c), a document twice for one topic, contradictory preferences, a measure the -R format cannot
-give; 7 no topic to evaluate; 255 a bad -Z file.
+give; 255 a bad -Z file.
 
 What differs from trec_eval 10, and why:
   * Several results files (or '-') may follow the rel_info file: each run's report in turn, as a shell loop of
@@ -293,7 +293,7 @@ def _collection(options: Options, judgments, result_files: list[str]):
         from meta_eval.collection import load_collection
 
         return load_collection(judgments, runs, depth=options.depth, rel_level=options.rel_level, missing=missing,
-                               unjudged="remove" if options.judged_only else "nonrel")
+                               unjudged="remove" if options.judged_only else "nonrel", disjoint=True)
     if options.rel_format == "qrels_jg":
         from meta_eval.judgment_groups import load_judgment_groups
 
