@@ -203,7 +203,7 @@ def test_unreadable_file_is_a_clear_error(tmp_path):
 def test_latin1_run_tag_is_refused_not_mangled(tmp_path):
     run = RUN.encode().replace(b"tagA", "système".encode("latin-1"))
     message = _error(tmp_path, run=run)
-    assert message.endswith("r:1: the run tag b'syst\\xe8me' is not valid UTF-8 text")
+    assert message.endswith("r:7: the run tag b'syst\\xe8me' is not valid UTF-8 text")  # the last line's tag names the run
     col, _ = _scores(tmp_path, run=RUN.replace("tagA", "système"))  # UTF-8 is read as written
     assert col.systems == ["système"]
 
