@@ -297,6 +297,26 @@ class Collection:
         return f"Collection({s} systems × {t} topics × depth {d}, grades 0..{self.max_grade})"
 
 
+class ListsView:
+    """A collection built over an inner :class:`Collection` of ranked lists (``self.lists``): judgment groups,
+    preference judgments. It takes its runs, missing-topic policy and options from the inner one, and gives what
+    :mod:`meta_eval.evaluate` needs (``systems``, ``topics``, ``present``, ``missing``, ``map_lists``)."""
+
+    lists: Collection
+
+    @property
+    def systems(self) -> list[str]:
+        return self.lists.systems
+
+    @property
+    def missing(self) -> str:
+        return self.lists.missing
+
+    @property
+    def options(self) -> dict:
+        return self.lists.options
+
+
 _KIND_HINT = {"preferences": "preference judgments (trec_eval -R prefs or qrels_prefs; "
                               "meta_eval.preferences.load_preferences)",
               "rankings": "graded judgments (qrels)"}

@@ -19,13 +19,13 @@ import pyarrow.compute as pc
 
 from meta_eval import io
 from meta_eval.arrow_numpy import to_numpy
-from meta_eval.collection import Collection, build_collection
+from meta_eval.collection import Collection, ListsView, build_collection
 
 _SEPARATOR = "\t"  # joins topic and group in the inner collection's topic ids (no id holds whitespace)
 
 
 @dataclass(eq=False)
-class JudgmentGroupCollection:
+class JudgmentGroupCollection(ListsView):
     """Runs judged by several judgment groups per topic: what :func:`meta_eval.evaluate` needs of a collection,
     every measure averaged over each topic's groups.
 
@@ -42,18 +42,6 @@ class JudgmentGroupCollection:
     lists: Collection
     topics: list[str]
     parent: np.ndarray
-
-    @property
-    def systems(self) -> list[str]:
-        return self.lists.systems
-
-    @property
-    def missing(self) -> str:
-        return self.lists.missing
-
-    @property
-    def options(self) -> dict:
-        return self.lists.options
 
     @property
     def counts(self) -> np.ndarray:

@@ -32,6 +32,8 @@ from meta_eval import io
 from meta_eval.arrow_numpy import to_numpy
 from meta_eval.errors import ConflictError, InputError
 
+from meta_eval.collection import ListsView
+
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.collection import Collection
 
@@ -302,7 +304,7 @@ def _error(message: str, source: str, topic: str, group: str, docid: str) -> Con
 
 
 @dataclass(eq=False)
-class PreferenceCollection:
+class PreferenceCollection(ListsView):
     """Runs ranked against preference judgments: what :func:`meta_eval.evaluate` needs of a collection
     (``systems``, ``topics``, ``present``, ``missing``, :meth:`map_lists`) for the preference measures.
 
@@ -320,24 +322,12 @@ class PreferenceCollection:
     _local: list[tuple[np.ndarray, np.ndarray]] = field(repr=False, default_factory=list)
 
     @property
-    def systems(self) -> list[str]:
-        return self.lists.systems
-
-    @property
     def topics(self) -> list[str]:
         return self.lists.topics
 
     @property
     def present(self) -> np.ndarray:
         return self.lists.present
-
-    @property
-    def missing(self) -> str:
-        return self.lists.missing
-
-    @property
-    def options(self) -> dict:
-        return self.lists.options
 
     def map_lists(self, funcs: Sequence[Callable[[PreferenceLists], np.ndarray]], *, threads: int | None = None
                   ) -> list[np.ndarray]:

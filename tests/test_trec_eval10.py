@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from meta_eval.cli.trec_eval import main
+from tests.test_trec_eval_binary import collection_files
 from tests.trec_eval_source import extract, trec_eval10
 
 PROGRAM = trec_eval10()
@@ -108,26 +109,6 @@ def test_trec_eval10_defects_are_the_only_differences(name, test_dir, capsys):
     assert differing and {d.removesuffix("_1=3") for d in differing} <= {measure}, differing
 
 
-@st.composite
-def collection_files(draw):
-    """Qrels and a run as text, with ties, unjudged and negatively judged documents, topics the run lacks, grades
-    up to 3, comment lines and mixed whitespace."""
-    qrels, run = ["# judged"], []
-    for t in range(draw(st.integers(1, 4))):
-        pool = draw(st.integers(1, 15))
-        for d in range(pool):
-            if d == 0 or draw(st.booleans()):
-                grade = draw(st.integers(0, 3)) if d == 0 else draw(st.integers(-1, 3))
-                qrels.append(f"{t} 0 d{d} {grade}")
-        if t > 0 and draw(st.booleans()):
-            continue
-        docs = draw(st.permutations(range(pool + 3)))[: draw(st.integers(1, pool + 3))]
-        for d in docs:
-            space = draw(st.sampled_from([" ", "\t", "  "]))
-            run.append(space.join([str(t), "Q0", f"d{d}", "1", f"{draw(st.integers(0, 4)) / 3:.6f}", "tag"]))
-    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
-
-
 OPTION_SETS = st.sampled_from([["-q"], ["-q", "-c"], ["-q", "-c", "-M", "3"], ["-q", "-l", "2"], ["-q", "-J"],
                                ["-q", "-c", "-l", "2"]])
 
@@ -135,7 +116,7 @@ OPTION_SETS = st.sampled_from([["-q"], ["-q", "-c"], ["-q", "-c", "-M", "3"], ["
 @settings(max_examples=int(os.environ.get("META_EVAL_EXAMPLES", 60)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(files=collection_files(), options=OPTION_SETS)
 def test_random_files_match_trec_eval10(tmp_path, capsys, files, options):
-    (tmp_path / "qrels").write_text(files[0])
+    (tmp_path / "qrels").write_text("# judgments\n" + files[0])  # comment lines are skipped by both
     (tmp_path / "run").write_text(files[1])
     args = [*options, "-m", "all_trec", "-m", "yaap", "qrels", "run"]
     assert_agrees(*both(args, tmp_path, capsys))

@@ -171,22 +171,16 @@ def parse(argv: list[str]) -> tuple[Options, list[str]]:
     return options, files
 
 
+#: The options that set a field: flag -> (field, value; None: the option's argument).
+_SETS = {"q": ("query", True), "c": ("complete", True), "n": ("summary", False), "J": ("judged_only", True),
+         "R": ("rel_format", None), "T": ("results_format", None), "Z": ("zscores", None)}
+
+
 def _flag(options: Options, key: str, value: str) -> None:
-    if key == "q":
-        options.query = True
-    elif key == "c":
-        options.complete = True
-    elif key == "n":
-        options.summary = False
-    elif key == "J":
-        options.judged_only = True
-    elif key == "R":
-        options.rel_format = value
-    elif key == "T":
-        options.results_format = value
-    elif key == "Z":
-        options.zscores = value
-    # -D (debug level) and -o (obsolete) are accepted and change nothing
+    """Set what the option sets; -D (debug level) and -o (obsolete) are accepted and change nothing."""
+    if key in _SETS:
+        name, fixed = _SETS[key]
+        setattr(options, name, value if fixed is None else fixed)
 
 
 def _atol(text: str) -> int:
@@ -240,28 +234,27 @@ def evaluate(options: Options, rel_file: str, result_files: list[str]) -> int:
 
 def _read_judgments(options: Options, path: str):
     from meta_eval import io
-    from meta_eval.errors import InputError
 
     if options.rel_format not in REL_FORMATS:
         raise Exit(2, f"illegal rel_format '{options.rel_format}' (qrels, qrels_jg, prefs or qrels_prefs)")
-    try:
-        if options.rel_format == "qrels":
-            return io.read_qrels(path)
-        if options.rel_format == "qrels_jg":
-            return io.read_qrels_jg(path)
-        return io.read_prefs(path, fmt=options.rel_format)
-    except InputError as exc:
-        raise Exit(2, str(exc)) from None
+    readers = {"qrels": io.read_qrels, "qrels_jg": io.read_qrels_jg}
+    return _read(readers.get(options.rel_format, lambda p: io.read_prefs(p, fmt=options.rel_format)), path, 2)
 
 
 def _read_zscores(path: str):
     from meta_eval import io
+
+    return _read(io.read_zscores, path, 255)  # trec_eval returns UNDEF from main: status 255
+
+
+def _read(reader, path: str, status: int):
+    """``reader(path)``, or stop with ``status`` and the reader's message (file and line)."""
     from meta_eval.errors import InputError
 
     try:
-        return io.read_zscores(path)
+        return reader(path)
     except InputError as exc:
-        raise Exit(255, str(exc)) from None
+        raise Exit(status, str(exc)) from None
 
 
 def _with_collection_size(selection, num_docs: int):

@@ -69,25 +69,6 @@ def _simple(lists: PreferenceLists, which: str) -> np.ndarray:
     return _ratio(_total(lists, *FULFILLED[which]), _total(lists, *POSSIBLE[which]))
 
 
-@register("prefs_simp", input="preferences")
-def prefs_simp(lists: PreferenceLists) -> np.ndarray:
-    """Preferences fulfilled / preferences possible, a preference of two JGs counted twice; unretrieved pairs are
-    failures (trec_eval ``prefs_simp``)."""
-    return _simple(lists, "all")
-
-
-@register("prefs_simp_ret", input="preferences")
-def prefs_simp_ret(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_simp` over pairs of retrieved documents only (trec_eval ``prefs_simp_ret``)."""
-    return _simple(lists, "ret")
-
-
-@register("prefs_simp_imp", input="preferences")
-def prefs_simp_imp(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_simp` over pairs with at least one retrieved document (trec_eval ``prefs_simp_imp``)."""
-    return _simple(lists, "imp")
-
-
 def _per_group(lists: PreferenceLists, which: str) -> np.ndarray:
     """Mean over the topic's JGs of fulfilled / possible (a JG without a possible preference adds 0); 0 unless
     the sum is positive."""
@@ -98,25 +79,6 @@ def _per_group(lists: PreferenceLists, which: str) -> np.ndarray:
         poss = sum(counts[key] for key in POSSIBLE[which])
         total = total + _ratio(ful, poss)
     return np.where(total > 0, total / max(len(lists.topic.groups), 1), 0.0)
-
-
-@register("prefs_avgjg", input="preferences")
-def prefs_avgjg(lists: PreferenceLists) -> np.ndarray:
-    """Fulfilled / possible within each judgment group, averaged over the topic's groups: each user weighs alike
-    (trec_eval ``prefs_avgjg``)."""
-    return _per_group(lists, "all")
-
-
-@register("prefs_avgjg_ret", input="preferences")
-def prefs_avgjg_ret(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_avgjg` over pairs of retrieved documents only (trec_eval ``prefs_avgjg_ret``)."""
-    return _per_group(lists, "ret")
-
-
-@register("prefs_avgjg_imp", input="preferences")
-def prefs_avgjg_imp(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_avgjg` over pairs with at least one retrieved document (trec_eval ``prefs_avgjg_imp``)."""
-    return _per_group(lists, "imp")
 
 
 def _pairs(lists: PreferenceLists, which: str) -> np.ndarray:
@@ -135,23 +97,34 @@ def _pairs(lists: PreferenceLists, which: str) -> np.ndarray:
     return _ratio(total, n_pairs)
 
 
-@register("prefs_pair", input="preferences")
-def prefs_pair(lists: PreferenceLists) -> np.ndarray:
-    """Mean over document pairs of the share of judgment groups whose preference the ranking follows; a pair
-    neither document of which is retrieved counts 0 (trec_eval ``prefs_pair``)."""
-    return _pairs(lists, "all")
+_KINDS = {
+    "simp": (_simple, "Preferences fulfilled / preferences possible, a preference of two JGs counted twice"),
+    "avgjg": (_per_group, "Fulfilled / possible within each judgment group, averaged over the topic's groups: each "
+                          "user weighs alike"),
+    "pair": (_pairs, "Mean over document pairs of the share of judgment groups whose preference the ranking follows"),
+}
+_SCOPES = {"": ("all", "; a preference neither document of which is retrieved fails"),
+           "_ret": ("ret", ", over pairs of retrieved documents only"),
+           "_imp": ("imp", ", over pairs with at least one retrieved document")}
 
 
-@register("prefs_pair_ret", input="preferences")
-def prefs_pair_ret(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_pair` over pairs of retrieved documents only (trec_eval ``prefs_pair_ret``)."""
-    return _pairs(lists, "ret")
+def _declare(kind: str, suffix: str) -> None:
+    """Register trec_eval's ``prefs_<kind><suffix>``: one of the ratios over one scope of pairs."""
+    compute, what = _KINDS[kind]
+    which, scope = _SCOPES[suffix]
+    name = f"prefs_{kind}{suffix}"
+
+    def measure(lists: PreferenceLists) -> np.ndarray:
+        return compute(lists, which)
+
+    measure.__name__ = measure.__qualname__ = name
+    measure.__doc__ = f"{what}{scope} (trec_eval ``{name}``)."
+    register(name, input="preferences")(measure)
 
 
-@register("prefs_pair_imp", input="preferences")
-def prefs_pair_imp(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_pair` over pairs with at least one retrieved document (trec_eval ``prefs_pair_imp``)."""
-    return _pairs(lists, "imp")
+for _kind in ("simp", "pair", "avgjg"):
+    for _suffix in _SCOPES:
+        _declare(_kind, _suffix)
 
 
 # --------------------------------------------------------------------------------------------- Rnonrel
@@ -159,7 +132,7 @@ def prefs_pair_imp(lists: PreferenceLists) -> np.ndarray:
 
 @register("prefs_avgjg_Rnonrel", input="preferences")
 def prefs_avgjg_rnonrel(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_avgjg` with each group's non-relevant documents (level 0) brought to R, its relevant ones
+    """``prefs_avgjg`` with each group's non-relevant documents (level 0) brought to R, its relevant ones
     (trec_eval ``prefs_avgjg_Rnonrel``, akin to bpref): with N <= R non-relevant documents, R(R − N) fulfilled
     preferences are added for the retrieved relevant ones; with more, only the first R non-relevant documents in
     rank order are kept and the preferences counted again.
@@ -171,9 +144,9 @@ def prefs_avgjg_rnonrel(lists: PreferenceLists) -> np.ndarray:
 
 @register("prefs_avgjg_Rnonrel_ret", input="preferences")
 def prefs_avgjg_rnonrel_ret(lists: PreferenceLists) -> np.ndarray:
-    """:func:`prefs_avgjg_Rnonrel` over retrieved documents: R and N count the retrieved relevant and non-relevant
+    """``prefs_avgjg_Rnonrel`` over retrieved documents: R and N count the retrieved relevant and non-relevant
     documents, and only pairs of retrieved documents count (trec_eval ``prefs_avgjg_Rnonrel_ret``; as there, the
-    added possible preferences are R_ret(R − N) with R_ret... the group's relevant documents, retrieved or not)."""
+    possible preferences added are (R − N) times the group's relevant documents, retrieved or not)."""
     return _rnonrel(lists, retrieved_only=True)
 
 
