@@ -81,27 +81,36 @@ def report(selection: Sequence[Selected], numbers: Numbers, s: int, topics: Sequ
 
 
 def _topic_lines(selection, values, relstring, topics, prefix: str) -> list[str]:
-    columns = []  # (line head, per-topic texts)
+    """Every topic's lines: one ``%`` of a template made once for all runs (``name<TAB>topic<TAB>%6.4f``, ``%d``
+    for counts, ``'%s'`` for relstring) with the values in (topic, column) order."""
+    heads, formats, columns = [], [], []
     for chosen in selection:
         m = chosen.measure
         if m.kind == "relstring":
-            head = f"{_relstring_name(chosen):<22s}\t"
-            columns.append((head, [f"'{text}'\n" for text in relstring[:len(topics)]]))
+            heads.append(f"{_relstring_name(chosen):<22s}\t")
+            formats.append("'%s'\n")
+            columns.append(relstring[:len(topics)])
             continue
         if not m.per_topic or m.family is None:
             continue
         for measure in chosen.values:
-            texts = _texts(values[measure.output_name][:len(topics)], measure.family.integer and not prefix)
-            columns.append((f"{prefix}{measure.output_name:<22s}\t", texts))
-    heads = _line_heads(tuple(head for head, _ in columns), tuple(topics))
-    texts = [texts for _, texts in columns]
-    return [heads[t][c] + texts[c][t] for t in range(len(topics)) for c in range(len(columns))]
+            heads.append(f"{prefix}{measure.output_name:<22s}\t")
+            formats.append("%d\n" if measure.family.integer and not prefix else "%6.4f\n")
+            columns.append(values[measure.output_name][:len(topics)])
+    if not heads or not topics:
+        return []
+    table = np.empty((len(topics), len(heads)), dtype=object)
+    for c, column in enumerate(columns):
+        table[:, c] = column
+    return [_template(tuple(heads), tuple(formats), tuple(topics)) % tuple(table.ravel().tolist())]
 
 
 @functools.lru_cache(maxsize=4)
-def _line_heads(heads: tuple[str, ...], topics: tuple[str, ...]) -> list[list[str]]:
-    """``name<TAB>topic<TAB>`` of every (topic, column): the same for every run, so made once."""
-    return [[f"{head}{topic}\t" for head in heads] for topic in topics]
+def _template(heads: tuple[str, ...], formats: tuple[str, ...], topics: tuple[str, ...]) -> str:
+    """``name<TAB>topic<TAB>%6.4f\n`` ... for every (topic, column): the same for every run, so made once (a ``%``
+    in a name or topic id doubled)."""
+    return "".join(f"{head}{topic}\t".replace("%", "%%") + fmt for topic in topics
+                   for head, fmt in zip(heads, formats))
 
 
 def _summary_lines(selection, numbers: Numbers, s: int, runid: str, n_topics: int, prefix: str) -> list[str]:
