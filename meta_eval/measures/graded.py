@@ -218,12 +218,30 @@ def trec_g(r: Rankings, gain="linear") -> np.ndarray:
     minimum cost of 1 per rank. The ideal list holds the topic's judged documents of positive gain; 0 if it is
     empty. Custom gain maps order the ideal list by gain (trec_eval compares gains as integers, a bug not copied)."""
     table = gain_table(gain, r.max_grade)
-    gains = r.gains(table)
+    gains = r.gains(table).reshape(-1, r.depth)
     ideal = r.ideal_gains(table)
-    cost = np.cumsum(np.maximum(_padded(ideal, r.depth), 1.0), axis=-1)
+    cost = np.cumsum(np.maximum(_padded(ideal, r.depth), 1.0), axis=-1)  # per topic
+    lists, rank = np.nonzero(gains)  # only the documents with a gain add a term
+    value = gains[lists, rank]
+    cg = _running_at(gains, lists, rank, value, exact=bool(np.all(table == np.round(table))))
+    rows = np.broadcast_to(np.arange(cost[..., 0].size).reshape(cost.shape[:-1]), r.shape).reshape(-1)[lists]
     # 2 + cost − cg >= 2 in exact arithmetic (cg never passes the ideal's cumulated gain); the floor guards rounding
-    terms = np.where(gains != 0, gains / np.log2(np.maximum(2.0 + cost - np.cumsum(gains, axis=-1), 2.0)), 0.0)
-    return _div(terms.sum(-1), np.broadcast_to(ideal.sum(-1), r.shape))
+    terms = value / np.log2(np.maximum(2.0 + cost.reshape(-1, r.depth)[rows, rank] - cg, 2.0))
+    total = np.bincount(lists, weights=terms, minlength=gains.shape[0]).reshape(r.shape)
+    return _div(total, np.broadcast_to(ideal.sum(-1), r.shape))
+
+
+def _running_at(values: np.ndarray, lists: np.ndarray, rank: np.ndarray, nonzero: np.ndarray, exact: bool
+                ) -> np.ndarray:
+    """Σ_{r' <= r} values of each list at the given (list, rank) entries (the nonzero ones, in order). With
+    integer values, one running sum over the nonzero entries less each list's start (exact); else a running sum
+    over every rank."""
+    if not exact:
+        return np.cumsum(values, axis=-1)[lists, rank]
+    running = np.cumsum(nonzero)
+    starts = np.flatnonzero(np.concatenate([[True], lists[1:] != lists[:-1]])) if len(lists) else lists
+    before = np.repeat(np.concatenate([[0.0], running])[starts], np.diff(np.concatenate([starts, [len(lists)]])))
+    return running - before
 
 
 @register("Rndcg", params=(GAIN,))
