@@ -337,15 +337,33 @@ def relevant_positions(r: Rankings) -> np.ndarray:
 
 def _iprec_at(r: Rankings, level: float, cut: str = "round") -> np.ndarray:
     """Interpolated precision at a recall level: at the rank of the n-th relevant document (n = the documents
-    needed for that recall, ``cut``; rank 1 for n = 0), the maximum precision at or below it; 0 if fewer than n
-    relevant documents were retrieved. ``cut="round"`` is trec_eval 10's rule (which its test suite checks)."""
-    need = _needed(level, r.num_rel(), cut)
-    reached = need <= r.num_rel_ret()
-    positions = relevant_positions(r)
-    at = np.take_along_axis(positions, np.clip(need - 1, 0, positions.shape[-1] - 1)[..., None], axis=-1)[..., 0]
-    at = np.where(need > 0, at, 0)  # rank index of the need-th relevant document (rank 1 for none)
-    value = np.take_along_axis(interpolated_precision_curve(r), at[..., None], axis=-1)[..., 0]
-    return np.where(reached & (r.n_ret > 0), value, 0.0)
+    needed for that recall, ``cut``; the first relevant one for n = 0), the maximum precision at or below it; 0 if
+    fewer than n relevant documents were retrieved. ``cut="round"`` is trec_eval 10's rule (which its test suite
+    checks). The maximum is taken over the relevant documents from the n-th on (precision only falls between
+    them), from one compact array of their precisions shared by every level."""
+    need = _needed(level, r.num_rel(), cut).reshape(-1)
+    precision, start, found = _precision_at_relevant_ranks(r)
+    reached = np.flatnonzero((need <= found) & (found > 0) & (r.n_ret.reshape(-1) > 0))
+    out = np.zeros(found.shape)
+    if len(reached):
+        first = start[reached] + np.maximum(need[reached], 1) - 1
+        bounds = np.stack([first, start[reached] + found[reached]], axis=1).reshape(-1)
+        out[reached] = np.maximum.reduceat(precision, bounds)[::2]  # max over [first, end of the list's ones)
+    return out.reshape(r.shape)
+
+
+def _precision_at_relevant_ranks(r: Rankings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """C(r)/r at every relevant document, list after list (a 0 appended), each list's start in it and its number
+    of relevant documents retrieved (cached)."""
+
+    def build():
+        lists, ranks = relevant_ranks(r)
+        found = np.bincount(lists, minlength=int(np.prod(r.shape, dtype=np.int64)))
+        start = np.concatenate([[0], np.cumsum(found)[:-1]])
+        precision = at_relevant(r, r.cum_relevant()) / (ranks + 1.0)
+        return np.concatenate([precision, [0.0]]), start, found
+
+    return r.cached("precision_at_relevant_ranks", build)
 
 
 @register("IPrec", params=(RECALL_CUT,), cutoff=Param("k", 0.0, float, "recall level", within="[0, 1]"),

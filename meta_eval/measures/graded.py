@@ -424,8 +424,10 @@ def rbp(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) ->
     is ``RBP(p=0.9,graded=true,max=topic)`` and ignores ``-l``). The sum is taken rank after rank with p^{r−1} as
     repeated products, trec_eval's arithmetic to the last bit.
     """
-    terms = _rbp_relevance(r, graded, gain, max) * _powers(r, p)[:-1] * _upto(r, k)
-    return (1.0 - p) * np.cumsum(terms, axis=-1)[..., -1]
+    relevance = (_rbp_relevance(r, graded, gain, max) * _upto(r, k)).reshape(-1, r.depth)
+    lists, rank = np.nonzero(relevance)  # the terms added, in rank order (bincount adds in order)
+    terms = relevance[lists, rank] * _powers(r, p)[rank]
+    return (1.0 - p) * np.bincount(lists, weights=terms, minlength=relevance.shape[0]).reshape(r.shape)
 
 
 @register("RBP_resid", cutoff=K, params=(
@@ -444,7 +446,9 @@ def rbp_residual(r: Rankings, p=0.8, fully_judged="tail", k=None) -> np.ndarray:
     n = r.n_ret if k is None else np.minimum(r.n_ret, k)
     powers = _powers(r, p)
     unknown = (r.grades < 0) & r.valid() & _upto(r, k)
-    residual = powers[n] + (1.0 - p) * np.cumsum(powers[:-1] * unknown, axis=-1)[..., -1]
+    lists, rank = np.nonzero(unknown.reshape(-1, r.depth))
+    residual = powers[n] + (1.0 - p) * np.bincount(lists, weights=powers[rank],
+                                                   minlength=unknown[..., 0].size).reshape(r.shape)
     if fully_judged == "zero":
         return np.where(unknown.any(-1), residual, 0.0)
     return residual
