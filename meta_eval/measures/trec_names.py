@@ -310,7 +310,10 @@ def expand_trec_spec(spec: str) -> list[str]:
         return [name for member in NICKNAMES[spec] if member not in LAYOUT_ONLY for name in expand_trec_spec(member)]
     family, dot, params = spec.partition(".")
     m = BY_NAME.get(family)
-    if m is None or m.family is None or (dot and not params):
+    if m is not None and m.family is None:
+        raise InputError(f"{family} is printed by trec_eval's layout, not a measure with values: meta-eval trec-eval "
+                         "prints it (evaluate -f trec prints runid and num_q)")
+    if m is None or (dot and not params):
         return [spec]
     if m.kind in ("long_cuts", "double_cuts"):
         if dot and not re.fullmatch(r"[-+0-9.,eE ]+", params):
