@@ -24,7 +24,10 @@ _EXPORTS = {
     "InfeasibleError": "errors", "InputError": "errors", "MetaEvalError": "errors", "OutputError": "errors",
     "aggregate": "evaluate", "evaluate": "evaluate", "format_trec": "evaluate", "per_topic": "evaluate",
     "resolve": "evaluate", "score": "evaluate", "score_lists": "evaluate",
-    "read_qrels": "io", "read_run": "io", "read_runs": "io",
+    "read_prefs": "io", "read_qrels": "io", "read_qrels_jg": "io", "read_run": "io", "read_runs": "io",
+    "read_zscores": "io",
+    "JudgmentGroupCollection": "judgment_groups", "load_judgment_groups": "judgment_groups",
+    "PreferenceCollection": "preferences", "load_preferences": "preferences",
     "Measure": "measures", "Param": "measures", "families": "measures", "get_measure": "measures",
     "make_measure": "measures", "register": "measures",
     "load_metric": "plugins", "metric_from_callable": "plugins", "per_list": "plugins",
@@ -71,7 +74,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from meta_eval.demo import demo_collection, demo_paths
     from meta_eval.errors import InfeasibleError, InputError, MetaEvalError, OutputError
     from meta_eval.evaluate import aggregate, evaluate, format_trec, per_topic, resolve, score, score_lists
-    from meta_eval.io import read_qrels, read_run, read_runs
+    from meta_eval.io import read_prefs, read_qrels, read_qrels_jg, read_run, read_runs, read_zscores
+    from meta_eval.judgment_groups import JudgmentGroupCollection, load_judgment_groups
+    from meta_eval.preferences import PreferenceCollection, load_preferences
     from meta_eval.measures import Measure, Param, families, get_measure, make_measure, register
     from meta_eval.plugins import load_metric, metric_from_callable, per_list
     from meta_eval.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings

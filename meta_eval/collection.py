@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from meta_eval import io
 from meta_eval.arrow_numpy import from_numpy, strings, to_numpy
-from meta_eval.errors import InputError
+from meta_eval.errors import ConflictError, InputError
 from meta_eval.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -164,6 +164,7 @@ class Collection:
         releases the GIL); the result does not depend on their number.
         """
 
+        check_input_kind(funcs, "rankings")
         S, T = len(self.systems), len(self.topics)
         out = [np.zeros((S, T)) for _ in funcs]
         pieces = []
@@ -296,6 +297,42 @@ class Collection:
         return f"Collection({s} systems × {t} topics × depth {d}, grades 0..{self.max_grade})"
 
 
+class ListsView:
+    """A collection built over an inner :class:`Collection` of ranked lists (``self.lists``): judgment groups,
+    preference judgments. It takes its runs, missing-topic policy and options from the inner one, and gives what
+    :mod:`meta_eval.evaluate` needs (``systems``, ``topics``, ``present``, ``missing``, ``map_lists``)."""
+
+    lists: Collection
+
+    @property
+    def systems(self) -> list[str]:
+        return self.lists.systems
+
+    @property
+    def missing(self) -> str:
+        return self.lists.missing
+
+    @property
+    def options(self) -> dict:
+        return self.lists.options
+
+
+_KIND_HINT = {"preferences": "preference judgments (trec_eval -R prefs or qrels_prefs; "
+                              "meta_eval.preferences.load_preferences)",
+              "rankings": "graded judgments (qrels)"}
+
+
+def check_input_kind(funcs: Sequence[Callable], kind: str) -> None:
+    """Refuse measures that need another kind of judgments than a collection holds (a preference measure of a
+    qrels collection, AP of preference judgments), naming the measure and what it needs."""
+    for func in funcs:
+        family = getattr(func, "family", None)
+        needs = getattr(family, "input", "rankings")
+        if needs != kind:
+            raise InputError(f"measure {func.output_name} needs {_KIND_HINT[needs]}; these runs are judged by "
+                             f"{_KIND_HINT[kind]}")
+
+
 def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:
     if wanted is None:
         return np.arange(len(names))
@@ -320,6 +357,7 @@ def load_collection(
     ties: TiePolicy = "trec_eval",
     score_precision: Literal["float64", "float32"] = "float64",
     progress: bool = False,
+    disjoint: bool = False,
 ) -> Collection:
     """Read qrels and runs into a :class:`Collection`.
 
@@ -348,6 +386,9 @@ def load_collection(
         Round scores to 32-bit floats first to reproduce trec_eval 9.x / pytrec_eval ties.
     progress : bool
         Show a progress bar while reading run files.
+    disjoint : bool
+        Keep a run that has no topic in common with the qrels (every topic missing: scored 0 under
+        ``missing="zero"``, as trec_eval ``-c`` scores it) instead of refusing it.
 
     Raises
     ------
@@ -363,7 +404,8 @@ def load_collection(
 
         def prepare(table: io.RunTable) -> _RunLists:
             return _RunLists.from_table(table, qrels=reading_qrels.result(), depth=depth, ties=ties,
-                                        score_precision=score_precision, remove_unjudged=(unjudged == "remove"))
+                                        score_precision=score_precision, remove_unjudged=(unjudged == "remove"),
+                                        disjoint=disjoint)
 
         try:
             lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
@@ -485,7 +527,7 @@ class _Qrels:
         if len(dup):
             name, docid = self.topics[j.topic[dup[0]]], self.dictionary[int(j.doc[dup[0]])].as_py()
             line = io.line_of_pair(self.source, name, docid)
-            raise InputError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
+            raise ConflictError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
         self._lookup = _GradeLookup(self.judgments, len(self.dictionary))
 
     def topic_index(self, values: pa.Array) -> np.ndarray:
@@ -522,7 +564,7 @@ class _RunLists:
 
     @classmethod
     def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
-                   remove_unjudged: bool) -> "_RunLists":
+                   remove_unjudged: bool, disjoint: bool = False) -> "_RunLists":
         topic_codes = _dictionary(run.topic)
         topic = qrels.topic_index(topic_codes.dictionary)[to_numpy(topic_codes.indices)]
         docs = _dictionary(run.docid)
@@ -534,7 +576,7 @@ class _RunLists:
             position = np.flatnonzero(keep)
             topic, doc, score = topic[position], doc[position], score[position]
             rank = None if rank is None else rank[position]
-        if len(topic) == 0:
+        if len(topic) == 0 and not disjoint:
             raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
                              f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
         if position is None and ties == "input":
@@ -617,7 +659,8 @@ def _check_duplicates(run: io.RunTable, topic: np.ndarray, doc: np.ndarray, n_do
     row = i if position is None else int(position[i])
     docid, name = run.docid[row].as_py(), run.topic[row].as_py()
     line = io.line_of_pair(run.source, name, docid)
-    raise InputError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source, line)
+    raise ConflictError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source,
+                        line)
 
 
 def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> Judgments:

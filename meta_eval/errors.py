@@ -29,6 +29,11 @@ class InputError(MetaEvalError, ValueError):
         super().__init__(where + message)
 
 
+class ConflictError(InputError):
+    """Input that reads well but contradicts itself: a document listed twice for one topic (in a run or the
+    qrels), preferences of one judgment group that contradict each other."""
+
+
 class InfeasibleError(MetaEvalError, ValueError):
     """A constraint set (e.g. a metric value for MEM) that no distribution can satisfy."""
 

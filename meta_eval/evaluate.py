@@ -53,7 +53,7 @@ def per_topic_many(collection: Collection, measures: Sequence[Measure]) -> list[
 def _missing_topics(collection: Collection, m: Measure, values: np.ndarray) -> np.ndarray:
     if collection.missing == "skip":
         return np.where(collection.present, values, np.nan)
-    if m.family.qrels_only:
+    if m.family.qrels_only or m.family.empty_list:
         return values
     return np.where(collection.present, values, 0.0)
 
@@ -78,16 +78,27 @@ def aggregate(values: np.ndarray, measure: Measure, collection: Collection | Non
     """Summary over topics (axis -1) the way the measure declares: arithmetic mean, geometric mean (trec_eval gm_*:
     exp mean log max(v, 1e-5)), sum, or the family's own summary function ``f(values, measure, collection)``
     (which may use the collection, e.g. trec_eval's ``num_rel`` under ``-c``). NaN (skipped topics) are left
-    out."""
+    out. Values are added one topic after the other, in topic order, as trec_eval adds them, so that a printed
+    summary agrees with trec_eval's to the last digit (a pairwise sum can differ in the last bit)."""
     how = measure.family.aggregate
     if callable(how):
         return how(values, measure, collection)
     if how == "sum":
-        return np.nansum(values, axis=-1)
-    if how == "gmean":
-        return np.exp(np.nanmean(np.log(np.maximum(values, MIN_GEO_MEAN)), axis=-1))
+        return sequential_sum(values)
     with np.errstate(all="ignore"):
-        return np.nanmean(values, axis=-1)
+        n = np.sum(~np.isnan(values), axis=-1)
+        if how == "gmean":
+            return np.exp(sequential_sum(np.log(np.maximum(values, MIN_GEO_MEAN))) / n)
+        return sequential_sum(values) / n
+
+
+def sequential_sum(values: np.ndarray) -> np.ndarray:
+    """Σ over the last axis, NaN left out, added in order (C's loop; numpy's sum is pairwise)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = np.where(np.isnan(values), 0.0, values)
+    if values.shape[-1] == 0:
+        return np.zeros(values.shape[:-1])
+    return np.cumsum(values, axis=-1)[..., -1]
 
 
 @dataclass(frozen=True)

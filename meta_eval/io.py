@@ -37,6 +37,12 @@ if TYPE_CHECKING:  # pragma: no cover
 RUN_FIELDS = ("topic", "q0", "docid", "rank", "score", "tag")
 _DICT = pa.dictionary(pa.int32(), pa.string())
 QRELS_FIELDS = ("topic", "iteration", "docid", "grade")
+QRELS_JG_FIELDS = ("topic", "group", "docid", "grade")
+PREFS_FIELDS = ("topic", "group", "subgroup", "docid", "level")
+QRELS_PREFS_FIELDS = ("topic", "group", "docid", "level")
+ZSCORES_FIELDS = ("topic", "measure", "mean", "sd")
+STDIN = "-"
+"""The name that reads standard input (trec_eval's ``-`` for the results file)."""
 _WHITESPACE = re.compile(rb"[ \t\r\f\v]+")
 
 PathLike = str | Path
@@ -49,7 +55,7 @@ class RunTable:
     Attributes
     ----------
     name : str
-        Run name: the tag column of the first line (trec_eval's ``runid``), or the name given.
+        Run name: the tag column of the last line (trec_eval's ``runid``), or the name given.
     source : str
         File name (or DataFrame label) for error messages.
     topic, docid : pyarrow.Array
@@ -71,12 +77,41 @@ class RunTable:
 
 @dataclass(frozen=True)
 class QrelsTable:
-    """Parsed qrels: topic, docid and integer grade per judgment."""
+    """Parsed qrels: topic, docid and integer grade per judgment; with judgment groups (trec_eval's ``qrels_jg``
+    format, :func:`read_qrels_jg`) also the group of each judgment (the second field), else None."""
 
     source: str
     topic: pa.Array
     docid: pa.Array
     grade: np.ndarray
+    group: pa.Array | None = None
+
+
+@dataclass(frozen=True)
+class PrefsTable:
+    """Parsed preference judgments (trec_eval's ``prefs`` and ``qrels_prefs`` formats, :func:`read_prefs`): per
+    line the topic, judgment group (one user's information need), judgment sub-group (a set of documents ranked
+    against each other), docid and relevance level (a float; within a sub-group a higher level is preferred, 0 means
+    not relevant)."""
+
+    source: str
+    topic: pa.Array
+    group: pa.Array
+    subgroup: pa.Array
+    docid: pa.Array
+    level: np.ndarray
+
+
+@dataclass(frozen=True)
+class ZScoresTable:
+    """Parsed reference means and standard deviations per (topic, measure) (trec_eval's ``-Z`` file,
+    :func:`read_zscores`)."""
+
+    source: str
+    topic: list[str]
+    measure: list[str]
+    mean: np.ndarray
+    sd: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------- raw bytes
@@ -140,8 +175,23 @@ def _read_raw(path: Path) -> bytes:
         raise InputError(f"cannot read ({exc.strerror or exc})", str(path)) from None
 
 
+_STDIN_DATA: list[bytes] = []  # standard input, read once (an error message may look at its lines again)
+
+
+def _read_stdin() -> bytes:
+    """Standard input's bytes (read once and kept: an error message may need its lines again)."""
+    import sys
+
+    if not _STDIN_DATA:
+        first = sys.stdin.buffer.read(_SNIFF)
+        if first[:2] != _GZIP_MAGIC:
+            _check_text(first, STDIN)
+        _STDIN_DATA.append(first + sys.stdin.buffer.read())
+    return _STDIN_DATA[0]
+
+
 def read_bytes(path: PathLike) -> bytes:
-    """Read a text input: decompress gzip (recognised by its magic number, whatever the suffix), refuse binary
+    """Read a text input (``-``: standard input): decompress gzip (recognised by its magic number, whatever the suffix), refuse binary
     data, and end every line with ``\\n``.
 
     Line endings: ``\\r\\n`` (Windows) and a lone ``\\r`` (classic Mac OS) are read as line ends. trec_eval
@@ -154,9 +204,13 @@ def read_bytes(path: PathLike) -> bytes:
         If the file is missing or unreadable (a folder, a symlink loop, no permission), empty, binary data, or a
         corrupt/truncated gzip stream.
     """
-    path = Path(path)
-    record_input(path)  # an output of the same command may not replace it (meta_eval.output)
-    raw = _read_raw(path)
+    if str(path) == STDIN:
+        raw = _read_stdin()
+        path = Path(STDIN)
+    else:
+        path = Path(path)
+        record_input(path)  # an output of the same command may not replace it (meta_eval.output)
+        raw = _read_raw(path)
     if raw[:2] == _GZIP_MAGIC:
         try:
             raw = _gunzip(raw, str(path))
@@ -397,7 +451,7 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         A run file, or an object :mod:`meta_eval.adapters` reads: a DataFrame (``topic``/``qid``,
         ``docid``/``docno``, ``score``), a ``{qid: {docid: score}}`` dict, a ranx Run, ScoredDoc records...
     name : str, optional
-        Run name; default: the tag of the first line (trec_eval's ``runid``).
+        Run name; default: the tag of the last line (trec_eval's ``runid``).
     with_rank : bool
         Also parse the rank column (needed only for ``ties="rank"``; trec_eval ignores it).
 
@@ -412,7 +466,7 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         if len(runs) != 1:
             raise InputError(f"holds {len(runs)} runs; read it with read_runs", runs[0].source)
         return runs[0]
-    label = str(source)
+    label = source_label(source)
     data = _without_comments(read_bytes(source))
     keep = ["topic", "docid", "score"] + (["rank"] if with_rank else [])
     checks = {"score": "float"} | ({"rank": "float"} if with_rank else {})
@@ -431,7 +485,7 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         row = int(np.flatnonzero(~np.isfinite(rank))[0])
         raise InputError(f"rank must be a finite number, got {_field_of_row(data, row, 3)!r}", label,
                          _line_of_row(data, row))
-    run_name = name or _first_tag(data, label)
+    run_name = name or _last_tag(data, label)
     table = table.unify_dictionaries()
     return RunTable(
         name=run_name,
@@ -443,22 +497,27 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     )
 
 
-def _first_tag(data: bytes, source: str) -> str:
-    """The tag (6th field) of the first non-blank line: the run's name, as trec_eval's ``runid``. A tag that is not
-    UTF-8 is an error naming the line (decoded with replacement characters it would name the run wrongly)."""
-    start = 0
-    for number in range(1, 1 << 20):  # line by line: splitting the file would copy its rest
-        end = data.find(b"\n", start)
-        fields = data[start:end if end >= 0 else len(data)].split()
+def _last_tag(data: bytes, source: str) -> str:
+    """The tag (6th field) of the last non-blank line: the run's name, as trec_eval's ``runid`` ("the run_id field
+    of the last line is kept and output"). A tag that is not UTF-8 is an error naming the line (decoded with
+    replacement characters it would name the run wrongly)."""
+    end = len(data)
+    while end > 0:  # line by line from the end: splitting the file would copy it
+        start = data.rfind(b"\n", 0, end) + 1
+        fields = data[start:end].split()
         if len(fields) >= 6:
             try:
                 return fields[5].decode("utf-8")
             except UnicodeDecodeError:
-                raise InputError(f"the run tag {fields[5]!r} is not valid UTF-8 text", source, number) from None
-        if end < 0:
-            break
-        start = end + 1
+                raise InputError(f"the run tag {fields[5]!r} is not valid UTF-8 text", source,
+                                 data.count(b"\n", 0, start) + 1) from None
+        end = start - 1
     return "run"
+
+
+def source_label(source: PathLike) -> str:
+    """How error messages name an input: its path, or "standard input" for ``-``."""
+    return "standard input" if str(source) == STDIN else str(source)
 
 
 T = TypeVar("T")
@@ -523,12 +582,32 @@ def read_qrels(source: PathLike | Any) -> QrelsTable:
     InputError
         Wrong number of fields, non-integer grade, empty or corrupt file (file and line named).
     """
+    if isinstance(source, QrelsTable):
+        return source
     if not adapters.is_path(source):
         return adapters.read_qrels_object(source)
-    label = str(source)
+    return _read_qrels_file(source, QRELS_FIELDS)
+
+
+def read_qrels_jg(source: PathLike) -> QrelsTable:
+    """Read qrels with judgment groups (trec_eval's ``qrels_jg``: ``topic group docid grade``): the second field
+    names the judgment group (a user's judgments), so one document may be judged once per group. Plain qrels read
+    this way are one group per iteration value (usually ``0``).
+
+    Raises
+    ------
+    InputError
+        As :func:`read_qrels`.
+    """
+    return _read_qrels_file(source, QRELS_JG_FIELDS)
+
+
+def _read_qrels_file(source: PathLike, fields: tuple[str, ...]) -> QrelsTable:
+    label = source_label(source)
     data = _without_comments(read_bytes(source))
-    table = _parse(data, label, QRELS_FIELDS, {"grade": pa.int64()}, ["topic", "docid", "grade"], {"grade": "int"},
-                   trailing_text=False)
+    grouped = fields == QRELS_JG_FIELDS
+    keep = ["topic", "docid", "grade"] + (["group"] if grouped else [])
+    table = _parse(data, label, fields, {"grade": pa.int64()}, keep, {"grade": "int"}, trailing_text=False)
     grade = to_numpy(table.column("grade"))
     _check_grade_range(grade, label, lambda row: _line_of_row(data, row))
     return QrelsTable(
@@ -536,7 +615,67 @@ def read_qrels(source: PathLike | Any) -> QrelsTable:
         topic=table.column("topic").combine_chunks(),
         docid=table.column("docid").combine_chunks(),
         grade=grade,
+        group=table.column("group").combine_chunks() if grouped else None,
     )
+
+
+def read_prefs(source: PathLike, *, fmt: str = "prefs") -> PrefsTable:
+    """Read preference judgments: trec_eval's ``prefs`` format (``topic group subgroup docid level``) or, with
+    ``fmt="qrels_prefs"``, a qrels file read as preferences (``topic group docid level``: one sub-group per group,
+    the second field naming the group). Levels are numbers (a float); ``#`` comment lines are skipped.
+
+    Raises
+    ------
+    InputError
+        Wrong number of fields, a level that is not a finite number, empty or corrupt file (file and line named).
+    """
+    if fmt not in ("prefs", "qrels_prefs"):
+        raise InputError(f"preference format must be 'prefs' or 'qrels_prefs', got {fmt!r}")
+    label = source_label(source)
+    data = _without_comments(read_bytes(source))
+    fields = PREFS_FIELDS if fmt == "prefs" else QRELS_PREFS_FIELDS
+    keep = [f for f in fields]
+    table = _parse(data, label, fields, {"level": pa.float64()}, keep, {"level": "float"}, trailing_text=False)
+    level = to_numpy(table.column("level"))
+    if not np.isfinite(level).all():
+        row = int(np.flatnonzero(~np.isfinite(level))[0])
+        raise InputError(f"level must be a finite number, got {_field_of_row(data, row, len(fields) - 1)!r}",
+                         label, _line_of_row(data, row))
+    topic = table.column("topic").combine_chunks()
+    subgroup = (table.column("subgroup").combine_chunks() if fmt == "prefs"
+                else pa.array(np.full(len(level), "0", dtype=object), pa.string()))
+    return PrefsTable(source=label, topic=topic, group=table.column("group").combine_chunks(), subgroup=subgroup,
+                      docid=table.column("docid").combine_chunks(), level=level)
+
+
+def read_zscores(source: PathLike) -> ZScoresTable:
+    """Read reference means and standard deviations (trec_eval's ``-Z`` file: ``topic measure mean sd`` lines, as
+    its ``test/make_zscore_file.py`` writes them).
+
+    Raises
+    ------
+    InputError
+        Wrong number of fields, a mean or s.d. that is not a finite number, a (topic, measure) given twice (file and
+        line named).
+    """
+    label = source_label(source)
+    data = _without_comments(read_bytes(source))
+    types = {"mean": pa.float64(), "sd": pa.float64()}
+    table = _parse(data, label, ZSCORES_FIELDS, types, list(ZSCORES_FIELDS), {"mean": "float", "sd": "float"},
+                   trailing_text=False)
+    topic, measure = table.column("topic").to_pylist(), table.column("measure").to_pylist()
+    mean, sd = to_numpy(table.column("mean")), to_numpy(table.column("sd"))
+    seen: dict[tuple[str, str], int] = {}
+    for row, key in enumerate(zip(topic, measure)):
+        if key in seen:
+            raise InputError(f"topic {key[0]!r}, measure {key[1]!r} is given twice (first on line "
+                             f"{_line_of_row(data, seen[key])})", label, _line_of_row(data, row))
+        seen[key] = row
+        if not (math.isfinite(mean[row]) and math.isfinite(sd[row])):
+            raise InputError("mean and s.d. must be finite numbers", label, _line_of_row(data, row))
+        if sd[row] < 0:
+            raise InputError(f"a standard deviation cannot be negative, got {sd[row]!r}", label, _line_of_row(data, row))
+    return ZScoresTable(source=label, topic=topic, measure=measure, mean=mean, sd=sd)
 
 
 def _check_grade_range(grade: np.ndarray, source: str, line_of_row) -> None:
@@ -552,13 +691,20 @@ def _check_grade_range(grade: np.ndarray, source: str, line_of_row) -> None:
 
 def line_of_pair(source: str, topic: str, docid: str, occurrence: int = 2) -> int | None:
     """Line number of the ``occurrence``-th line of a file holding ``topic`` and ``docid`` (error reporting)."""
+    return line_of_fields(source, {0: topic, 2: docid}, occurrence)
+
+
+def line_of_fields(source: str, fields: dict[int, str], occurrence: int = 1) -> int | None:
+    """Line number of the ``occurrence``-th line of a file whose fields at the given positions hold the given
+    text (error reporting); None if there is none or the file cannot be read again."""
     try:
-        data = _without_comments(read_bytes(source))
+        data = _without_comments(read_bytes(STDIN if source == source_label(STDIN) else source))
     except InputError:
         return None
     seen = 0
+    width = max(fields) + 1
     for number, parts in _nonblank_lines(data):
-        if len(parts) >= 3 and parts[0] == topic and parts[2] == docid:
+        if len(parts) >= width and all(parts[i] == text for i, text in fields.items()):
             seen += 1
             if seen == occurrence:
                 return number

@@ -164,11 +164,22 @@ class Rankings:
         return self.cached("valid", lambda: self.grades != PAD)
 
     def gains(self, table: np.ndarray) -> np.ndarray:
-        """Gain of each ranked document from a per-grade table (index = grade 0..G); codes < 0 gain 0."""
+        """Gain of each ranked document from a per-grade table (index = grade 0..G); codes < 0 gain 0. Cached per
+        table (several measures share one gain table) and read-only."""
         table = np.asarray(table, dtype=np.float64)
-        grades = self.grades
-        safe = np.clip(grades, 0, len(table) - 1)
-        return np.where(grades >= 0, table[safe], 0.0)
+
+        def build() -> np.ndarray:
+            grades = self.grades
+            if grades.min(initial=0) >= PAD and grades.max(initial=0) < len(table):
+                # one gather: the negative codes (UNJUDGED, JUDGED_NEG, PAD) index the zeros appended at the end
+                out = np.concatenate([table, np.zeros(-PAD)])[grades]
+            else:
+                safe = np.clip(grades, 0, len(table) - 1)
+                out = np.where(grades >= 0, table[safe], 0.0)
+            out.setflags(write=False)
+            return out
+
+        return self.cached(("gains", table.tobytes()), build)
 
     def ideal_grades(self) -> np.ndarray:
         """Ideal list of every topic: judged grades >= 1 sorted descending, ``(..., Rmax)`` padded with 0.

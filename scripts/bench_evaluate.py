@@ -13,6 +13,12 @@ trec-covid
 memory
     Issue 15's cases, each a whole ``meta-eval evaluate`` process beside pytrec_eval: a 50,000-topic qrels against a
     run of 10 topics × 1,000 documents, the same with one topic of 5,020 documents, and with one list of 200,000.
+trec-eval
+    ``meta-eval trec-eval -q -m all_trec qrels runs...`` (every run's trec_eval report, 426,000 lines) as one
+    process on the 143 gzip runs, against a shell loop of the trec_eval 10 C program (``--trec-eval10``, built from
+    its sources) over the runs decompressed beforehand (its best case), the two sides alternated ``--repeat``
+    times; the outputs are checked identical byte for byte. Also ``meta-eval evaluate`` with its 8 measures against
+    the same loop with those measures, the ratio the trec-eval row is held to.
 growth
     Synthetic collections of 1×, 4× and 16× the TREC-COVID size (143 runs × 30·k topics × depth 1000,
     ``scripts/make_synthetic.py``): time, CPU and peak memory of ``evaluate`` and of the analyses (``discpower``,
@@ -23,7 +29,8 @@ The machine's load average is printed beside every number: on a shared machine w
 less so. Every case ends with a ``BENCH`` line.
 
 Usage: python scripts/bench_evaluate.py [--data ../shared/data/trec-covid-round1] [--repeat 3]
-       [--only trec-covid|memory|growth] [--trec-eval /path/to/trec_eval] [--scales 1 4 16]
+       [--only trec-covid|memory|trec-eval|growth] [--trec-eval /path/to/trec_eval]
+       [--trec-eval10 /path/to/trec_eval10] [--scales 1 4 16]
 """
 
 from __future__ import annotations
@@ -156,6 +163,41 @@ def gunzip_all(runs: Path, folder: str) -> list[Path]:
     return out
 
 
+def trec_eval_report(data: Path, repeat: int, trec_eval10: str | None) -> None:
+    """``meta-eval trec-eval -q -m all_trec`` on the 143 runs against a shell loop of trec_eval 10, alternated;
+    and ``evaluate`` (8 measures) against the loop with those measures."""
+    if not trec_eval10:
+        print("trec-eval: not run (give --trec-eval10 PATH to a trec_eval 10 binary)")
+        return
+    qrels, runs = data / "qrels.txt", data / "runs"
+    gz = sorted(runs.iterdir())
+    ours_cmd = meta_eval_cmd("trec-eval", "-q", "-m", "all_trec", str(qrels), *map(str, gz))
+    with tempfile.TemporaryDirectory() as plain, tempfile.TemporaryDirectory() as out:
+        plain_runs = gunzip_all(runs, plain)
+        loop = " ; ".join(f"{trec_eval10} -q -m all_trec {qrels} {path}" for path in plain_runs)
+        subprocess.run(f"( {loop} ) > {out}/c.txt", shell=True, check=True)
+        with open(f"{out}/ours.txt", "wb") as f:
+            subprocess.run(ours_cmd, stdout=f, check=True, env=ENV)
+        identical = Path(f"{out}/c.txt").read_bytes() == Path(f"{out}/ours.txt").read_bytes()
+        short = " ; ".join(f"{trec_eval10} {' '.join(TREC_EVAL)} {qrels} {path}" for path in plain_runs)
+        print(f"load average before: {load()}")
+        sides = {"ours": ours_cmd, "c": loop, "evaluate": evaluate_cmd(qrels, runs), "c8": short}
+        times: dict[str, list] = {name: [] for name in sides}
+        for _ in range(repeat):  # alternated, so that a change of load weighs on every side alike
+            for name, command in sides.items():
+                times[name].append(measure(command))
+    best = {name: min(runs_, key=lambda r: r[0]) for name, runs_ in times.items()}
+    print(f"meta-eval trec-eval -q -m all_trec : {best['ours'][0]:.2f} s wall, {best['ours'][1]:.2f} s CPU, "
+          f"{best['ours'][2]:.0f} MB peak (output identical to the loop's: {identical})")
+    print(f"trec_eval 10 loop, all_trec -q     : {best['c'][0]:.2f} s wall, {best['c'][1]:.2f} s CPU")
+    print(f"meta-eval evaluate (8 measures)    : {best['evaluate'][0]:.2f} s wall; trec_eval 10 loop with those "
+          f"measures {best['c8'][0]:.2f} s: {best['c8'][0] / best['evaluate'][0]:.2f}x")
+    print(f"BENCH name=trec_eval_all_trec_q ours_s={best['ours'][0]:.3f} peer_s={best['c'][0]:.3f} "
+          f"speedup={best['c'][0] / best['ours'][0]:.2f} peak_mb={best['ours'][2]:.0f} "
+          f"ours_cpu_s={best['ours'][1]:.3f} peer_cpu_s={best['c'][1]:.3f} "
+          f"evaluate_speedup={best['c8'][0] / best['evaluate'][0]:.2f} identical={int(identical)} load={load()}")
+
+
 def write_memory_case(root: Path, long_list: int | None, n_topics: int = 50_000) -> tuple[Path, Path]:
     """A 50,000-topic qrels (20 judgments each) and a run of 10 topics × 1,000 documents; with ``long_list`` the
     first topic's list has that many documents instead."""
@@ -237,8 +279,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/trec-covid-round1")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["trec-covid", "memory", "growth"], default=None)
+    parser.add_argument("--only", choices=["trec-covid", "memory", "trec-eval", "growth"], default=None)
     parser.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="trec_eval binary for the C loop.")
+    parser.add_argument("--trec-eval10", default=shutil.which("trec_eval10"),
+                        help="trec_eval 10 binary (built from its sources) for the trec-eval row.")
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "meta-eval-synthetic")
     args = parser.parse_args()
@@ -246,6 +290,8 @@ def main() -> None:
         trec_covid(args.data, args.repeat, args.trec_eval)
     if args.only in (None, "memory"):
         memory_cases()
+    if args.only in (None, "trec-eval"):
+        trec_eval_report(args.data, args.repeat, args.trec_eval10)
     if args.only in (None, "growth"):
         growth(args.scales, args.cache)
 

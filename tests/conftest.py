@@ -14,7 +14,8 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# ../shared beside the checkout (CI, the main clone); META_EVAL_SHARED points elsewhere (a git worktree).
+SHARED = Path(os.environ["META_EVAL_SHARED"]) if os.environ.get("META_EVAL_SHARED") else REPO.parent / "shared"
 
 
 def shared_path(*parts: str) -> Path:

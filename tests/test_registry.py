@@ -25,7 +25,7 @@ def test_canonical_names_round_trip(spec, canonical):
     ("map", "AP"), ("P_5", "P@5"), ("ndcg_cut_10", "nDCG@10"), ("ndcg", "nDCG"), ("Rprec", "Rprec"),
     ("recip_rank", "RR"), ("bpref", "bpref"), ("iprec_at_recall_0.10", "IPrec@0.1"), ("map_cut_100", "AP@100"),
     ("recall_1000", "Recall@1000"), ("success_1", "Success@1"), ("Rprec_mult_0.20", "Rprec_mult@0.2"),
-    ("ndcg_1=3,2=9", "nDCG(gain=1:3,2:9)"), ("11pt_avg", "IPrec11"), ("set_F", "SetF"), ("gm_map", "GM_AP"),
+    ("ndcg_1=3,2=9", "nDCG(gain=1:3,2:9)"), ("11pt_avg", "IPrec11"), ("set_F", "SetF(beta2=1)"), ("gm_map", "GM_AP"),
 ])
 def test_trec_eval_aliases(trec, canonical):
     m = me.get_measure(trec)

@@ -24,6 +24,7 @@ PIPE_WIDTH = 120
 #: Subcommand -> (module of meta_eval.cli defining it, the summary ``meta-eval --help`` shows), in listing order.
 COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "Score every run with the given measures."),
+    "trec-eval": ("trec_eval", "trec_eval 10's command line: the same output, byte for byte."),
     "measures": ("measures", "List every measure, its parameters, aliases and trec_eval spellings."),
     "discpower": ("discpower", "Discriminative power: how many system pairs each metric tells apart."),
     "informativeness": ("informativeness", "Informativeness by the maximum-entropy method."),
@@ -90,7 +91,7 @@ def load_all() -> None:
 
 
 #: Modules holding commands, beside those named in COMMANDS (a new module goes here or in COMMANDS).
-_MODULES = ("evaluate", "measures", "discpower", "informativeness", "correlate", "reproduce", "study", "compare",
+_MODULES = ("evaluate", "trec_eval", "measures", "discpower", "informativeness", "correlate", "reproduce", "study", "compare",
             "ltr", "meta")
 
 

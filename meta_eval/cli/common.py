@@ -37,6 +37,13 @@ class Ties(str, Enum):
     rank = "rank"
 
 
+class RelFormat(str, Enum):
+    qrels = "qrels"
+    qrels_jg = "qrels_jg"
+    prefs = "prefs"
+    qrels_prefs = "qrels_prefs"
+
+
 class FigureFormat(str, Enum):
     pdf = "pdf"
     png = "png"
@@ -64,6 +71,9 @@ LevelOpt = Annotated[int, typer.Option("--rel-level", "-l", help="Relevant = gra
 MissingOpt = Annotated[Missing, typer.Option("--missing", help="Topics a run lacks: score 0 (trec_eval -c) or skip.")]
 UnjudgedOpt = Annotated[Unjudged, typer.Option("--unjudged", help="Unjudged documents: not relevant, or removed (-J).")]
 TiesOpt = Annotated[Ties, typer.Option("--ties", help="Ordering: trec_eval (score desc, docid desc), docid_asc, input, rank.")]
+RelFormatOpt = Annotated[RelFormat, typer.Option(
+    "--rel-format", "-R", help="How --qrels is read: qrels; qrels_jg (judgment groups: every measure averaged over a "
+    "topic's groups); prefs or qrels_prefs (preference judgments, for the prefs_* measures). trec_eval -R.")]
 Float32Opt = Annotated[bool, typer.Option("--float32", help="32-bit scores: reproduce trec_eval 9.x / pytrec_eval ties.")]
 RunsOptDeprecated = Annotated[Optional[list[str]], typer.Option("--runs", "-r", hidden=True,
                                                                 help="Deprecated: give the runs as arguments.")]
@@ -194,8 +204,11 @@ def collection_from_cli(
     ties: Ties = Ties.trec_eval,
     float32: bool = False,
     progress: bool = True,
+    rel_format: RelFormat = RelFormat.qrels,
 ) -> Collection:
-    """Load the collection named on the command line, or the demo collection when none is."""
+    """Load the collection named on the command line, or the demo collection when none is; ``rel_format`` reads
+    the qrels as judgment groups or preference judgments instead (:mod:`meta_eval.judgment_groups`,
+    :mod:`meta_eval.preferences`)."""
     from meta_eval.collection import load_collection
     from meta_eval.demo import demo_collection
 
@@ -211,6 +224,16 @@ def collection_from_cli(
         raise typer.BadParameter("runs were given without --qrels")
     if not runs:
         raise typer.BadParameter("--qrels was given without any run")
+    rel_format = _value(rel_format)
+    if rel_format == "qrels_jg":
+        from meta_eval.judgment_groups import load_judgment_groups
+
+        del options["score_precision"]
+        return load_judgment_groups(qrels, runs, **options)
+    if rel_format in ("prefs", "qrels_prefs"):
+        from meta_eval.preferences import load_preferences
+
+        return load_preferences(qrels, runs, fmt=rel_format, depth=depth, missing=_value(missing), progress=progress)
     return load_collection(qrels, runs, progress=progress, **options)
 
 

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt, RunsArg,
-                                  Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli, declared_inputs,
-                                  measures_option, reports_errors)
+from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt,
+                                  RelFormat, RelFormatOpt, RunsArg, Ties, TiesOpt, Unjudged, UnjudgedOpt,
+                                  collection_from_cli, declared_inputs, measures_option, reports_errors)
 from meta_eval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,6 +73,7 @@ def evaluate(
     unjudged: UnjudgedOpt = Unjudged.nonrel,
     ties: TiesOpt = Ties.trec_eval,
     float32: Float32Opt = False,
+    rel_format: RelFormatOpt = RelFormat.qrels,
     progress: ProgressOpt = True,
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
@@ -86,8 +87,9 @@ def evaluate(
     if fmt == Format.table:  # the table printer is imported while the runs are read (the GIL is mostly free then)
         threading.Thread(target=importlib.import_module, args=("tabulate",), daemon=True).start()
     collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32,
-                                     progress=progress)
-    warn_rel_level(rel_level, collection.max_grade)
+                                     progress=progress, rel_format=rel_format)
+    if hasattr(collection, "max_grade"):
+        warn_rel_level(rel_level, collection.max_grade)
     results = scores(collection, measures, progress=progress)
     rendered = render(results, fmt, per_topic=per_topic, digits=digits)
     if out is None and isinstance(rendered, bytes):

@@ -5,7 +5,7 @@ spellings; ``register`` adds a user measure with the same interface; ``resolve``
 wrote (names, trec_eval ``-m`` lists, ``file.py:NAME`` and ``module:NAME`` plug-ins) to measures.
 """
 
-from meta_eval.measures import binary, graded, incomplete, kishida  # noqa: F401  (registration side effects)
+from meta_eval.measures import binary, graded, incomplete, kishida, preferences  # noqa: F401  (registration side effects)
 from meta_eval.measures.registry import Family, Measure, Param, families, get_measure, make_measure, register
 from meta_eval.measures.resolver import resolve, resolve_one
 

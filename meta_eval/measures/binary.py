@@ -42,6 +42,37 @@ def precision_at_relevant(r: Rankings) -> np.ndarray:
     return r.cached("prec_at_rel", lambda: np.where(r.relevant(), r.cum_relevant() / r.ranks, 0.0))
 
 
+def relevant_ranks(r: Rankings) -> tuple[np.ndarray, np.ndarray]:
+    """Where the relevant documents are: (list index into the flattened leading shape, 0-based rank), in list then
+    rank order (cached). Measures that add a term per relevant document evaluate it there only."""
+
+    def build():
+        flat = r.relevant().reshape(-1, r.depth)
+        lists, ranks = np.nonzero(flat)
+        return lists, ranks
+
+    return r.cached("relevant_ranks", build)
+
+
+def sum_at_relevant(r: Rankings, terms: np.ndarray) -> np.ndarray:
+    """Σ per list of one term per relevant document (in :func:`relevant_ranks` order), added rank after rank as
+    trec_eval adds them."""
+    lists, _ = relevant_ranks(r)
+    n_lists = int(np.prod(r.shape, dtype=np.int64))
+    return np.bincount(lists, weights=terms, minlength=n_lists).reshape(r.shape)
+
+
+def at_relevant(r: Rankings, values: np.ndarray) -> np.ndarray:
+    """``values`` (..., D) at the relevant documents (in :func:`relevant_ranks` order)."""
+    lists, ranks = relevant_ranks(r)
+    return values.reshape(-1, values.shape[-1])[lists, ranks]
+
+
+def judged_nonrelevant_above(r: Rankings) -> np.ndarray:
+    """(..., D) judged non-relevant documents at or above each rank (cached; bpref, infAP)."""
+    return r.cached("cum_judged_nonrel", lambda: np.cumsum(judged_nonrelevant(r), axis=-1, dtype=np.int32))
+
+
 @register("NumRet", aliases=("num_ret",), aggregate="sum", integer=True)
 def num_ret(r: Rankings) -> np.ndarray:
     """Number of documents retrieved, n (trec_eval ``num_ret``)."""
@@ -109,9 +140,21 @@ def success(r: Rankings, k: int) -> np.ndarray:
 def average_precision(r: Rankings, k: int | None = None) -> np.ndarray:
     """Average precision: AP = (1/R) Σ_r I(r) C(r)/r (Kishida 2005 Eq. 5; trec_eval ``map``).
 
-    ``AP@k`` sums over ranks r <= k and still divides by R (trec_eval ``map_cut_k``).
+    ``AP@k`` sums over ranks r <= k and still divides by R (trec_eval ``map_cut_k``). The sum is taken rank after
+    rank, as trec_eval adds (one running sum serves every cutoff).
     """
-    return _div((precision_at_relevant(r) * _upto(r, k)).sum(-1), r.num_rel())
+    running = r.cached("cum_prec_at_rel", lambda: np.cumsum(precision_at_relevant(r), axis=-1))
+    return _div(r.count_at(running, r.depth if k is None else k), r.num_rel())
+
+
+@register("YAAP", empty_list=True)
+def yet_another_ap(r: Rankings) -> np.ndarray:
+    """Yet another average precision (Robertson, "On smoothing average precision", ECIR 2012; trec_eval
+    ``yaap``): log((1 + S) / (1 + R − S)), S = Σ_r I(r) C(r)/r the unnormalised sum of AP. Monotonic with AP on one
+    topic but unbounded, so that averages over topics weigh extreme values less. A topic a run lacks takes the value
+    of an empty list, log(1 / (1 + R)), as trec_eval ``-c`` gives it."""
+    total = precision_at_relevant(r).sum(-1)
+    return np.log((1.0 + total) / (1.0 + r.num_rel() - total))
 
 
 @register("GM_AP", aliases=("gm_map",), aggregate="gmean")
@@ -149,12 +192,16 @@ def bpref(r: Rankings) -> np.ndarray:
     bpref = (1/R) Σ_{relevant r} (1 − min(N(r), R) / min(N_total, R)), where N(r) counts *judged* non-relevant
     documents above r and N_total the judged non-relevant documents of the topic; unjudged documents are skipped.
     """
-    nonrel_above = np.cumsum(judged_nonrelevant(r), axis=-1, dtype=np.int32)
-    R = r.num_rel()[..., None]
-    n_nonrel = np.broadcast_to(r.counts[..., : r.rel_level].sum(-1), r.shape)[..., None]
+    return r.cached("bpref", lambda: _bpref(r))
+
+
+def _bpref(r: Rankings) -> np.ndarray:
+    lists, _ = relevant_ranks(r)
+    nonrel_above = at_relevant(r, judged_nonrelevant_above(r))  # at a relevant rank: the ones above it
+    R = r.num_rel().reshape(-1)[lists]
+    n_nonrel = np.broadcast_to(r.counts[..., : r.rel_level].sum(-1), r.shape).reshape(-1)[lists]
     penalty = _div(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R))
-    per_rank = np.where(r.relevant(), np.where(nonrel_above > 0, 1.0 - penalty, 1.0), 0.0)
-    return _div(per_rank.sum(-1), r.num_rel())
+    return _div(sum_at_relevant(r, np.where(nonrel_above > 0, 1.0 - penalty, 1.0)), r.num_rel())
 
 
 @register("GM_bpref", aliases=("gm_bpref",), aggregate="gmean")
@@ -167,8 +214,9 @@ def gm_bpref(r: Rankings) -> np.ndarray:
 def binary_g(r: Rankings) -> np.ndarray:
     """Binary G (trec_eval ``binG``, Buckley 2008): (1/R) Σ_{relevant r} 1 / log2(2 + r − C(r)), r − C(r) the
     documents above r that are not relevant; 0 if no relevant document was retrieved."""
-    non_above = r.ranks - r.cum_relevant()
-    return _div(np.where(r.relevant(), 1.0 / np.log2(2.0 + non_above), 0.0).sum(-1), r.num_rel())
+    _, ranks = relevant_ranks(r)
+    non_above = (ranks + 1.0) - at_relevant(r, r.cum_relevant())
+    return _div(sum_at_relevant(r, 1.0 / np.log2(2.0 + non_above)), r.num_rel())
 
 
 @register("RelP", cutoff=cutoff(10), aliases=("relative_P",))
@@ -223,10 +271,21 @@ def utility(r: Rankings, a: float = 1.0, b: float = -1.0, c: float = 0.0, d: flo
     return a * relret + b * (ret - relret) + c * (R - relret) + d * (N + relret - ret - R)
 
 
-@register("SetF", params=(Param("beta", 1.0, float, "weight of recall", within="[0, inf)"),), aliases=("set_F",))
-def set_f(r: Rankings, beta: float) -> np.ndarray:
-    """Set F-measure (1 + β²)·P·R / (β²·P + R) of set precision and recall (trec_eval ``set_F``)."""
+@register("SetF", params=(Param("beta", 1.0, float, "weight of recall", within="[0, inf)"),
+                          Param("beta2", None, float, "β² given directly (trec_eval's set_F.x weighs with x = β²); "
+                                "overrides beta", within="[0, inf)")), aliases=("set_F",))
+def set_f(r: Rankings, beta: float, beta2: float | None = None) -> np.ndarray:
+    """Set F-measure (1 + β²)·P·R / (β²·P + R) of set precision and recall (van Rijsbergen 1979).
+
+    trec_eval's ``set_F.x`` computes (x + 1)·P·R / (x·P + R): its parameter x is β², not β (``set_F.0.5`` is
+    F with β = √0.5). The alias ``set_F_x`` binds ``beta2=x`` and evaluates trec_eval's expression as written; 0
+    when no relevant document was retrieved."""
     p, rec = set_precision(r), set_recall(r)
+    if beta2 is not None:
+        x = float(beta2)
+        with np.errstate(all="ignore"):
+            value = (x + 1.0) * p * rec / (x * p + rec)
+        return np.where(r.num_rel_ret() > 0, value, 0.0)
     b2 = float(beta) * float(beta)  # F = P·R / (w·P + (1 − w)·R), w = β²/(1 + β²): no overflow for large β
     w = 1.0 if math.isinf(b2) else b2 / (1.0 + b2)
     return _div(p * rec, w * p + (1.0 - w) * rec)
@@ -260,17 +319,51 @@ def _needed(level: float, R: np.ndarray, cut: str) -> np.ndarray:
     return np.floor(x + 0.5).astype(np.int64)  # C's lround for non-negative values
 
 
+def relevant_positions(r: Rankings) -> np.ndarray:
+    """(..., m) rank index (0-based) of the 1st, 2nd, ... relevant document retrieved in each list, m the most
+    any list retrieved (0 past a list's own); one pass, shared by every recall level."""
+
+    def build() -> np.ndarray:
+        rel = r.relevant()
+        cum = r.cum_relevant()
+        width = max(int(cum[..., -1].max(initial=0)), 1)
+        out = np.zeros(r.shape + (width,), dtype=np.int64)
+        *lead, d = np.nonzero(rel)
+        out[(*lead, cum[rel] - 1)] = d
+        return out
+
+    return r.cached("relevant_positions", build)
+
+
 def _iprec_at(r: Rankings, level: float, cut: str = "round") -> np.ndarray:
     """Interpolated precision at a recall level: at the rank of the n-th relevant document (n = the documents
-    needed for that recall, ``cut``; rank 1 for n = 0), the maximum precision at or below it; 0 if fewer than n
-    relevant documents were retrieved. ``cut="round"`` is trec_eval 10's rule (which its test suite checks)."""
-    need = _needed(level, r.num_rel(), cut)
-    cum = r.cum_relevant()
-    reached = need <= r.num_rel_ret()
-    at = np.argmax(cum >= np.maximum(need, 1)[..., None], axis=-1)  # rank index of the need-th relevant doc
-    at = np.where(need > 0, at, 0)
-    value = np.take_along_axis(interpolated_precision_curve(r), at[..., None], axis=-1)[..., 0]
-    return np.where(reached & (r.n_ret > 0), value, 0.0)
+    needed for that recall, ``cut``; the first relevant one for n = 0), the maximum precision at or below it; 0 if
+    fewer than n relevant documents were retrieved. ``cut="round"`` is trec_eval 10's rule (which its test suite
+    checks). The maximum is taken over the relevant documents from the n-th on (precision only falls between
+    them), from one compact array of their precisions shared by every level."""
+    need = _needed(level, r.num_rel(), cut).reshape(-1)
+    precision, start, found = _precision_at_relevant_ranks(r)
+    reached = np.flatnonzero((need <= found) & (found > 0) & (r.n_ret.reshape(-1) > 0))
+    out = np.zeros(found.shape)
+    if len(reached):
+        first = start[reached] + np.maximum(need[reached], 1) - 1
+        bounds = np.stack([first, start[reached] + found[reached]], axis=1).reshape(-1)
+        out[reached] = np.maximum.reduceat(precision, bounds)[::2]  # max over [first, end of the list's ones)
+    return out.reshape(r.shape)
+
+
+def _precision_at_relevant_ranks(r: Rankings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """C(r)/r at every relevant document, list after list (a 0 appended), each list's start in it and its number
+    of relevant documents retrieved (cached)."""
+
+    def build():
+        lists, ranks = relevant_ranks(r)
+        found = np.bincount(lists, minlength=int(np.prod(r.shape, dtype=np.int64)))
+        start = np.concatenate([[0], np.cumsum(found)[:-1]])
+        precision = at_relevant(r, r.cum_relevant()) / (ranks + 1.0)
+        return np.concatenate([precision, [0.0]]), start, found
+
+    return r.cached("precision_at_relevant_ranks", build)
 
 
 @register("IPrec", params=(RECALL_CUT,), cutoff=Param("k", 0.0, float, "recall level", within="[0, 1]"),

@@ -104,23 +104,53 @@ DISCOUNT = Param("discount", "log2", str, "log2: 1/log2(r+1); jk: J&K log base b
 BASE = Param("base", 2.0, float, "log base b of the jk discount", within="(1, inf)")
 
 
-def _dcg(r: Rankings, gains: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
-    disc = discounts(r.ranks, discount, base)
-    return (gains * disc * _upto(r, k)).sum(-1)
+def _dcg(r: Rankings, table: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
+    """DCG@k of every list: a running sum over the ranks (trec_eval adds rank after rank), shared by every cutoff."""
+    return r.count_at(_dcg_running(r, table, discount, base), r.depth if k is None else k)
+
+
+def _dcg_running(r: Rankings, table: np.ndarray, discount: str, base: float) -> np.ndarray:
+    """(..., D) DCG at every rank of every list (cached per gain table and discount)."""
+    key = ("dcg_running", np.asarray(table, dtype=np.float64).tobytes(), discount, base)
+    return r.cached(key, lambda: np.cumsum(_discounted(r.gains(table), r.ranks, discount, base), axis=-1))
+
+
+def _ideal_running(r: Rankings, table: np.ndarray, discount: str, base: float) -> np.ndarray:
+    """(..., Rmax) ideal DCG at every rank of the ideal list of every topic (cached)."""
+
+    def build() -> np.ndarray:
+        ideal = r.ideal_gains(table)
+        ranks = np.arange(1, ideal.shape[-1] + 1, dtype=np.float64)
+        return np.cumsum(_discounted(ideal, ranks, discount, base), axis=-1)
+
+    return r.cached(("ideal_dcg_running", np.asarray(table, dtype=np.float64).tobytes(), discount, base), build)
+
+
+def _discounted(gains: np.ndarray, ranks: np.ndarray, discount: str, base: float) -> np.ndarray:
+    """g / d(r): with the log2 discount divided as trec_eval divides (g / log2(r + 1)), not multiplied by 1/d."""
+    if discount == "log2":
+        return gains / np.log2(ranks + 1.0)
+    return gains * discounts(ranks, discount, base)
 
 
 def _ideal_dcg(r: Rankings, table: np.ndarray, k: int | None, discount: str, base: float) -> np.ndarray:
-    ideal = r.ideal_gains(table)
-    ranks = np.arange(1, ideal.shape[-1] + 1, dtype=np.float64)
-    upto = np.ones_like(ranks, dtype=bool) if k is None else ranks <= k
-    out = (ideal * discounts(ranks, discount, base) * upto).sum(-1)
-    return np.broadcast_to(out, r.shape)
+    """Ideal DCG@k of every topic (running sum over the ideal list, shared by every cutoff)."""
+    running = _ideal_running(r, table, discount, base)
+    at = running.shape[-1] if k is None else min(int(k), running.shape[-1])
+    return np.broadcast_to(running[..., at - 1] if at > 0 else np.zeros(running.shape[:-1]), r.shape)
 
 
 @register("DCG", params=(GAIN, DISCOUNT, BASE), cutoff=K)
 def dcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.ndarray:
     """Discounted cumulated gain DCG@k = Σ_{r<=k} g(i_r) / d(r) (Järvelin & Kekäläinen 2002)."""
-    return _dcg(r, r.gains(gain_table(gain, r.max_grade)), k, discount, base)
+    return _dcg(r, gain_table(gain, r.max_grade), k, discount, base)
+
+
+@register("IDCG", params=(GAIN, DISCOUNT, BASE), cutoff=K, qrels_only=True)
+def ideal_dcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.ndarray:
+    """Ideal DCG: the DCG of the topic's judged documents of positive gain in decreasing order of gain, cut at k
+    (trec_eval ``ideal_dcg``, the denominator of nDCG). Depends on the judgments alone."""
+    return _ideal_dcg(r, gain_table(gain, r.max_grade), k, discount, base)
 
 
 @register("CG", params=(GAIN,), cutoff=K)
@@ -140,7 +170,7 @@ def ndcg(r: Rankings, gain="linear", discount="log2", base=2.0, k=None) -> np.nd
     correct ideal order (trec_eval sorts fractional gains with an integer comparator, a known bug we do not copy).
     """
     table = gain_table(gain, r.max_grade)
-    return _div(_dcg(r, r.gains(table), k, discount, base), _ideal_dcg(r, table, k, discount, base))
+    return _div(_dcg(r, table, k, discount, base), _ideal_dcg(r, table, k, discount, base))
 
 
 def _padded(values: np.ndarray, width: int) -> np.ndarray:
@@ -161,14 +191,20 @@ def _at(cum: np.ndarray, k: np.ndarray) -> np.ndarray:
 class _TrecDCG:
     """The run's and the ideal list's cumulative DCG (gain / log2(r + 1)) shared by Rndcg and nDCG_rel."""
 
-    def __init__(self, r: Rankings, gain):
-        self.table = gain_table(gain, r.max_grade)
+    def __init__(self, r: Rankings, table: np.ndarray):
+        self.table = table
         self.gains = r.gains(self.table)
-        self.run = np.cumsum(self.gains / np.log2(r.ranks + 1.0), axis=-1)
-        ideal = r.ideal_gains(self.table)
-        cum = np.cumsum(ideal / np.log2(np.arange(2, ideal.shape[-1] + 2.0)), axis=-1)
+        self.run = _dcg_running(r, table, "log2", 2.0)  # shared with nDCG
+        cum = _ideal_running(r, table, "log2", 2.0)
+        self.ideal_rows = cum  # per topic (counts' leading shape) x ideal rank
         self.ideal = np.broadcast_to(cum, r.shape + cum.shape[-1:])
-        self.n_pos = np.broadcast_to((ideal > 0).sum(-1), r.shape)  # judged documents with a positive gain
+        self.n_pos = np.broadcast_to((r.ideal_gains(table) > 0).sum(-1), r.shape)  # judged docs of positive gain
+
+    @classmethod
+    def of(cls, r: Rankings, gain) -> "_TrecDCG":
+        """The shared sums for a gain (one object per gain table and list piece)."""
+        table = gain_table(gain, r.max_grade)
+        return r.cached(("trec_dcg", table.tobytes()), lambda: cls(r, table))
 
     def ndcg_at(self, k: np.ndarray, n_ret: np.ndarray) -> np.ndarray:
         """DCG@k / ideal DCG@k, both lists cut at k (the run held at its end)."""
@@ -182,12 +218,30 @@ def trec_g(r: Rankings, gain="linear") -> np.ndarray:
     minimum cost of 1 per rank. The ideal list holds the topic's judged documents of positive gain; 0 if it is
     empty. Custom gain maps order the ideal list by gain (trec_eval compares gains as integers, a bug not copied)."""
     table = gain_table(gain, r.max_grade)
-    gains = r.gains(table)
+    gains = r.gains(table).reshape(-1, r.depth)
     ideal = r.ideal_gains(table)
-    cost = np.cumsum(np.maximum(_padded(ideal, r.depth), 1.0), axis=-1)
+    cost = np.cumsum(np.maximum(_padded(ideal, r.depth), 1.0), axis=-1)  # per topic
+    lists, rank = np.nonzero(gains)  # only the documents with a gain add a term
+    value = gains[lists, rank]
+    cg = _running_at(gains, lists, rank, value, exact=bool(np.all(table == np.round(table))))
+    rows = np.broadcast_to(np.arange(cost[..., 0].size).reshape(cost.shape[:-1]), r.shape).reshape(-1)[lists]
     # 2 + cost − cg >= 2 in exact arithmetic (cg never passes the ideal's cumulated gain); the floor guards rounding
-    terms = np.where(gains != 0, gains / np.log2(np.maximum(2.0 + cost - np.cumsum(gains, axis=-1), 2.0)), 0.0)
-    return _div(terms.sum(-1), np.broadcast_to(ideal.sum(-1), r.shape))
+    terms = value / np.log2(np.maximum(2.0 + cost.reshape(-1, r.depth)[rows, rank] - cg, 2.0))
+    total = np.bincount(lists, weights=terms, minlength=gains.shape[0]).reshape(r.shape)
+    return _div(total, np.broadcast_to(ideal.sum(-1), r.shape))
+
+
+def _running_at(values: np.ndarray, lists: np.ndarray, rank: np.ndarray, nonzero: np.ndarray, exact: bool
+                ) -> np.ndarray:
+    """Σ_{r' <= r} values of each list at the given (list, rank) entries (the nonzero ones, in order). With
+    integer values, one running sum over the nonzero entries less each list's start (exact); else a running sum
+    over every rank."""
+    if not exact:
+        return np.cumsum(values, axis=-1)[lists, rank]
+    running = np.cumsum(nonzero)
+    starts = np.flatnonzero(np.concatenate([[True], lists[1:] != lists[:-1]])) if len(lists) else lists
+    before = np.repeat(np.concatenate([[0.0], running])[starts], np.diff(np.concatenate([starts, [len(lists)]])))
+    return running - before
 
 
 @register("Rndcg", params=(GAIN,))
@@ -197,7 +251,7 @@ def r_ndcg(r: Rankings, gain="linear") -> np.ndarray:
     plus b = n when the list is at least two documents longer than the ideal one (trec_eval's loop skips that
     point for a list exactly one longer; kept). 0 if no document of the topic is relevant (grade >= ``rel_level``)
     or none has a positive gain."""
-    dcg = _TrecDCG(r, gain)
+    dcg = _TrecDCG.of(r, gain)
     table = dcg.table
     counts = _padded(r.counts.astype(np.float64), len(table))
     total = np.zeros(r.shape)
@@ -221,20 +275,19 @@ def ndcg_rel(r: Rankings, gain="linear") -> np.ndarray:
     DCG@r / IDCG@min(r, R⁺) + (R⁺ − retrieved with gain > 0) · DCG@n / IDCG@R⁺], R⁺ the judged documents of
     positive gain (an unretrieved one counts the list's whole DCG against the whole ideal); 0 if that sum is not
     positive."""
-    dcg = _TrecDCG(r, gain)
-    positive = (dcg.gains > 0) & r.valid()
-    ranks = np.arange(1, r.depth + 1)
-    held = np.minimum(ranks, dcg.n_pos[..., None])
-    at_rel = np.where(positive, _div(dcg.run, _ideal_at(dcg.ideal, held)), 0.0).sum(-1)
-    missing = dcg.n_pos - positive.sum(-1)
+    dcg = _TrecDCG.of(r, gain)
+    lists, rank = np.nonzero(dcg.gains.reshape(-1, r.depth) > 0)  # documents of positive gain (none past the end)
+    n_pos = dcg.n_pos.reshape(-1)[lists]
+    held = np.minimum(rank + 1, n_pos)
+    width = dcg.ideal_rows.shape[-1]  # the ideal sums are per topic: the row of each list's topic
+    topic_of = np.arange(dcg.ideal_rows[..., 0].size).reshape(dcg.ideal_rows.shape[:-1])
+    rows = np.broadcast_to(topic_of, r.shape).reshape(-1)[lists]
+    ideal_at = np.where(held > 0, dcg.ideal_rows.reshape(-1, width)[rows, np.maximum(held - 1, 0)], 0.0)
+    terms = _div(dcg.run.reshape(-1, r.depth)[lists, rank], ideal_at)
+    at_rel = np.bincount(lists, weights=terms, minlength=int(np.prod(r.shape, dtype=np.int64))).reshape(r.shape)
+    missing = dcg.n_pos - np.bincount(lists, minlength=at_rel.size).reshape(r.shape)
     total = at_rel + missing * _div(_at(dcg.run, r.n_ret), _at(dcg.ideal, dcg.n_pos))
     return np.where(total > 0, _div(total, dcg.n_pos), 0.0)
-
-
-def _ideal_at(ideal_cum: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Ideal DCG@k for a (..., D) array of cutoffs k >= 0."""
-    idx = np.clip(k, 1, ideal_cum.shape[-1]) - 1
-    return np.where(k > 0, np.take_along_axis(ideal_cum, idx, axis=-1), 0.0)
 
 
 @register("ANDCG", params=(GAIN, Param("discount", "jk", str, "discount", choices=("log2", "jk", "none")), BASE),
@@ -357,16 +410,24 @@ def _rbp_relevance(r: Rankings, graded: bool, gain, max: str = "scale") -> np.nd
     return r.gains(table) / np.maximum(table.max(), 1e-300)
 
 
+def _powers(r: Rankings, p: float) -> np.ndarray:
+    """p^(r-1) at ranks 1..D, each the previous times p (as trec_eval's loop multiplies), and p^D last: (D + 1,)."""
+    return np.concatenate([[1.0], np.cumprod(np.full(r.depth, p))])
+
+
 @register("RBP", params=RBP_PARAMS, cutoff=K)
 def rbp(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) -> np.ndarray:
     """Rank-biased precision (Moffat & Zobel, TOIS 2008): RBP = (1 − p) Σ_r rel_r p^{r−1}.
 
     Binary by default (rel_r = I(r)); ``graded=true`` uses rel_r = g(i_r) / g_max with g_max the highest gain of
     the scale (NTCIREVAL) or, with ``max=topic``, of the topic's judged documents (trec_eval 10's ``rbp``, which
-    is ``RBP(p=0.9,graded=true,max=topic)`` and ignores ``-l``).
+    is ``RBP(p=0.9,graded=true,max=topic)`` and ignores ``-l``). The sum is taken rank after rank with p^{r−1} as
+    repeated products, trec_eval's arithmetic to the last bit.
     """
-    weights = (1.0 - p) * p ** (r.ranks - 1.0)
-    return (_rbp_relevance(r, graded, gain, max) * weights * _upto(r, k)).sum(-1)
+    relevance = (_rbp_relevance(r, graded, gain, max) * _upto(r, k)).reshape(-1, r.depth)
+    lists, rank = np.nonzero(relevance)  # the terms added, in rank order (bincount adds in order)
+    terms = relevance[lists, rank] * _powers(r, p)[rank]
+    return (1.0 - p) * np.bincount(lists, weights=terms, minlength=relevance.shape[0]).reshape(r.shape)
 
 
 @register("RBP_resid", cutoff=K, params=(
@@ -376,15 +437,18 @@ def rbp(r: Rankings, p=0.8, graded=False, gain="linear", max="scale", k=None) ->
 ))
 def rbp_residual(r: Rankings, p=0.8, fully_judged="tail", k=None) -> np.ndarray:
     """RBP residual (Moffat & Zobel 2008): the weight of unjudged ranks within the list plus p^n for the ranks
-    beyond its end — how much RBP could still grow if every unknown document were relevant.
+    beyond its end — how much RBP could still grow if every unknown document were relevant:
+    p^n + (1 − p) Σ_{unjudged r <= n} p^{r−1}, in trec_eval's order of operations.
 
     trec_eval 10's ``rbp_resid`` prints 0 for a list without unjudged documents (it adds p^n only when it has
     seen an unjudged one): ``fully_judged=zero``, which its alias binds.
     """
     n = r.n_ret if k is None else np.minimum(r.n_ret, k)
-    weights = (1.0 - p) * p ** (r.ranks - 1.0)
+    powers = _powers(r, p)
     unknown = (r.grades < 0) & r.valid() & _upto(r, k)
-    residual = (weights * unknown).sum(-1) + p ** n.astype(np.float64)
+    lists, rank = np.nonzero(unknown.reshape(-1, r.depth))
+    residual = powers[n] + (1.0 - p) * np.bincount(lists, weights=powers[rank],
+                                                   minlength=unknown[..., 0].size).reshape(r.shape)
     if fully_judged == "zero":
         return np.where(unknown.any(-1), residual, 0.0)
     return residual

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_eval.measures.binary import K, _div, cutoff, judged_nonrelevant
+from meta_eval.measures.binary import (K, _div, at_relevant, cutoff, judged_nonrelevant_above, relevant_ranks,
+                                      sum_at_relevant)
 from meta_eval.measures.registry import register
 from meta_eval.rankings import JUDGED_NEG, UNJUDGED, Rankings
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
-
-
-def _above(mask: np.ndarray) -> np.ndarray:
-    """Number of True entries strictly above each rank."""
-    return np.cumsum(mask, axis=-1, dtype=np.int64) - mask
 
 
 @register("infAP")
@@ -30,16 +26,15 @@ def inferred_ap(r: Rankings) -> np.ndarray:
     above it, ε = 1e-5. Documents outside the pool (absent from the qrels) count as ranks but are otherwise
     skipped; with complete judgments infAP = AP.
     """
-    rel = r.relevant()
-    a = _above(rel).astype(np.float64)
-    n = _above(judged_nonrelevant(r)).astype(np.float64)
-    u = _above(r.grades == JUDGED_NEG).astype(np.float64)
-    j = r.ranks - 1.0
+    _, ranks = relevant_ranks(r)  # terms only where a relevant document is
+    a = at_relevant(r, r.cum_relevant()) - 1.0  # relevant above
+    n = at_relevant(r, judged_nonrelevant_above(r)).astype(np.float64)
+    u = at_relevant(r, np.cumsum(r.grades == JUDGED_NEG, axis=-1, dtype=np.int32)).astype(np.float64)
+    j = ranks.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((a + n + u) / j) * ((a + INFAP_EPSILON)
                                                                           / (a + n + 2 * INFAP_EPSILON))
-    term = np.where(j == 0, 1.0, later)
-    return _div(np.where(rel, term, 0.0).sum(-1), r.num_rel())
+    return _div(sum_at_relevant(r, np.where(j == 0, 1.0, later)), r.num_rel())
 
 
 @register("Judged", cutoff=K)
@@ -55,5 +50,6 @@ def judged(r: Rankings, k: int | None = None) -> np.ndarray:
 def unjudged(r: Rankings, k: int) -> np.ndarray:
     """Unjudged at k (trec_eval 10's ``unj_k``): documents in the top k that are not in the qrels or have a
     negative grade, divided by k (ranks past the end of a shorter list count as judged)."""
-    unknown = (r.grades == UNJUDGED) | (r.grades == JUDGED_NEG)
-    return r.count_at(np.cumsum(unknown, axis=-1), k) / float(k)
+    running = r.cached("unjudged_running",
+                       lambda: np.cumsum((r.grades == UNJUDGED) | (r.grades == JUDGED_NEG), axis=-1, dtype=np.int32))
+    return r.count_at(running, k) / float(k)

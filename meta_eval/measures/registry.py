@@ -48,6 +48,9 @@ class Family:
     qrels_only: bool = False  # depends on the qrels alone (num_rel): not zeroed for topics a run lacks
     undefined: str = ""  # when the value is NaN (undefined), in words; "" if it never is
     source: str = ""  # a plug-in's file (absolute path) or module; "" for the built-in namespace
+    # what the function receives: "rankings" (a Rankings of graded lists) or "preferences" (a PreferenceLists)
+    input: str = "rankings"
+    empty_list: bool = False  # a topic a run lacks takes the value of an empty list (yaap), not 0
 
     @property
     def doc(self) -> str:
@@ -187,13 +190,18 @@ def register(
     description: str = "",
     qrels_only: bool = False,
     undefined: str = "",
+    input: str = "rankings",
+    empty_list: bool = False,
 ) -> Callable[[MeasureFunction], MeasureFunction]:
     """Decorator registering a vectorised measure function under ``name`` (and ``aliases``).
 
     The function receives a :class:`~meta_eval.rankings.Rankings` and the declared parameters as keyword arguments
     and returns one value per list (the leading shape of the rankings). Parameters declare their domain
     (:class:`Param`), checked once when a name is parsed; ``undefined`` says in words when the measure is NaN
-    (leave empty for a measure that is always defined).
+    (leave empty for a measure that is always defined). ``input="preferences"`` declares a measure of preference
+    judgments: it receives a :class:`meta_eval.preferences.PreferenceLists` instead. ``qrels_only`` (the value
+    depends on the judgments alone) and ``empty_list`` (the value of an empty list is not 0) keep the value of a
+    topic a run lacks under ``missing="zero"`` instead of scoring it 0.
 
     A name (or alias) already taken, case-insensitively and by trec_eval spellings too, is an InputError: a
     measure is never replaced (registering the same function again, as a reloaded module does, is allowed). A
@@ -210,8 +218,11 @@ def register(
     """
 
     def decorate(func: MeasureFunction) -> MeasureFunction:
+        if input not in ("rankings", "preferences"):
+            raise InputError(f"register({name!r}): input must be 'rankings' or 'preferences', got {input!r}")
         family = Family(name, func, tuple(params), cutoff, aggregate, integer,
-                        description or (func.__doc__ or "").strip().split("\n")[0], qrels_only, undefined)
+                        description or (func.__doc__ or "").strip().split("\n")[0], qrels_only, undefined,
+                        input=input, empty_list=empty_list)
         if is_builtin(func):
             _add(family, aliases)
             return func

@@ -1,92 +1,285 @@
-"""trec_eval measure spellings as aliases with trec_eval's semantics.
+"""trec_eval's measures: its names as aliases with its semantics, its ``-m`` syntax, its print order and sets.
 
-``map``, ``map_cut_10``, ``P_5``, ``recall_100``, ``Rprec``, ``recip_rank``, ``bpref``, ``ndcg``, ``ndcg_cut_10``,
-``ndcg_1=3,2=9`` (custom gains), ``iprec_at_recall_0.10``, ``11pt_avg``, ``Rprec_mult_0.20``, ``success_5``,
-``set_P``, ``set_recall``, ``set_F``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``gm_map``, ``infAP``, ``gm_bpref``,
-``utility`` (``utility_2,-1,0,0``), ``relative_P_5``, ``G``, ``binG``, ``Rndcg``, ``ndcg_rel`` (gain maps as for
-``ndcg``), ``set_map``, ``set_relative_P``, ``num_nonrel_judged_ret``, ``rbp``, ``rbp_resid``, ``unj_5``. The printed
-name is the trec_eval one, so output can be diffed with trec_eval's. ``expand_trec_spec`` turns trec_eval's ``-m``
-syntax (``P.5,10``, ``ndcg_cut.10,20``, ``utility.2,-1,0,0``, ``all_trec``) into names.
+Every measure of trec_eval 10 (``measures.c``) is declared once in :data:`TREC_MEASURES`, in trec_eval's print
+order, with the meta-eval family that computes it, the parameters it binds and how trec_eval reads its parameters
+and prints its names:
 
-Where trec_eval's definition departs from the textbook one, the alias binds the parameter that reproduces it and the
-canonical name keeps the textbook form: ``rbp`` is ``RBP(p=0.9,graded=true,max=topic)``, ``rbp_resid`` is
-``RBP_resid(p=0.9,fully_judged=zero)`` (0 for a list without unjudged documents), ``num_rel`` is
-``NumRel(summary=trec_eval)`` (under ``-c`` its summary counts every judgment with a grade > 0, whatever ``-l``).
+``single``       no parameter: ``map``, ``Rprec``, ``yaap``, ``prefs_simp``, ``map_avgjg`` ...
+``long_cuts``    integer cutoffs, sorted, printed ``%ld``: ``P_5``, ``ndcg_cut_10``, ``P_avgjg_5`` ...
+``double_cuts``  real cutoffs, sorted, printed ``%3.2f``: ``iprec_at_recall_0.10``, ``Rprec_mult_0.20`` ...
+``doubles``      a list of numbers, printed as typed: ``utility_2,-1,0,0``, ``11pt_avg_.25,.5``, ``set_F_0.5``
+``pairs``        ``name=value`` pairs, printed as typed: gains ``ndcg_1=3,2=9`` and ``rbp_p=0.8``
+
+A spelling (``P_5``, ``ndcg_rel_1=3,2=9``, ``set_F_0.5``, ``rbp_resid_p=0.95``) is an alias: it resolves to the
+family with trec_eval's semantics bound and prints back as typed. Where trec_eval's definition departs from the
+textbook one, the alias binds the parameter that reproduces it and the canonical name keeps the textbook form:
+``rbp`` is ``RBP(p=0.9,graded=true,max=topic)``, ``rbp_resid`` is ``RBP_resid(p=0.9,fully_judged=zero)``,
+``num_rel`` is ``NumRel(summary=trec_eval)``, ``set_F_x`` is ``SetF(beta2=x)`` (trec_eval weighs with x = β²).
+The ``*_avgjg`` measures are their plain families: averaging over judgment groups is what a collection of
+judgment groups does with every measure (:mod:`meta_eval.judgment_groups`); ``runid``, ``num_q`` and ``relstring``
+are printed by trec_eval's layout (:mod:`meta_eval.trec_layout`), not computed as numbers.
+
+:func:`expand_trec_spec` turns one ``-m`` argument into names for ``evaluate`` (``P.5,10``, ``all_trec``);
+:func:`trec_eval_selection` reads a whole trec_eval command line's ``-m`` arguments as trec_eval does (print
+order, the first parameters given for a measure win, ``official`` without any).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from meta_eval.errors import InputError
-from meta_eval.measures.registry import Measure, make_measure, parse_floats, parse_gain_map
+from meta_eval.measures.registry import Measure, make_measure
 
-_SIMPLE = {
-    "map": ("AP", {}),
-    "gm_map": ("GM_AP", {}),
-    "Rprec": ("Rprec", {}),
-    "recip_rank": ("RR", {}),
-    "bpref": ("bpref", {}),
-    "gm_bpref": ("GM_bpref", {}),
-    "infAP": ("infAP", {}),
-    "ndcg": ("nDCG", {}),
-    "ndcg_rel": ("nDCG_rel", {}),
-    "Rndcg": ("Rndcg", {}),
-    "G": ("G", {}),
-    "binG": ("binG", {}),
-    "11pt_avg": ("IPrec11", {}),
-    "utility": ("Utility", {}),
-    "set_P": ("SetP", {}),
-    "set_relative_P": ("SetRelP", {}),
-    "set_recall": ("SetR", {}),
-    "set_map": ("SetAP", {}),
-    "set_F": ("SetF", {}),
-    "num_ret": ("NumRet", {}),
-    "num_rel": ("NumRel", {"summary": "trec_eval"}),
-    "num_rel_ret": ("NumRelRet", {}),
-    "num_nonrel_judged_ret": ("NumNonrelJudgedRet", {}),
-    "rbp": ("RBP", {"p": 0.9, "graded": True, "max": "topic"}),  # trec_eval 10's rbp (p = 0.9, grade / top grade)
-    "rbp_resid": ("RBP_resid", {"p": 0.9, "fully_judged": "zero"}),
-}
+QRELS, PREFS, JG = frozenset({"qrels"}), frozenset({"prefs", "qrels_prefs"}), frozenset({"qrels_jg"})
+ANY = QRELS | PREFS | JG
+LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
-_CUT = {
-    "P": ("P", int),
-    "recall": ("Recall", int),
-    "map_cut": ("AP", int),
-    "ndcg_cut": ("nDCG", int),
-    "relative_P": ("RelP", int),
-    "success": ("Success", int),
-    "unj": ("Unjudged", int),
-    "iprec_at_recall": ("IPrec", float),
-    "Rprec_mult": ("Rprec_mult", float),
-}
 
-# Measures whose trec_eval parameters are a gain map (``ndcg.1=3,2=9`` -> ``ndcg_1=3,2=9``).
-_GAIN_MAPS = {"ndcg": "nDCG", "ndcg_rel": "nDCG_rel", "Rndcg": "Rndcg", "G": "G"}
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One measure of trec_eval 10's table.
 
-# Default parameter lists of trec_eval's cutoff measures (used by expand_trec_spec for a bare family name).
-TREC_DEFAULT_CUTS = {
-    "P": "5,10,15,20,30,100,200,500,1000",
-    "recall": "5,10,15,20,30,100,200,500,1000",
-    "map_cut": "5,10,15,20,30,100,200,500,1000",
-    "ndcg_cut": "5,10,15,20,30,100,200,500,1000",
-    "relative_P": "5,10,15,20,30,100,200,500,1000",
-    "success": "1,5,10",
-    "unj": "5,10,20",
-    "iprec_at_recall": "0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
-    "Rprec_mult": "0.20,0.40,0.60,0.80,1.00,1.20,1.40,1.60,1.80,2.00",
-}
+    Attributes
+    ----------
+    name : str
+        trec_eval's name.
+    family : str or None
+        The meta-eval family computing it (None: printed by the layout: ``runid``, ``num_q``, ``relstring``).
+    kind : str
+        How trec_eval reads its parameters and prints its names (module docstring); ``runid``, ``num_q`` and
+        ``relstring`` have their own kinds.
+    fixed : tuple of (str, object)
+        Parameters bound for trec_eval's semantics.
+    defaults : tuple
+        Default cutoffs or numbers.
+    per_topic : bool
+        Printed per topic (``gm_map`` and ``gm_bpref`` are printed only as summaries).
+    formats : frozenset of str
+        The ``-R`` formats trec_eval computes it with.
+    """
 
-# trec_eval 10's all_trec set in its print order (relstring, a string, is left out; runid and num_q are printed by
-# the trec layout itself).
-ALL_TREC = (
-    ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
-     "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
-     "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
-     "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj"]
+    name: str
+    family: str | None
+    kind: str = "single"
+    fixed: tuple[tuple[str, object], ...] = ()
+    defaults: tuple = ()
+    per_topic: bool = True
+    formats: frozenset = QRELS
+
+    @property
+    def parameterised(self) -> bool:
+        return self.kind in ("long_cuts", "double_cuts", "doubles", "pairs")
+
+
+def _m(name, family, kind="single", fixed=(), defaults=(), per_topic=True, formats=QRELS) -> TrecMeasure:
+    return TrecMeasure(name, family, kind, tuple(fixed), tuple(defaults), per_topic, formats)
+
+
+_PREFS = ["prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
+          "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+          "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp"]
+
+#: trec_eval 10's measures in its print order (``te_trec_measures`` of ``measures.c``).
+TREC_MEASURES: tuple[TrecMeasure, ...] = (
+    _m("runid", None, "runid", formats=ANY),
+    _m("num_q", None, "num_q", formats=ANY),
+    _m("num_ret", "NumRet"),
+    _m("num_rel", "NumRel", fixed=[("summary", "trec_eval")]),
+    _m("num_rel_ret", "NumRelRet"),
+    _m("map", "AP"),
+    _m("gm_map", "GM_AP", per_topic=False),
+    _m("Rprec", "Rprec"),
+    _m("bpref", "bpref"),
+    _m("recip_rank", "RR"),
+    _m("iprec_at_recall", "IPrec", "double_cuts", defaults=IPREC_LEVELS),
+    _m("P", "P", "long_cuts", defaults=LONG_CUTS),
+    _m("relstring", None, "relstring", defaults=(10.0,)),
+    _m("recall", "Recall", "long_cuts", defaults=LONG_CUTS),
+    _m("infAP", "infAP"),
+    _m("gm_bpref", "GM_bpref", per_topic=False),
+    _m("Rprec_mult", "Rprec_mult", "double_cuts", defaults=RPREC_MULTS),
+    _m("utility", "Utility", "doubles", defaults=(1.0, -1.0, 0.0, 0.0)),
+    _m("11pt_avg", "IPrec11", "doubles", defaults=IPREC_LEVELS),
+    _m("binG", "binG"),
+    _m("G", "G", "pairs"),
+    _m("dcg", "DCG", "pairs"),
+    _m("ideal_dcg", "IDCG", "pairs"),
+    _m("ndcg", "nDCG", "pairs"),
+    _m("ndcg_rel", "nDCG_rel", "pairs"),
+    _m("Rndcg", "Rndcg", "pairs"),
+    _m("ndcg_cut", "nDCG", "long_cuts", defaults=LONG_CUTS),
+    _m("map_cut", "AP", "long_cuts", defaults=LONG_CUTS),
+    _m("relative_P", "RelP", "long_cuts", defaults=LONG_CUTS),
+    _m("success", "Success", "long_cuts", defaults=(1, 5, 10)),
+    _m("set_P", "SetP"),
+    _m("set_relative_P", "SetRelP"),
+    _m("set_recall", "SetR"),
+    _m("set_map", "SetAP"),
+    _m("set_F", "SetF", "doubles", defaults=(1.0,)),
+    _m("num_nonrel_judged_ret", "NumNonrelJudgedRet"),
+    *(_m(name, name, formats=PREFS) for name in _PREFS),
+    _m("map_avgjg", "AP", formats=JG),
+    _m("P_avgjg", "P", "long_cuts", defaults=LONG_CUTS, formats=JG),
+    _m("Rprec_mult_avgjg", "Rprec_mult", "double_cuts", defaults=RPREC_MULTS, formats=JG),
+    _m("yaap", "YAAP"),
+    _m("rbp", "RBP", "pairs", fixed=[("p", 0.9), ("graded", True), ("max", "topic")]),
+    _m("rbp_resid", "RBP_resid", "pairs", fixed=[("p", 0.9), ("fully_judged", "zero")]),
+    _m("unj", "Unjudged", "long_cuts", defaults=(5, 10, 20)),
 )
+BY_NAME = {m.name: m for m in TREC_MEASURES}
 
-_CUT_NAME = re.compile(r"^(?P<family>" + "|".join(_CUT) + r")_(?P<cut>[0-9.]+)$")
+#: trec_eval's sets of measures (``-m official`` ...), as in ``measures.c``.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
+                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
+                 "set_F", "num_nonrel_judged_ret"),
+    "all_prefs": ("runid", "num_q", *_PREFS[:3], "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
+                  "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
+                  "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp"),
+    "prefs": ("runid", "num_q", *_PREFS[:3], "prefs_simp", "prefs_pair", "prefs_avgjg"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}
+LAYOUT_ONLY = ("runid", "num_q", "relstring")  # printed by the layout, not numbers of a measure
+
+# --------------------------------------------------------------------------------------------- C's number parsing
+
+_ATOL = re.compile(r"^[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_ATOF = re.compile(r"^[ \t\n\v\f\r]*([+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan))",
+                   re.IGNORECASE)
+
+
+def c_atol(text: str) -> int:
+    """C's ``atol``: the leading integer of ``text``, 0 if there is none (``"23.4"`` -> 23)."""
+    match = _ATOL.match(text)
+    return int(match[1]) if match else 0
+
+
+def c_atof(text: str) -> float:
+    """C's ``atof``: the leading number of ``text``, 0.0 if there is none (``".25"`` -> 0.25)."""
+    match = _ATOF.match(text)
+    return float(match[1]) if match else 0.0
+
+
+def _cut_text(m: TrecMeasure, value) -> str:
+    """A cutoff as trec_eval prints it in a name: ``%ld`` or ``%3.2f``."""
+    return f"{int(value)}" if m.kind == "long_cuts" else f"{float(value):3.2f}"
+
+
+# --------------------------------------------------------------------------------------------- building measures
+
+
+def measures_of(m: TrecMeasure, params: str | None) -> list[Measure]:
+    """The measures trec_eval computes for ``m`` with the ``-m`` parameter text ``params`` (None: its
+    defaults), labelled with the names trec_eval prints.
+
+    Raises
+    ------
+    InputError
+        Parameters trec_eval refuses (a cutoff <= 0, a cutoff given twice, malformed pairs) or that meta-eval
+        refuses (outside a parameter's domain, a pair name that is neither a grade nor ``p``).
+    """
+    if m.kind in ("long_cuts", "double_cuts"):
+        return [_bound(m, f"{m.name}_{_cut_text(m, cut)}", k=cut) for cut in _cutoffs(m, params)]
+    if m.kind == "doubles":
+        return [_doubles(m, params)]
+    if m.kind == "pairs":
+        return [_pairs(m, params)]
+    return [_bound(m, m.name)]
+
+
+def _bound(m: TrecMeasure, label: str, **params) -> Measure:
+    return make_measure(m.family, label=label, **dict(m.fixed), **params)
+
+
+def _cutoffs(m: TrecMeasure, params: str | None) -> list:
+    """trec_eval's ``get_long_cutoffs`` / ``get_double_cutoffs``: comma-separated, read as C reads numbers,
+    sorted; a cutoff given twice is an error (one outside the family's domain, such as 0, too: when the measure is
+    bound)."""
+    if params is None:
+        return list(m.defaults)
+    read = c_atol if m.kind == "long_cuts" else c_atof
+    values = sorted(read(text) for text in params.split(","))
+    for low, high in zip(values, values[1:]):
+        if low == high:
+            raise InputError(f"measure {m.name}.{params}: the cutoff {_cut_text(m, low)} is given twice")
+    return values
+
+
+def _doubles(m: TrecMeasure, params: str | None) -> Measure:
+    values = list(m.defaults) if params is None else [c_atof(text) for text in params.split(",")]
+    label = m.name if params is None else f"{m.name}_{params}"
+    if m.name == "utility":
+        if len(values) != 4:
+            raise InputError(f"measure {label}: utility takes 4 coefficients (a,b,c,d), got {len(values)}")
+        return _bound(m, label, **dict(zip("abcd", values)))
+    if m.name == "11pt_avg":
+        return _bound(m, label, levels=tuple(values))
+    return _bound(m, label, beta2=values[0])  # set_F: trec_eval uses the first number
+
+
+_PAIR = re.compile(r"^([^=,]+)=([^=,]*)$")
+_GRADE = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _pairs(m: TrecMeasure, params: str | None) -> Measure:
+    """``grade=gain`` pairs (a gain map; grades not listed keep their gain) and, for rbp and rbp_resid,
+    ``p=persistence``; printed as typed."""
+    if params is None:
+        return _bound(m, m.name)
+    label = f"{m.name}_{params}"
+    gains: dict[int, float] = {}
+    extra: dict[str, float] = {}
+    for item in params.split(","):
+        match = _PAIR.match(item)
+        if match is None:
+            raise InputError(f"measure {label}: malformed pair parameters {params!r}; write name=value,...")
+        key, value = match[1], c_atof(match[2])
+        if _GRADE.match(key):
+            gains[int(key)] = value
+        elif key == "p" and m.name in ("rbp", "rbp_resid"):
+            extra["p"] = value
+        else:
+            names = "a grade or p" if m.name in ("rbp", "rbp_resid") else "a grade"
+            raise InputError(f"measure {label}: parameter {key!r} is not {names}")
+    bound = dict(m.fixed) | extra
+    if gains and m.name != "rbp_resid":  # rbp_resid reads p only (trec_eval ignores its gains)
+        bound["gain"] = gains
+    return make_measure(m.family, label=label, **bound)
+
+
+# --------------------------------------------------------------------------------------------- spellings
+
+
+_BY_LENGTH = sorted((m for m in TREC_MEASURES if m.parameterised), key=lambda m: -len(m.name))
+_SINGLE_CUT = {"long_cuts": re.compile(r"^[0-9]+$"), "double_cuts": re.compile(r"^[0-9]*\.?[0-9]+$|^[0-9]+\.$")}
+
+
+def parse_spelling(name: str) -> tuple[TrecMeasure, str | None] | None:
+    """The trec_eval measure a spelling names and its parameter text: ``map`` -> (map, None), ``P_5`` ->
+    (P, "5"), ``ndcg_rel_1=3`` -> (ndcg_rel, "1=3"); None if it is not a spelling of one measure (a bare cutoff
+    family such as ``P`` names a set, see :func:`expand_trec_spec`)."""
+    m = BY_NAME.get(name)
+    if m is not None:
+        return (m, None) if m.family is not None and m.kind not in ("long_cuts", "double_cuts") else None
+    for m in _BY_LENGTH:
+        if name.startswith(m.name + "_"):
+            params = name[len(m.name) + 1:]
+            if m.kind in _SINGLE_CUT and not _SINGLE_CUT[m.kind].match(params):
+                return None
+            if m.kind == "pairs" and "=" not in params:
+                return None
+            return m, params
+    return None
 
 
 def from_trec_name(name: str) -> Measure | None:
@@ -97,90 +290,127 @@ def from_trec_name(name: str) -> Measure | None:
     InputError
         A trec_eval spelling with a parameter outside its domain (``P_0``, ``iprec_at_recall_1.5``).
     """
-    if name in _SIMPLE:
-        family, params = _SIMPLE[name]
-        return make_measure(family, label=name, **params)
-    match = _CUT_NAME.match(name)
-    if match:
-        family, kind = _CUT[match["family"]]
-        try:
-            cut = kind(match["cut"])
-        except ValueError:
-            return None
-        return make_measure(family, label=name, k=cut)
-    for trec, family in _GAIN_MAPS.items():
-        if name.startswith(trec + "_") and "=" in name[len(trec) + 1:]:
-            return make_measure(family, label=name, gain=_read(parse_gain_map, name[len(trec) + 1:], name))
-    if name.startswith("11pt_avg_"):
-        return make_measure("IPrec11", label=name, levels=_read(parse_floats, name[len("11pt_avg_"):], name))
-    if name.startswith("utility_"):
-        coefficients = _read(parse_floats, name[len("utility_"):], name)
-        if len(coefficients) != 4:
-            raise InputError(f"measure {name}: utility takes 4 coefficients (a,b,c,d), got {len(coefficients)}")
-        return make_measure("Utility", label=name, **dict(zip("abcd", coefficients)))
-    return None
-
-
-def _read(parse, text: str, name: str):
-    try:
-        return parse(text)
-    except ValueError as exc:
-        raise InputError(f"measure {name}: cannot read the trec_eval parameters {text!r} ({exc})") from None
-
-
-def _format_cut(family: str, value: str) -> str:
-    if family in ("iprec_at_recall", "Rprec_mult"):
-        return f"{float(value):.2f}"
-    return str(int(float(value)))
+    found = parse_spelling(name)
+    if found is None:
+        return None
+    m, params = found
+    if params is not None and m.kind in ("long_cuts", "double_cuts"):
+        return _bound(m, name, k=(int if m.kind == "long_cuts" else float)(params))
+    return measures_of(m, params)[0]
 
 
 def expand_trec_spec(spec: str) -> list[str]:
     """Expand one trec_eval ``-m`` argument into measure names.
 
     ``P.5,10`` -> ``P_5, P_10``; ``ndcg_cut`` -> its default cutoffs; ``ndcg.1=3,2=9`` -> ``ndcg_1=3,2=9``;
-    ``utility.2,-1,0,0`` -> ``utility_2,-1,0,0``; ``all_trec`` -> every trec_eval measure meta-eval computes. Any
-    other text is returned unchanged.
+    ``set_F.0.5`` -> ``set_F_0.5``; ``all_trec`` (or ``official``, ``set``, ``all_prefs``, ``prefs``,
+    ``qrels_jg``) -> every numeric measure of the set. Any other text is returned unchanged.
     """
-    if spec == "all_trec":
-        return [name for family in ALL_TREC for name in expand_trec_spec(family)]
+    if spec in NICKNAMES:
+        return [name for member in NICKNAMES[spec] if member not in LAYOUT_ONLY for name in expand_trec_spec(member)]
     family, dot, params = spec.partition(".")
-    if family in TREC_DEFAULT_CUTS:
-        cuts = params if dot and params else TREC_DEFAULT_CUTS[family]
-        try:
-            values = sorted({float(v) for v in cuts.split(",") if v.strip()})
-        except ValueError:
+    m = BY_NAME.get(family)
+    if m is not None and m.family is None:
+        raise InputError(f"{family} is printed by trec_eval's layout, not a measure with values: meta-eval trec-eval "
+                         "prints it (evaluate -f trec prints runid and num_q)")
+    if m is None or (dot and not params):
+        return [spec]
+    if m.kind in ("long_cuts", "double_cuts"):
+        if dot and not re.fullmatch(r"[-+0-9.,eE ]+", params):
             return [spec]  # not a cutoff list: reported as an unknown measure with suggestions
-        return [f"{family}_{_format_cut(family, str(v))}" for v in values]
-    if dot and params and family in (*_GAIN_MAPS, "11pt_avg", "utility"):
+        return [measure.output_name for measure in measures_of(m, params if dot else None)]
+    if dot and m.parameterised:
         return [f"{family}_{params}"]
     return [spec]
 
 
 def known_trec_names() -> list[str]:
     """Every trec_eval spelling meta-eval knows, with its default parameters (for "did you mean")."""
-    return list(_SIMPLE) + [name for family in TREC_DEFAULT_CUTS for name in expand_trec_spec(family)]
+    return [name for m in TREC_MEASURES if m.family is not None for name in expand_trec_spec(m.name)]
 
 
 def trec_spellings(family: str) -> list[str]:
-    """trec_eval spellings of a family: ``map`` and ``map_cut_K`` for AP, ``ndcg_1=G,...`` for nDCG..."""
-    out = [name for name, (fam, _) in _SIMPLE.items() if fam == family]
-    out += [f"{trec}_K" for trec, (fam, _) in _CUT.items() if fam == family]
-    out += [f"{trec}_GRADE=GAIN,..." for trec, fam in _GAIN_MAPS.items() if fam == family]
-    if family == "IPrec11":
-        out.append("11pt_avg_LEVEL,...")
-    if family == "Utility":
-        out.append("utility_A,B,C,D")
+    """trec_eval spellings of a family: ``map`` and ``map_cut_K`` for AP, ``ndcg_GRADE=GAIN,...`` for nDCG..."""
+    out = []
+    for m in TREC_MEASURES:
+        if m.family != family:
+            continue
+        out.append({"long_cuts": f"{m.name}_K", "double_cuts": f"{m.name}_X", "pairs": m.name,
+                    "doubles": m.name}.get(m.kind, m.name))
+        if m.kind == "pairs":
+            out.append(f"{m.name}_GRADE=GAIN,..." + (",p=P" if m.name.startswith("rbp") else ""))
+        if m.kind == "doubles":
+            out.append({"utility": "utility_A,B,C,D", "11pt_avg": "11pt_avg_LEVEL,...",
+                        "set_F": "set_F_X"}[m.name])
     return out
 
 
-_CUT_NAME_ANY_CASE = re.compile(_CUT_NAME.pattern, re.IGNORECASE)
-_PARAMETERISED = re.compile("^(?:(?:" + "|".join(_GAIN_MAPS) + r")_.*=.*|(?:11pt_avg|utility)_[-+0-9.,e]+)$",
-                            re.IGNORECASE)
+_CASELESS = {m.name.lower() for m in TREC_MEASURES} | {name.lower() for name in NICKNAMES}
 
 
 def is_trec_spelling(name: str) -> bool:
     """Whether ``name`` reads as a trec_eval measure in any letter case (``MAP``, ``p_5``, ``ndcg_cut``,
     ``all_trec``, ``ndcg_1=3,2=9``): such a name cannot name a new measure."""
     lower = name.lower()
-    return (lower in {n.lower() for n in (*_SIMPLE, *TREC_DEFAULT_CUTS, "all_trec")}
-            or _CUT_NAME_ANY_CASE.match(name) is not None or _PARAMETERISED.match(name) is not None)
+    if lower in _CASELESS:
+        return True
+    return any(lower.startswith(m.name.lower() + "_") for m in _BY_LENGTH)
+
+
+# --------------------------------------------------------------------------------------------- a command line
+
+
+class UnknownTrecMeasure(InputError):
+    """A ``-m`` argument that names no trec_eval measure or set (trec_eval: "illegal measure", status 1)."""
+
+
+@dataclass(frozen=True)
+class Selected:
+    """A measure a trec_eval command line asks for, with the measures printing its values (in order)."""
+
+    measure: TrecMeasure
+    values: tuple[Measure, ...]
+    params: str | None = None
+
+
+def trec_eval_selection(args: list[str]) -> list[Selected]:
+    """The measures of trec_eval's ``-m`` arguments, as trec_eval reads them (``mark_measure``, ``init_meas``):
+    in print order whatever the order given, a measure once, the first parameters given for it (``-m P.5
+    -m P.10`` is ``P_5``), a set's members with their defaults, ``official`` without any ``-m``.
+
+    Raises
+    ------
+    UnknownTrecMeasure
+        A name that is no trec_eval measure or set, or an empty parameter list (``P.``).
+    InputError
+        Parameters trec_eval or meta-eval refuses (:func:`measures_of`).
+    """
+    marked: set[str] = set()
+    params: dict[str, str] = {}
+    for arg in args or ["official"]:
+        name, dot, text = arg.partition(".")
+        if dot:
+            if not text:
+                raise UnknownTrecMeasure(f"illegal measure {arg!r}: an empty parameter list")
+            params.setdefault(name, text)
+        if name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+        elif name in BY_NAME:
+            marked.add(name)
+        else:
+            raise UnknownTrecMeasure(f"illegal measure {arg!r}" + _hint(name))
+    out = []
+    for m in TREC_MEASURES:
+        if m.name not in marked:
+            continue
+        text = params.get(m.name) if m.parameterised or m.kind == "relstring" else None
+        values = () if m.family is None else tuple(measures_of(m, text))
+        out.append(Selected(m, values, text))
+    return out
+
+
+def _hint(name: str) -> str:
+    from meta_eval.measures.registry import did_you_mean
+
+    close = did_you_mean(name, [*BY_NAME, *NICKNAMES])
+    return f"; did you mean {close}?" if close else ""
