@@ -74,4 +74,4 @@ def test_help_in_a_pipe_shows_every_option_name_whole():
     for name in COMMANDS:
         out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", name, "--help"],
                              capture_output=True, text=True, env=env, timeout=120).stdout
-        assert "--help" in out and "…" not in out, name
+        assert "Usage" in out and "…" not in out, name
