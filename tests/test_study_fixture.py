@@ -26,7 +26,7 @@ def test_fixture_covers_every_configuration_of_the_script():
     assert set(FIXTURE["configs"]) == set(script.CONFIGS)
     for name, config in FIXTURE["configs"].items():
         assert config["args"] == script.CONFIGS[name], name
-        assert config["digests"], name
+        assert config["digests"] and len(config["commit"]) == 40 and config["reason"], name
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE["configs"]))
@@ -36,5 +36,5 @@ def test_outputs_are_byte_identical_to_the_fixture(name, tmp_path):
     expected = config["digests"]
     assert sorted(got) == sorted(expected), "a different set of CSV/.tex files"
     changed = sorted(f for f in expected if got[f] != expected[f])
-    assert not changed, (f"{name}: {changed} differ from the fixture of commit {FIXTURE['commit']}; if on purpose, "
-                         "rerun scripts/study_fixture.py and give the reason")
+    assert not changed, (f"{name}: {changed} differ from the fixture of commit {config['commit']}; if on purpose, "
+                         f"rerun scripts/study_fixture.py --only {name} --reason '...' in the same commit")

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from meta_eval.analyses.registry import builtin_names
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
                                   JobsOpt, LevelOpt, Missing, MissingOpt, OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg,
@@ -25,16 +26,8 @@ MetricsOpt = measures_option(DEFAULT_METRICS, "Metric to study")
 ResamplesOpt = resamples_option("bootstrap; default 1000")
 
 
-class Stage(str, Enum):
-    discpower = "discpower"
-    split_half = "split-half"
-    anova = "anova"
-    correlation = "correlation"
-    intuitiveness = "intuitiveness"
-    incomplete_judgments = "incomplete-judgments"
-    reusability = "reusability"
-    informativeness = "informativeness"
-    ltr = "ltr"
+#: The analyses ``--skip`` takes: every built-in but the scores (from the registry's list, without importing them).
+Stage = Enum("Stage", {name.replace("-", "_"): name for name in builtin_names()[1:]}, type=str)
 
 
 @app.command()
