@@ -176,6 +176,19 @@ class StudyResult:
     results: dict[str, Result] = field(default_factory=dict)
 
 
+def analysis_inputs(options: StudyOptions) -> list[str]:
+    """The files the added analyses read: a plug-in's file, and the files their parameters name (declared as
+    inputs of the study before any work, so that no output replaces them)."""
+    from meta_eval.measures.plugins import parse_spec
+
+    files: list[str] = []
+    for spec in options.analyses:
+        decl, params = parse_analysis(spec)
+        plugin = parse_spec(spec) if isinstance(spec, str) else None
+        files += ([plugin.target] if plugin is not None and plugin.kind == "file" else []) + decl.input_files(params)
+    return files
+
+
 def study_plan(data: AnalysisData, options: StudyOptions) -> list[tuple[Analysis, dict[str, Any]]]:
     """The analyses a study runs, in dependency order, each with its parameters: the built-ins not skipped and
     enabled by their parameters, then the added ones (``options.analyses``).

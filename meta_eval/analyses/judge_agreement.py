@@ -50,8 +50,9 @@ def cohen_kappa(a, b, weights: str = "none", labels=None) -> float:
         κ_w = 1 − Σ w_ij O_ij / Σ w_ij E_ij,   w_ij = [i ≠ j] (Cohen 1960), |i − j| (linear) or (i − j)²
         (quadratic; Cohen 1968),
 
-    which for 0/1 weights is the familiar κ = (p_o − p_e) / (1 − p_e). Categories are the labels' values (their
-    order gives i − j for the weighted forms).
+    which for 0/1 weights is the familiar κ = (p_o − p_e) / (1 − p_e). The weighted forms weigh a disagreement by
+    the distance of the two grades (scikit-learn's ``cohen_kappa_score`` by the distance of their positions among
+    the labels seen: the same when every grade in between is among ``labels``).
 
     Parameters
     ----------
@@ -281,7 +282,8 @@ def _ranking_agreement(data: AnalysisData, reference, other, alpha: float):
     for m in data.measures:
         x, y = np.asarray(per_topic(reference, m)), np.asarray(per_topic(other, m))
         mx, my = np.asarray(aggregate(x, m), dtype=float), np.asarray(aggregate(y, m), dtype=float)
-        rx, ry = rankdata(-mx, method="min"), rankdata(-my, method="min")
+        # means that differ by float noise are ties (as ranking_swaps counts them)
+        rx, ry = rankdata(-np.round(mx, 12), method="min"), rankdata(-np.round(my, 12), method="min")
         px = classical_test(x, systems, test="ttest", alpha=alpha).asl
         py = classical_test(y, systems, test="ttest", alpha=alpha).asl
         sw = ranking_swaps(x, y, p_x=px, p_y=py, alpha=alpha, systems=systems, names=("reference", "other"))

@@ -53,6 +53,10 @@ def study(
     = 300,
     skip: Annotated[Optional[list[Stage]], typer.Option(help="Skip a stage (repeatable).", show_default=False)]
     = None,
+    analysis: Annotated[Optional[list[str]], typer.Option(
+        "--analysis", help="Add an analysis (repeatable): your own, file.py:NAME or module:NAME, with parameters "
+        "as file.py:NAME(k=5); or a built-in with its other parameters, e.g. judge-agreement(other_qrels=llm.qrels) "
+        "or incomplete-judgments(sampling=depth). meta-eval analysis lists them.", show_default=False)] = None,
     standardise: StandardiseOpt = None,
     judgment_fraction: Annotated[Optional[list[float]], typer.Option(
         "--judgment-fraction", min=0.0, max=1.0, help="Incomplete judgments: fraction of the qrels kept "
@@ -108,7 +112,7 @@ def study(
     with _signals_blocked():
         import pandas  # noqa: F401
 
-        from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, run_study
+        from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, analysis_inputs, run_study
 
     options = StudyOptions(
         metrics=tuple(metric or DEFAULT_METRICS), against=tuple(against or DEFAULT_AGAINST), n_resamples=resamples,
@@ -117,10 +121,11 @@ def study(
         standardise=standardise.value if standardise else None,
         judgment_fractions=tuple(judgment_fraction) if judgment_fraction else DEFAULT_FRACTIONS,
         judgment_draws=judgment_draws, split_half_splits=split_half_splits, pool_depth=pool_depth, gold=gold,
-        ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds).check()
+        ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds, analyses=tuple(analysis or ())).check()
     runs = merge_runs(runs, runs_option)
     inputs = declared_inputs(qrels, runs, [*options.metrics, *options.against, options.gold],
-                             [study_file, options.ltr_data, *_collection_files(collection)])
+                             [study_file, options.ltr_data, *_collection_files(collection),
+                              *analysis_inputs(options)])
     check_output_folder(out, kind="study", inputs=inputs, overwrite=overwrite)  # before any work
     connect_scheduler(scheduler, jobs)
     command = {"command": "meta-eval " + shlex.join(sys.argv[1:])}
