@@ -113,10 +113,10 @@ class Report:
         section.tables.append(entry)
         return entry
 
-    def add(self, section: Section, result: Result) -> None:
+    def add(self, section: Section, result: Result, *, every_figure: bool = False) -> None:
         """Put an analysis result (:class:`meta_eval.analyses.Result`) into ``section``: its method text; each table
         with a compact form shown and written as LaTeX beside its full CSV, the others as CSVs only; the figures
-        meant for a report."""
+        meant for a report (``every_figure``: all of them, as an analysis's own command writes)."""
         section.text = result.text
         for t in result.outputs:
             if t.compact is not None:
@@ -124,7 +124,7 @@ class Report:
             else:
                 self.data(t.stem, t.frame)
         for f in result.figures():
-            if f.in_report:
+            if f.in_report or every_figure:
                 self.figure(section, f.caption, f.draw(), f.stem)
 
     def figure(self, section: Section, caption: str, fig: Figure, name: str) -> ReportFigure:

@@ -9,7 +9,7 @@ from the :class:`~meta_eval.params.Param`, its value checked against the declara
 (``my.py:NAME(param=value)``) included, and lists them without a SPEC.
 
 Each command prints the analysis's compact tables and findings and, with ``--out``, writes the result folder
-through the one writer of results (:func:`write_result`).
+through the study's writer (:func:`write_result`: CSVs, LaTeX tables, figures, ``report.md`` and ``report.html``).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def run_analysis(decl, params: dict[str, Any], *, collection: CollectionOptions,
     result = decl(data, **params)
     show(result)
     if target is not None:
-        write_result(result, target, fmt, dpi)
+        write_result(result, target, fmt, dpi, decl.title)
     return result
 
 
@@ -123,20 +123,25 @@ def show(result) -> None:
         console.print(finding.sentence, highlight=False)
 
 
-def write_result(result, target, fmt, dpi: int) -> None:
+def write_result(result, target, fmt, dpi: int, title: str = "") -> None:
     """Write a result into the result folder ``target`` (checked at the command's start by
-    :func:`meta_eval.cli.common.folder_target`): every table as its CSV, every figure, and ``finding.txt`` (the
-    method text and the findings)."""
-    from meta_eval.figures.style import check_formats, save_figure
+    :func:`meta_eval.cli.common.folder_target`) through the study's writer (:meth:`meta_eval.report.Report.add`):
+    each table's CSV, its LaTeX form when it has a compact one, every figure, and ``report.md``/``report.html``
+    with the findings, the method and the tables."""
+    from meta_eval.figures.style import check_formats
+    from meta_eval.report import Report
 
     formats = check_formats(figure_formats(fmt))
     with target.open() as tmp:
-        for t in result.outputs:
-            t.frame.to_csv(tmp / f"{t.stem}.csv", index=False)
-        for f in result.figures():
-            save_figure(f.draw(), tmp / f.stem, formats, dpi=dpi, preview_dpi=150)
-        sentences = " ".join(f.sentence for f in result.findings())
-        (tmp / "finding.txt").write_text(result.text + "\n\n" + sentences + "\n")
+        report = Report(tmp, f"meta-eval {result.analysis}", formats=formats, dpi=dpi)
+        try:
+            found = result.findings()
+            report.section("Findings", "\n".join(f"- {f.sentence}" for f in found) if found else
+                           "No numbers to summarise.")
+            report.add(report.section(title or result.analysis), result, every_figure=True)
+            report.write()
+        finally:
+            report.close()
         written = sorted(p.name for p in tmp.iterdir())
     print(f"wrote {', '.join(written)} to {target.out}")
 
@@ -178,7 +183,7 @@ def _help(decl) -> str:
     """The command's help: the run function's docstring (its first paragraph), then what ``--out`` writes."""
     lines = (decl.run.__doc__ or decl.summary).strip().split("\n\n")[0]
     return " ".join(line.strip() for line in lines.splitlines()) + \
-        " With --out: its tables (CSV), figures and finding.txt."
+        " With --out: its tables (CSV and LaTeX), figures and report.md/report.html."
 
 
 def _register() -> None:
@@ -212,8 +217,8 @@ def analysis_command(
     dpi: DpiOpt = 300,
 ) -> None:
     """Run one analysis — a built-in or your own (file.py:NAME) — on the collection: its tables and findings, and
-    with --out its result folder (CSVs, figures, finding.txt). Without SPEC: list every analysis and its
-    parameters."""
+    with --out its result folder (CSVs, LaTeX tables, figures, report.md and report.html). Without SPEC: list every
+    analysis and its parameters."""
     from meta_eval.analyses import analyses, parse_analysis
 
     if spec is None:
