@@ -233,14 +233,14 @@ _FILES = ("runs", "qrels")
 
 
 def with_collection(func: Callable | None = None, *, exclude: tuple[str, ...] = ()) -> Callable:
-    """Give a command the collection options: ``func(collection: CollectionOptions, **own)`` becomes a command
-    whose signature holds its own options and those of :data:`COLLECTION_PARAMETERS` (the runs and the qrels
-    where ``collection`` stood, the reading options last); ``exclude`` leaves some out (their defaults apply)."""
+    """Give a command the collection options: ``func(inputs: CollectionOptions, **own)`` becomes a command whose
+    signature holds its own options and those of :data:`COLLECTION_PARAMETERS` (the runs and the qrels where
+    ``inputs`` stood, the reading options last); ``exclude`` leaves some out (their defaults apply)."""
 
     def decorate(func: Callable) -> Callable:
         signature = inspect.signature(func, eval_str=True)
         own = list(signature.parameters.values())
-        at = [p.name for p in own].index("collection")
+        at = [p.name for p in own].index("inputs")
         added = [p for p in COLLECTION_PARAMETERS if p.name not in exclude]
         files = [p for p in added if p.name in _FILES]
         reading = [p for p in added if p.name not in _FILES]
@@ -249,7 +249,7 @@ def with_collection(func: Callable | None = None, *, exclude: tuple[str, ...] = 
         @functools.wraps(func)
         def command(**kwargs):
             values = {p.name: kwargs.pop(p.name) for p in added}
-            return func(collection=CollectionOptions(**values), **kwargs)
+            return func(inputs=CollectionOptions(**values), **kwargs)
 
         command.__signature__ = signature.replace(parameters=[p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
                                                               for p in params])

@@ -91,19 +91,19 @@ def _values(decl, given: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_analysis(decl, params: dict[str, Any], *, collection: CollectionOptions, measures, standardise=None,
+def run_analysis(decl, params: dict[str, Any], *, inputs: CollectionOptions, measures, standardise=None,
                  jobs=None, scheduler=None, out=None, overwrite=False, fmt=None, dpi=300) -> Any:
     """Load the collection, run the analysis, print its tables and findings, write ``--out``."""
     from meta_eval.analyses import AnalysisData
     from meta_eval.parallel import connect_scheduler
 
     specs = list(dict.fromkeys(measures or decl.measures))
-    target = folder_target(out, decl.command or decl.name, overwrite=overwrite, qrels=collection.qrels,
-                           runs=collection.runs, measures=specs, files=decl.input_files(params))
+    target = folder_target(out, decl.command or decl.name, overwrite=overwrite, qrels=inputs.qrels,
+                           runs=inputs.runs, measures=specs, files=decl.input_files(params))
     connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
-    col = collection.load()
+    col = inputs.load()
     data = AnalysisData.from_collection(col, specs, standardise=getattr(standardise, "value", standardise),
-                                        jobs=jobs, scheduler=scheduler, progress=collection.progress)
+                                        jobs=jobs, scheduler=scheduler, progress=inputs.progress)
     result = decl(data, **params)
     show(result)
     if target is not None:
@@ -162,14 +162,13 @@ def make_command(decl) -> Any:
                inspect.Parameter("overwrite", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=OverwriteOpt),
                inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=FormatOpt),
                inspect.Parameter("dpi", inspect.Parameter.KEYWORD_ONLY, default=300, annotation=DpiOpt)]
-    collection = inspect.Parameter("collection", inspect.Parameter.KEYWORD_ONLY, annotation=CollectionOptions)
+    collection = inspect.Parameter("inputs", inspect.Parameter.KEYWORD_ONLY, annotation=CollectionOptions)
     names = {p.name for p in own}
 
-    def command(*, collection: CollectionOptions, **given) -> None:
+    def command(*, inputs: CollectionOptions, **given) -> None:
         how = {k: given.pop(k) for k in ("measures", "standardise", "jobs", "scheduler", "out", "overwrite", "fmt",
                                          "dpi") if k in given}
-        run_analysis(decl, _values(decl, {k: v for k, v in given.items() if k in names}), collection=collection,
-                     **how)
+        run_analysis(decl, _values(decl, {k: v for k, v in given.items() if k in names}), inputs=inputs, **how)
 
     params = [collection, *extra[:1], *own, *extra[1:], *writing]
     command.__signature__ = inspect.Signature(params)
@@ -201,7 +200,7 @@ _register()
 @reports_errors
 @with_collection
 def analysis_command(
-    collection: CollectionOptions,
+    inputs: CollectionOptions,
     spec: Annotated[Optional[str], typer.Argument(
         help="The analysis: a name (anova), with parameters (judge-agreement(other_qrels=llm.qrels)), or a plug-in "
         "file.py:NAME / module:NAME. Without it, the analyses are listed.", show_default=False)] = None,
@@ -225,7 +224,7 @@ def analysis_command(
         _list(analyses())
         return
     decl, params = parse_analysis(spec)
-    run_analysis(decl, decl.bind(params), collection=collection, measures=measures, standardise=standardise,
+    run_analysis(decl, decl.bind(params), inputs=inputs, measures=measures, standardise=standardise,
                  jobs=jobs, scheduler=scheduler, out=out, overwrite=overwrite, fmt=fmt, dpi=dpi)
 
 
