@@ -90,7 +90,7 @@ def run(data: AnalysisData, *, fractions: tuple[float, ...], n_draws: int, sampl
     forms = tuple(forms) if forms else data.forms
     res = incomplete_judgments(data.collection, data.measures, fractions=fractions, n_draws=n_draws,
                                sampling=sampling, forms=forms, alpha=alpha, reference=reference, seed=seed,
-                               n_jobs=data.jobs, scheduler=data.scheduler, standardise=data.standardise,
+                               jobs=data.jobs, scheduler=data.scheduler, standardise=data.standardise,
                                progress=data.progress)
     against = "the same form" if reference == "same" else "the standard form"
     text = (f"Reduced qrels: {sampling} sampling of {', '.join(_pct(f) for f in fractions)} of the "
