@@ -301,6 +301,9 @@ class PaperTable:
             table.add_row(*cells)
         return table
 
+    def _repr_html_(self) -> str:  # a notebook shows the table as the report does
+        return self.to_html()
+
     def to_frame(self) -> pd.DataFrame:
         """The displayed table as strings (row label first)."""
         import pandas as pd

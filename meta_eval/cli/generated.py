@@ -26,10 +26,6 @@ from meta_eval.cli.common import (CollectionOptions, DpiOpt, FormatOpt, JobsOpt,
                                   SchedulerOpt, StandardiseOpt, figure_formats, folder_target, measures_option,
                                   reports_errors, with_collection)
 
-#: The analyses that have a generated command (their modules are imported when one of them is used).
-GENERATED = ("split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability", "judge-agreement")
-
-
 def _typer_type(param) -> Any:
     """The Python type Typer parses a parameter's text into (an Enum of its choices, so a typo shows them)."""
     if param.choices:
@@ -186,11 +182,12 @@ def _help(decl) -> str:
 
 
 def _register() -> None:
-    from meta_eval.analyses import get_analysis
+    """A command for every built-in analysis that declares one (imported when one of them is used)."""
+    from meta_eval.analyses import analyses
 
-    for name in GENERATED:
-        decl = get_analysis(name)
-        app.command(decl.command)(make_command(decl))
+    for decl in analyses():
+        if decl.command:
+            app.command(decl.command)(make_command(decl))
 
 
 _register()
