@@ -208,6 +208,8 @@ def check_measure(spec, *, seed: int = 0):
     if not fam.source and is_builtin(fam.func):
         _require(get_measure(measure.name).params == measure.params, who,
                  f"its canonical name {measure.name!r} parses back to the same measure")
+    if getattr(fam, "input", "rankings") != "rankings":
+        return measure  # a measure of other judgments (preferences) is not scored on graded lists here
     r = _random_rankings(seed)
     before = (r.grades.copy(), r.n_ret.copy(), r.counts.copy())
     values = measure(r)

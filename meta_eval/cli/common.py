@@ -203,12 +203,11 @@ class CollectionOptions:
     float32: bool = False
     progress: bool = True
 
-    def load(self, **override) -> Collection:
-        """The collection (:func:`collection_from_cli`); ``override`` replaces options (e.g. ``rel_level=1``)."""
-        values = {**vars(self), **override}
-        return collection_from_cli(values["qrels"], values["runs"], values["depth"], values["rel_level"],
-                                   values["missing"], values["unjudged"], values["ties"], values["float32"],
-                                   progress=values["progress"])
+    def load(self, **extra) -> Collection:
+        """The collection (:func:`collection_from_cli`); ``extra``: its other keywords, for a command's own reading
+        options."""
+        return collection_from_cli(self.qrels, self.runs, self.depth, self.rel_level, self.missing, self.unjudged,
+                                   self.ties, self.float32, progress=self.progress, **extra)
 
     def load_options(self) -> dict:
         """The :func:`meta_eval.load_collection` keywords of these options (without the files)."""
