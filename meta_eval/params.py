@@ -127,14 +127,19 @@ class Param:
 _INTERVAL = re.compile(r"^\s*([\[(])\s*(-?inf|[-+0-9.e]+)\s*,\s*(-?inf|[-+0-9.e]+)\s*([\])])\s*$")
 
 
-def _in_interval(x: float, interval: str) -> bool:
-    """Whether ``x`` lies in an interval written ``[a, b)``, ``(a, inf)``..."""
-    match = _INTERVAL.match(interval)
+def interval(text: str) -> tuple[float, bool, float, bool]:
+    """``"[a, b)"`` -> (a, a is included, b, b is included); ``inf`` for an unbounded end."""
+    match = _INTERVAL.match(text)
     if match is None:  # pragma: no cover - a malformed declaration is a programming error
-        raise ValueError(f"bad interval {interval!r}")
+        raise ValueError(f"bad interval {text!r}")
     left, a, b, right = match.groups()
-    lo, hi = float(a), float(b)
-    return (x > lo or (left == "[" and x == lo)) and (x < hi or (right == "]" and x == hi))
+    return float(a), left == "[", float(b), right == "]"
+
+
+def _in_interval(x: float, text: str) -> bool:
+    """Whether ``x`` lies in an interval written ``[a, b)``, ``(a, inf)``..."""
+    lo, lo_in, hi, hi_in = interval(text)
+    return (x > lo or (lo_in and x == lo)) and (x < hi or (hi_in and x == hi))
 
 
 def did_you_mean(word: str, candidates: Iterable[str], n: int = 3) -> str:

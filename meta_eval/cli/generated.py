@@ -38,17 +38,16 @@ def _closed_range(param) -> dict[str, float]:
     as every command does: ``-1 is not in the range 0<=x<=...``); open ends are checked by the declaration."""
     import math
 
-    from meta_eval.params import _INTERVAL
+    from meta_eval.params import interval
 
-    match = _INTERVAL.match(param.within or "")
-    if match is None or param.parse not in (int, float):
+    if not param.within or param.parse not in (int, float):
         return {}
-    left, a, b, right = match.groups()
+    lo, lo_in, hi, hi_in = interval(param.within)
     out = {}
-    if left == "[" and math.isfinite(float(a)):
-        out["min"] = param.parse(float(a))
-    if right == "]" and math.isfinite(float(b)):
-        out["max"] = param.parse(float(b))
+    if lo_in and math.isfinite(lo):
+        out["min"] = param.parse(lo)
+    if hi_in and math.isfinite(hi):
+        out["max"] = param.parse(hi)
     return out
 
 
