@@ -131,7 +131,7 @@ def run(data: AnalysisData, *, lists: int, g_grid_step: float, seed: int) -> Inf
     if sample.batch.n_grades == 3:
         grid_table = mem.gap_figure2(sample, grid=mem.g_grid(g_grid_step), filter_lists=False,
                                      progress=data.progress, jobs=data.jobs, scheduler=data.scheduler).table
-    curves = _inferred_curves(sample, with_form[:3], seed=seed)
+    curves = _inferred_curves(sample, [data.specs.get(name, name) for name in data.targets], seed=seed)
     return Informativeness(result.summary, result.lists, grid_table, curves, sample.batch.n_lists, data.targets,
                            list(data.against), data.colors, text=text)
 
