@@ -195,7 +195,7 @@ def _existing(value: Any) -> str | None:
                   Param("weights", "none", str, "weights of Cohen's κ on the graded labels: none (Cohen 1960), "
                         "linear or quadratic (Cohen 1968)", choices=WEIGHTS),
                   Param("other_name", "the other judge", str, "how the report names the other judge (e.g. 'the "
-                        "LLM')"),
+                        "LLM')", domain="text"),
                   ANALYSIS_PARAMS["alpha"]),
           study={"alpha": "alpha"}, enabled=lambda params: params.get("other_qrels") is not None,
           measures=("AP", "nDCG@10", "P@10", "RR"), files=("other_qrels",))
