@@ -81,16 +81,17 @@ def _ranked(table: PaperTable, column: str, *, ascending: bool = False) -> list[
 
 def _extremes(q: Quoter, name: str, column: str, *, ascending: bool = False, interval: bool = False,
               what: str = "") -> tuple[str, str, str, str] | None:
-    """(best row, its quoted cell, worst row, its quoted cell) of a column, or None with fewer than two values;
-    ``what`` prefixes each quoted number (e.g. ``"τ_b = "``)."""
+    """(best row, its quoted cell, worst row, its quoted cell) of a column, or None without a value; with one row
+    the best is the worst (and quoted once). ``what`` prefixes each quoted number (e.g. ``"τ_b = "``)."""
     order = _ranked(q.tables[name], column, ascending=ascending)
-    if len(order) < 2:
+    if not order:
         return None
 
     def cell(row: str) -> str:
         return f"{what}{q(name, row, column)}" + (f" {q.interval(name, row, column)}" if interval else "")
 
-    return order[0], cell(order[0]), order[-1], cell(order[-1])
+    first = cell(order[0])
+    return order[0], first, order[-1], first if len(order) == 1 else cell(order[-1])
 
 
 def discpower_findings(tables: Mapping[str, PaperTable], *, name: str, method: str, n_resamples: int, alpha: float,
@@ -220,9 +221,11 @@ def split_half_findings(tables: Mapping[str, PaperTable], *, name: str, n_splits
     if found is None:
         return []
     best, best_cell, worst, worst_cell = found
-    sentence = (f"Split-half stability ({q.param('splits', n_splits)} random splits into two halves "
-                f"of {q.param('half', size)} topics): the halves rank the systems most alike under {best} "
-                f"({best_cell}) and least alike under {worst} ({worst_cell}).")
+    lead = (f"Split-half stability ({q.param('splits', n_splits)} random splits into two halves "
+            f"of {q.param('half', size)} topics): ")
+    sentence = lead + (f"the halves rank the systems with {best_cell} under {best}." if best == worst else
+                       f"the halves rank the systems most alike under {best} ({best_cell}) and least alike under "
+                       f"{worst} ({worst_cell}).")
     return [q.finding(sentence)]
 
 
@@ -234,6 +237,9 @@ def anova_findings(tables: Mapping[str, PaperTable], *, name: str) -> list[Findi
         return []
     best, best_cell, worst, worst_cell = found
     topic = _extremes(q, name, "ω², topic", what="ω² = ")
+    if best == worst:
+        sentence = f"Two-way ANOVA (system + topic) of {best}: system effect {best_cell}"
+        return [q.finding(sentence + (f", topic effect {topic[1]}." if topic is not None else "."))]
     sentence = (f"Two-way ANOVA (system + topic): the system effect is largest under {best} ({best_cell}) and "
                 f"smallest under {worst} ({worst_cell})")
     if topic is not None and topic[1] == topic[3]:
@@ -255,10 +261,11 @@ def topic_set_size_findings(tables: Mapping[str, PaperTable], *, name: str, n_to
     if found is None:
         return []
     best, best_cell, worst, worst_cell = found
+    needs = (f"{best} needs {best_cell} topics" if best == worst else
+             f"{best} needs the fewest topics, {best_cell}, and {worst} the most, {worst_cell}")
     sentence = (f"Topic-set size (Sakai's design; paired t-test, power {q.param('power', power)}, α = "
-                f"{q.param('alpha', alpha)}, minD = {q.param('minD', column.split('= ')[1])}): {best} needs the "
-                f"fewest topics, {best_cell}, and {worst} the most, {worst_cell}; this collection has "
-                f"{q.param('topics', n_topics)}.")
+                f"{q.param('alpha', alpha)}, minD = {q.param('minD', column.split('= ')[1])}): {needs}; this "
+                f"collection has {q.param('topics', n_topics)}.")
     return [q.finding(sentence)]
 
 
@@ -303,8 +310,10 @@ def judgments_findings(tables: Mapping[str, PaperTable], *, name: str, sampling:
         return []
     best, best_cell, worst, worst_cell = found
     sentence = (f"Incomplete judgments ({sampling} sampling, {q.param('draws', n_draws)} draws per fraction): with "
-                f"{q.param('kept', kept)} of the judgments kept, the system ranking stays closest to the full-qrels "
-                f"ranking under {best} ({best_cell}) and moves most under {worst} ({worst_cell})")
+                f"{q.param('kept', kept)} of the judgments kept, the system ranking "
+                + (f"keeps {best_cell} with the full-qrels ranking under {best}" if best == worst else
+                   f"stays closest to the full-qrels ranking under {best} ({best_cell}) and moves most under {worst} "
+                   f"({worst_cell})"))
     if need in t.values.columns:
         reached = _ranked(t, need, ascending=True)
         missing = [str(r) for r in t.values.index if str(r) not in reached]

@@ -8,9 +8,10 @@ parameter, the value and the allowed values — before any work, never a traceba
 
 from __future__ import annotations
 
+import collections.abc
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -35,6 +36,10 @@ class Param:
         ``domain`` then describes it in words for ``meta-eval measures``.
 
     A parameter whose default is None may also be None (no cutoff, default collection size).
+
+    Two fields serve the command lines generated from declarations (:mod:`meta_eval.cli.generated`):
+    ``many`` (the value is a tuple of such values, given by repeating the option) and ``flags`` (the option's
+    spellings, ``("--draws",)``; default ``--name`` with dashes).
     """
 
     name: str
@@ -45,12 +50,21 @@ class Param:
     choices: tuple[str, ...] | None = None
     check: Callable[[Any], "str | None"] | None = None
     domain: str | None = None
+    many: bool = False
+    flags: tuple[str, ...] = ()
+
+    @property
+    def option(self) -> str:
+        """The command-line spelling: the first of ``flags``, else ``--name`` with dashes."""
+        return self.flags[0] if self.flags else "--" + self.name.replace("_", "-")
 
     @property
     def domain_text(self) -> str:
         """The allowed values in words: ``"number in (0, 1)"``, ``"integer in [1, inf)"``, ``"one of a, b"``."""
         if self.domain:
             return self.domain
+        if self.many:
+            return "each " + replace(self, many=False).domain_text
         if self.choices:
             return "one of " + ", ".join(self.choices)
         kind = {int: "integer", float: "number"}.get(self.parse, "value")
@@ -58,17 +72,25 @@ class Param:
             return f"{kind} in {self.within}"
         return kind
 
-    def validate(self, value: Any, where: str) -> Any:
-        """The value, converted to the declared type, or an InputError naming ``where``, the parameter and its
-        domain."""
+    def validate(self, value: Any, where: str, kind: str = "parameter") -> Any:
+        """The value, converted to the declared type, or an InputError naming ``where``, the parameter (``kind``
+        and name: ``parameter alpha``, or ``option --alpha`` on a command line) and its domain."""
         if value is None and self.default is None:
             return None
+        if self.many:
+            if isinstance(value, (str, bytes)) or not isinstance(value, collections.abc.Iterable):
+                value = (value,)
+            one = replace(self, many=False, default=...)
+            values = tuple(one.validate(v, where, kind) for v in value)
+            if not values:
+                raise InputError(f"{where}: {kind} {self.name} is empty; allowed: {self.domain_text}")
+            return values
         if isinstance(value, str) and self.parse is not str and not self.choices:
             value = _parse_value(self, value, where)
         problem = self._problem(value)
         if problem is not None:
             shown = format_value(value) if not isinstance(value, str) else repr(value)
-            raise InputError(f"{where}: parameter {self.name}={shown} {problem}; allowed: {self.domain_text}"
+            raise InputError(f"{where}: {kind} {self.name}={shown} {problem}; allowed: {self.domain_text}"
                              + (f" ({self.doc})" if self.doc and not self.domain else ""))
         if self.parse is int and not isinstance(value, bool):
             return int(value)
@@ -105,14 +127,19 @@ class Param:
 _INTERVAL = re.compile(r"^\s*([\[(])\s*(-?inf|[-+0-9.e]+)\s*,\s*(-?inf|[-+0-9.e]+)\s*([\])])\s*$")
 
 
-def _in_interval(x: float, interval: str) -> bool:
-    """Whether ``x`` lies in an interval written ``[a, b)``, ``(a, inf)``..."""
-    match = _INTERVAL.match(interval)
+def interval(text: str) -> tuple[float, bool, float, bool]:
+    """``"[a, b)"`` -> (a, a is included, b, b is included); ``inf`` for an unbounded end."""
+    match = _INTERVAL.match(text)
     if match is None:  # pragma: no cover - a malformed declaration is a programming error
-        raise ValueError(f"bad interval {interval!r}")
+        raise ValueError(f"bad interval {text!r}")
     left, a, b, right = match.groups()
-    lo, hi = float(a), float(b)
-    return (x > lo or (left == "[" and x == lo)) and (x < hi or (right == "]" and x == hi))
+    return float(a), left == "[", float(b), right == "]"
+
+
+def _in_interval(x: float, text: str) -> bool:
+    """Whether ``x`` lies in an interval written ``[a, b)``, ``(a, inf)``..."""
+    lo, lo_in, hi, hi_in = interval(text)
+    return (x > lo or (lo_in and x == lo)) and (x < hi or (hi_in and x == hi))
 
 
 def did_you_mean(word: str, candidates: Iterable[str], n: int = 3) -> str:

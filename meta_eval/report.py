@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from meta_eval.analyses import Result
     from meta_eval.tables import PaperTable
 
 
@@ -111,6 +112,20 @@ class Report:
         entry = ReportTable(caption, table, csv.name, f"{stem}.tex")
         section.tables.append(entry)
         return entry
+
+    def add(self, section: Section, result: Result, *, every_figure: bool = False) -> None:
+        """Put an analysis result (:class:`meta_eval.analyses.Result`) into ``section``: its method text; each table
+        with a compact form shown and written as LaTeX beside its full CSV, the others as CSVs only; the figures
+        meant for a report (``every_figure``: all of them, as an analysis's own command writes)."""
+        section.text = result.text
+        for t in result.outputs:
+            if t.compact is not None:
+                self.table(section, t.caption, t.compact, t.stem, full=t.frame)
+            else:
+                self.data(t.stem, t.frame)
+        for f in result.figures():
+            if f.in_report or every_figure:
+                self.figure(section, f.caption, f.draw(), f.stem)
 
     def figure(self, section: Section, caption: str, fig: Figure, name: str) -> ReportFigure:
         """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""

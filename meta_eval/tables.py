@@ -29,7 +29,8 @@ __all__ = ["PaperTable", "best_mask", "format_number", "latex_escape"]
 DASH = "–"
 #: LaTeX for the characters meta-eval's tables and captions use (pdflatex takes ASCII only).
 _LATEX_CHARS = {
-    "τ": r"\ensuremath{\tau}", "α": r"\ensuremath{\alpha}", "ρ": r"\ensuremath{\rho}", "σ": r"\ensuremath{\sigma}",
+    "τ": r"\ensuremath{\tau}", "κ": r"\ensuremath{\kappa}", "α": r"\ensuremath{\alpha}", "ρ": r"\ensuremath{\rho}",
+    "σ": r"\ensuremath{\sigma}",
     "Δ": r"\ensuremath{\Delta}",
     "≥": r"\ensuremath{\geq}", "≤": r"\ensuremath{\leq}", "±": r"\ensuremath{\pm}", "×": r"\ensuremath{\times}",
     "−": "-", "–": "--", "—": "---", "…": r"\ldots{}", "→": r"\ensuremath{\rightarrow}", "é": r"\'e",
@@ -299,6 +300,9 @@ class PaperTable:
                 cells.append(f"[bold]{text}[/bold]" if bold else text)
             table.add_row(*cells)
         return table
+
+    def _repr_html_(self) -> str:  # a notebook shows the table as the report does
+        return self.to_html()
 
     def to_frame(self) -> pd.DataFrame:
         """The displayed table as strings (row label first)."""

@@ -148,7 +148,7 @@ WIDE = rng.random((40, 20))
     ("bootstrap", lambda: me.discpower.paired_bootstrap(SCORES, n_resamples=200_000, seed=1)),
     ("split_half", lambda: me.discpower.split_half(SCORES, sizes=[3], n_splits=200_000, seed=1)),
     ("split_half_wide", lambda: me.discpower.split_half(WIDE, n_splits=20_000, seed=1)),
-    ("judgments", lambda: me.meta.incomplete_judgments(me.demo_collection(), ["AP", "nDCG"], n_draws=300, n_jobs=1)),
+    ("judgments", lambda: me.meta.incomplete_judgments(me.demo_collection(), ["AP", "nDCG"], n_draws=300, jobs=1)),
 ])
 def test_the_estimates_are_what_the_analyses_hold(estimate, run):
     """The estimate is within a factor of the measured peak (tracemalloc sees numpy's allocations): the check

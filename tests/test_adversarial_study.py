@@ -20,12 +20,14 @@ QUICK = ["-B", "20", "--skip", "informativeness", "--skip", "incomplete-judgment
 
 
 def test_study_exits_1_when_a_stage_failed_and_still_writes_the_report(tmp_path, monkeypatch):
-    import meta_eval.study as study
+    from dataclasses import replace
 
-    def broken(ctx, section):
+    from meta_eval.analyses import get_analysis, registry
+
+    def broken(data, **params):
         raise RuntimeError("exploded on purpose")
 
-    monkeypatch.setitem(study.STAGE_FUNCTIONS, "anova", broken)
+    monkeypatch.setitem(registry._ANALYSES, "anova", replace(get_analysis("anova"), run=broken))
     out = tmp_path / "study"
     result = runner.invoke(app, ["study", "-o", str(out), *QUICK])
     assert result.exit_code == 1, result.output

@@ -11,8 +11,12 @@ from typer.testing import CliRunner
 import meta_eval as me
 from meta_eval.cli import app
 from meta_eval.meta import incomplete_judgments, two_way_anova
+from meta_eval.analyses import AnalysisData, get_analysis
+from meta_eval.errors import MetaEvalDeprecation
 from meta_eval.meta.stages import (anova_stage, incomplete_judgments_stage, intuitiveness_stage, reusability_stage,
                                    split_half_stage)
+
+pytestmark = pytest.mark.filterwarnings("ignore::meta_eval.errors.MetaEvalDeprecation")
 
 runner = CliRunner()
 
@@ -27,7 +31,7 @@ def test_incomplete_judgments_command(tmp_path):
     out = tmp_path / "ij"
     res = _run("incomplete-judgments", "-m", "AP", "--fraction", "0.3", "--fraction", "0.7", "--draws", "2",
                "--form", "condensed", "--out", str(out), "--format", "png")
-    assert "Mean τ_b ≥ 0.9" in res.output
+    assert "Incomplete judgments (uniform sampling, 2 draws per fraction)" in res.output
     summary = pd.read_csv(out / "incomplete_judgments.csv")
     lib = incomplete_judgments(me.demo_collection(), ["AP"], fractions=[0.3, 0.7], n_draws=2, forms=["condensed"])
     assert np.allclose(summary["kendall_tau_b"], lib.summary["kendall_tau_b"])
@@ -65,33 +69,55 @@ def test_group_file_and_errors(tmp_path):
     groups = tmp_path / "groups.txt"
     groups.write_text("".join(f"sys{i:02d} g{(i - 1) // 4}\n" for i in range(1, 33)))
     res = _run("reusability", "-m", "AP", "--group-by", str(groups))
-    assert "per group" in res.output
+    assert "leave-one-group-out" in res.output
     groups.write_text("sys01 a b\n")
     res = runner.invoke(app, ["reusability", "--group-by", str(groups)])
     assert res.exit_code == 2 and "meta-eval: error:" in res.output and "groups.txt:1:" in res.output
     res = runner.invoke(app, ["incomplete-judgments", "--fraction", "0"])
-    assert res.exit_code == 2 and "fractions must lie in (0, 1]" in res.output
+    assert res.exit_code == 2 and "option --fraction=0 is out of range; allowed: number in (0, 1]" in res.output
     res = runner.invoke(app, ["intuitiveness", "-m", "AP"])
     assert res.exit_code == 2 and "at least two metrics" in res.output
 
 
-def test_stage_findings_quote_the_numbers():
+def test_battery_findings_quote_their_tables():
+    """Each battery analysis's findings quote its compact tables: every fact is the cell the table shows."""
+    col = me.demo_collection()
+    data = AnalysisData.from_collection(col, ["AP", "nDCG@10"])
+    runs = {"incomplete-judgments": dict(fractions=(0.5, 0.9), n_draws=2, forms=("standard",)),
+            "anova": dict(min_d=(0.05, 0.1)), "split-half": dict(sizes=(10,), n_splits=5), "intuitiveness": {},
+            "reusability": dict(pool_depth=10)}
+    for name, params in runs.items():
+        result = get_analysis(name)(data, **params)
+        found = result.findings()
+        assert found and result.text and result.figures(), name
+        for finding in found:
+            for fact in finding.facts:
+                table = result.compact[fact.table]
+                shown = table.text(fact.row, fact.column) if fact.part == "value" else \
+                    table.interval(fact.row, fact.column)
+                assert fact.text == shown and fact.text in finding.sentence, (name, fact)
+    ij = get_analysis("incomplete-judgments")(data, fractions=(0.5, 0.9), n_draws=2, forms=("standard",))
+    mf = ij.result.min_fraction(0.9).set_index("metric")["min_fraction"]
+    assert ij.compact["incomplete_judgments"].text("AP", "% kept for τ_b ≥ 0.9") == \
+        ("–" if mf["AP"] != mf["AP"] else f"{100 * mf['AP']:.0f}")
+
+
+def test_deprecated_stage_functions_still_work_and_warn():
     col = me.demo_collection()
     scores = me.score(col, ["AP", "nDCG@10"])
-    ij = incomplete_judgments_stage(col, ["AP"], fractions=[0.5, 0.9], n_draws=2, forms=["standard"])
-    mf = ij.result.min_fraction(0.9).iloc[0]
-    assert f"AP down to {100 * mf.min_fraction:.0f} %" in ij.finding
-    an = anova_stage(scores, col.systems, min_d=[0.05, 0.1])
+    with pytest.warns(MetaEvalDeprecation, match="meta_eval.analyses.get_analysis"):
+        an = anova_stage(scores, col.systems, min_d=[0.05, 0.1])
     omega = an.result[0].omega_sq("system")
-    assert f"AP {omega['AP']:.2f}" in an.finding
-    assert f"AP {int(an.result[1].at(0.05)['AP'])}" in an.finding
+    assert f"ω² = {omega['AP']:.3f}" in an.finding
+    assert an.result[1].at(0.05)["AP"] > 0
     sh = split_half_stage(scores, col.systems, sizes=[10], n_splits=5)
     assert sh.tables[0][0] == "split_half" and "halves of 10 topics" in sh.finding
     it = intuitiveness_stage(col, scores)
-    assert it.tables[0][0] == "intuitiveness" and "over" in it.finding
+    assert it.tables[0][0] == "intuitiveness" and "Intuitiveness against P@10" in it.finding
     ru = reusability_stage(col, ["AP"], depth=10)
-    removed = ru.result.runs["removed"]
-    assert ru.tables[0][0] == "reusability" and f"{removed.mean():.0f} judgments on average" in ru.finding
+    assert ru.tables[0][0] == "reusability" and "leave-one-run-out" in ru.finding
+    ij = incomplete_judgments_stage(col, ["AP"], fractions=[0.5, 0.9], n_draws=2, forms=["standard"])
+    assert ij.tables[0][0] == "incomplete_judgments" and "2 draws per fraction" in ij.finding
     for stage in (ij, an, sh, it, ru):
         assert stage.text and stage.figures and all(fig.axes for _, _, fig in stage.figures)
 

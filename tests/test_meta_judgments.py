@@ -167,7 +167,7 @@ def test_incomplete_judgments_do_not_depend_on_workers(small, monkeypatch):
     kwargs = dict(fractions=[0.3, 0.5], n_draws=3, forms=("condensed",), seed=1)
     one = incomplete_judgments(small, ["AP"], **kwargs)
     monkeypatch.setattr("meta_eval.meta._rejudge.BUDGET", 2 * 6 * 8 * 25)
-    two = incomplete_judgments(small, ["AP"], n_jobs=2, **kwargs)
+    two = incomplete_judgments(small, ["AP"], jobs=2, **kwargs)
     pd.testing.assert_frame_equal(one.draws, two.draws)
 
 
@@ -246,3 +246,12 @@ def test_reusability_options(small):
 def _mean(values, measure: str):
     """Each system's mean over topics as the library takes it (topics added in order, as trec_eval adds them)."""
     return me.aggregate(values, me.resolve(measure)[0])
+
+
+def test_n_jobs_is_a_deprecated_spelling_of_jobs(small):
+    from meta_eval.errors import MetaEvalDeprecation
+
+    kwargs = dict(fractions=[0.5], n_draws=2, forms=("standard",))
+    with pytest.warns(MetaEvalDeprecation, match="write jobs="):
+        old = incomplete_judgments(small, ["AP"], n_jobs=1, **kwargs)
+    pd.testing.assert_frame_equal(old.draws, incomplete_judgments(small, ["AP"], jobs=1, **kwargs).draws)

@@ -304,12 +304,14 @@ def test_a_second_writer_is_refused(tmp_path):
 
 
 def test_a_failing_stage_is_reported_not_fatal(tmp_path, monkeypatch):
-    import meta_eval.study as study
+    from dataclasses import replace
 
-    def broken(ctx, section):
+    from meta_eval.analyses import get_analysis, registry
+
+    def broken(data, **params):
         raise RuntimeError("solver exploded")
 
-    monkeypatch.setitem(study.STAGE_FUNCTIONS, "correlation", broken)
+    monkeypatch.setitem(registry._ANALYSES, "correlation", replace(get_analysis("correlation"), run=broken))
     result = run_study(me.demo_collection(), tmp_path, StudyOptions(n_resamples=50, skip=("informativeness", *BATTERY),
                                                                      formats=("png",), dpi=60))
     assert "correlation" in result.errors

@@ -33,11 +33,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "study": ("study", "Meta-evaluate metrics against GAP and nDCG: a report folder."),
     "compare": ("compare", "Compare runs against a baseline (or all pairs) under each measure."),
     "ltr": ("ltr", "Train a ranker for each metric and score the test queries."),
-    "incomplete-judgments": ("meta", "Robustness to incomplete judgments."),
-    "reusability": ("meta", "Pool reusability: leave each run out of the pool."),
-    "anova": ("meta", "Two-way ANOVA of system and topic effects per metric."),
-    "intuitiveness": ("meta", "Intuitiveness: agreement with a simple gold criterion."),
-    "split-half": ("meta", "Split-half stability of the system rankings."),
+    "incomplete-judgments": ("generated", "Robustness to incomplete judgments."),
+    "reusability": ("generated", "Pool reusability: leave each run out of the pool."),
+    "anova": ("generated", "Two-way ANOVA of system and topic effects per metric."),
+    "intuitiveness": ("generated", "Intuitiveness: agreement with a simple gold criterion."),
+    "split-half": ("generated", "Split-half stability of the system rankings."),
+    "judge-agreement": ("generated", "How each measure's system ranking moves under another judge's qrels."),
+    "analysis": ("generated", "Run any analysis, yours included (file.py:NAME); list them."),
 }
 
 
@@ -91,8 +93,8 @@ def load_all() -> None:
 
 
 #: Modules holding commands, beside those named in COMMANDS (a new module goes here or in COMMANDS).
-_MODULES = ("evaluate", "trec_eval", "measures", "discpower", "informativeness", "correlate", "reproduce", "study", "compare",
-            "ltr", "meta")
+_MODULES = ("evaluate", "trec_eval", "measures", "discpower", "informativeness", "correlate", "reproduce", "study",
+            "compare", "ltr", "generated")
 
 
 def _registered(name: str):

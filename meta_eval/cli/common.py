@@ -7,7 +7,9 @@ typo is rejected with the allowed values."""
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Callable, Optional
@@ -192,6 +194,78 @@ def merge_runs(runs: list[str] | None, deprecated: list[str] | None) -> list[str
         print("meta-eval: warning: --runs is deprecated; give the runs as arguments", file=sys.stderr)
     merged = [*(runs or []), *(deprecated or [])]
     return merged or None
+
+
+@dataclass
+class CollectionOptions:
+    """The collection a command reads, as its options name it: ``--qrels/-Q`` and the runs (the demo collection
+    when neither is given), ``--depth/-M``, ``--rel-level/-l``, ``--missing``, ``--unjudged``, ``--ties``,
+    ``--float32``, ``--progress``. Declared once (:data:`COLLECTION_PARAMETERS`) and added to a command by
+    :func:`with_collection`."""
+
+    qrels: Path | None = None
+    runs: list[str] | None = None
+    depth: int | None = None
+    rel_level: int = 1
+    missing: Missing = Missing.zero
+    unjudged: Unjudged = Unjudged.nonrel
+    ties: Ties = Ties.trec_eval
+    float32: bool = False
+    progress: bool = True
+
+    def load(self, **extra) -> Collection:
+        """The collection (:func:`collection_from_cli`); ``extra``: its other keywords, for a command's own reading
+        options."""
+        return collection_from_cli(self.qrels, self.runs, self.depth, self.rel_level, self.missing, self.unjudged,
+                                   self.ties, self.float32, progress=self.progress, **extra)
+
+    def load_options(self) -> dict:
+        """The :func:`meta_eval.load_collection` keywords of these options (without the files)."""
+        return dict(depth=self.depth, rel_level=self.rel_level, missing=_value(self.missing),
+                    unjudged=_value(self.unjudged), ties=_value(self.ties),
+                    score_precision="float32" if self.float32 else "float64")
+
+
+def _parameter(name: str, annotation, default) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+#: The collection options, in the order a command's help lists them: the files first, then how they are read.
+COLLECTION_PARAMETERS = (
+    _parameter("runs", RunsArg, None), _parameter("qrels", QrelsOpt, None),
+    _parameter("depth", DepthOpt, None), _parameter("rel_level", LevelOpt, 1),
+    _parameter("missing", MissingOpt, Missing.zero), _parameter("unjudged", UnjudgedOpt, Unjudged.nonrel),
+    _parameter("ties", TiesOpt, Ties.trec_eval), _parameter("float32", Float32Opt, False),
+    _parameter("progress", ProgressOpt, True),
+)
+_FILES = ("runs", "qrels")
+
+
+def with_collection(func: Callable | None = None, *, exclude: tuple[str, ...] = ()) -> Callable:
+    """Give a command the collection options: ``func(inputs: CollectionOptions, **own)`` becomes a command whose
+    signature holds its own options and those of :data:`COLLECTION_PARAMETERS` (the runs and the qrels where
+    ``inputs`` stood, the reading options last); ``exclude`` leaves some out (their defaults apply)."""
+
+    def decorate(func: Callable) -> Callable:
+        signature = inspect.signature(func, eval_str=True)
+        own = list(signature.parameters.values())
+        at = [p.name for p in own].index("inputs")
+        added = [p for p in COLLECTION_PARAMETERS if p.name not in exclude]
+        files = [p for p in added if p.name in _FILES]
+        reading = [p for p in added if p.name not in _FILES]
+        params = [*own[:at], *files, *own[at + 1:], *reading]
+
+        @functools.wraps(func)
+        def command(**kwargs):
+            values = {p.name: kwargs.pop(p.name) for p in added}
+            return func(inputs=CollectionOptions(**values), **kwargs)
+
+        command.__signature__ = signature.replace(parameters=[p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+                                                              for p in params])
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return decorate(func) if func is not None else decorate
 
 
 def collection_from_cli(

@@ -9,10 +9,9 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (AlphaOpt, ConfidenceOpt, DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt,
-                                  ProgressOpt, QrelsOpt, RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged,
-                                  UnjudgedOpt, collection_from_cli, declared_inputs, measures_option, reports_errors,
-                                  resamples_option, standardise_label, standardise_scores)
+from meta_eval.cli.common import (AlphaOpt, CollectionOptions, ConfidenceOpt, SeedOpt, StandardiseOpt, declared_inputs,
+                                  measures_option, reports_errors, resamples_option, standardise_label,
+                                  standardise_scores, with_collection)
 
 DEFAULT_MEASURES = ("AP", "nDCG@10")
 OUTPUTS = (".csv", ".md", ".tex")
@@ -48,9 +47,9 @@ def _check_output(path: Path | None, inputs: list[str]) -> None:
 
 @app.command()
 @reports_errors
+@with_collection
 def compare(
-    runs: RunsArg = None,
-    qrels: QrelsOpt = None,
+    inputs: CollectionOptions,
     measures: MeasuresOpt = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", "-b", help="Run (name) every other run is compared "
                                                     "with. Default: the first run.", show_default=False)] = None,
@@ -68,27 +67,21 @@ def compare(
     out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write the result to this file; the format "
                                                 "follows the extension: .csv (one row per comparison, full "
                                                 "precision), .md or .tex (tables).", show_default=False)] = None,
-    depth: DepthOpt = None,
-    rel_level: LevelOpt = 1,
-    missing: MissingOpt = Missing.zero,
-    unjudged: UnjudgedOpt = Unjudged.nonrel,
-    ties: TiesOpt = Ties.trec_eval,
-    float32: Float32Opt = False,
-    progress: ProgressOpt = True,
 ) -> None:
     """Compare runs against a baseline (or all pairs) under each measure: means, mean difference with its t
     interval, effect size (Cohen's d_z), p-values (paired t, Wilcoxon, Sakai's bootstrap or randomisation) with a
     multiple-comparison correction, and topics won/tied/lost. --standardise: on per-topic standardised scores
     (reference: every run given), stated in the table notes and, in a CSV, in a column ``standardise``."""
+    qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
     from rich.console import Console
 
     import meta_eval as me
     from meta_eval.compare import compare as run_compare
     from meta_eval.output import write_output
 
-    inputs = declared_inputs(qrels, runs, measures)
-    _check_output(out, inputs)
-    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
+    declared = declared_inputs(qrels, runs, measures)
+    _check_output(out, declared)
+    col = inputs.load()
     names = list(measures or DEFAULT_MEASURES)
     data = col
     if standardise is not None:  # score here to standardise; compare takes the arrays
@@ -120,5 +113,5 @@ def compare(
         text = table.to_markdown() + "\n" + result.detail_table().to_markdown()
     else:
         text = table.to_latex(label="tab:compare")
-    write_output(out, text, inputs=inputs)
+    write_output(out, text, inputs=declared)
     console.print(f"wrote {out}")

@@ -8,11 +8,10 @@ from typing import Annotated
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
-                                  LevelOpt, Missing, MissingOpt, OutDirOpt, OverwriteOpt, ProgressOpt, QrelsOpt,
-                                  RunsArg, SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt,
-                                  collection_from_cli, figure_formats, folder_target, measures_option, reports_errors,
-                                  standardise_label, standardise_scores, write_standardisation)
+from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, CollectionOptions, ConfidenceOpt, DpiOpt, FormatOpt,
+                                  OutDirOpt, OverwriteOpt, SeedOpt, StandardiseOpt, figure_formats, folder_target,
+                                  measures_option, reports_errors, standardise_label, standardise_scores,
+                                  with_collection, write_standardisation)
 
 DEFAULT_MEASURES = ("AP", "GAP", "nDCG", "P@10")
 
@@ -52,9 +51,9 @@ def _pvalues(scores, systems: list[str], test: SignificanceTest, n_resamples: in
 
 @app.command()
 @reports_errors
+@with_collection
 def correlate(
-    runs: RunsArg = None,
-    qrels: QrelsOpt = None,
+    inputs: CollectionOptions,
     measures: MeasuresOpt = None,
     out: OutDirOpt = None,
     overwrite: OverwriteOpt = False,
@@ -73,20 +72,14 @@ def correlate(
     standardise: StandardiseOpt = None,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
-    depth: DepthOpt = None,
-    rel_level: LevelOpt = 1,
-    missing: MissingOpt = Missing.zero,
-    unjudged: UnjudgedOpt = Unjudged.nonrel,
-    ties: TiesOpt = Ties.trec_eval,
-    float32: Float32Opt = False,
     figures: Annotated[bool, typer.Option(help="Write figures to --out.")] = True,
-    progress: ProgressOpt = True,
 ) -> None:
     """Correlate metrics: Kendall's tau-b, tau_AP (both directions, symmetrised, tie-aware), Spearman and Pearson on
     system rankings with bootstrap intervals; per-topic correlation matrices; system-pair swaps and their
     significance. In tau_AP(y|x) the metric x is the reference. With --out: system_correlation.csv (every
     coefficient), system_means.csv, topic_correlation.csv, swaps.csv, LaTeX tables and the figures. --standardise:
     on per-topic standardised scores, with their reference in standardisation.csv."""
+    qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
     import numpy as np
     from rich.console import Console
 
@@ -101,7 +94,7 @@ def correlate(
     names = list(measures or DEFAULT_MEASURES)
     formats = check_formats(figure_formats(fmt))
     target = folder_target(out, "correlate", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures, files=())
-    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
+    col = inputs.load()
     scores = {name: np.asarray(me.score(col, name)) for name in dict.fromkeys(names)}  # keep the user's spelling
     scores, reference = standardise_scores(scores, standardise, list(col.topics))
     systems = list(col.systems)

@@ -10,11 +10,10 @@ import typer
 
 from meta_eval.cli.app import app
 from meta_eval.parallel import connect_scheduler
-from meta_eval.cli.common import (AlphaOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt, JobsOpt, LevelOpt, Missing,
-                                  MissingOpt, OutDirOpt, OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg, SchedulerOpt,
-                                  SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged, UnjudgedOpt, collection_from_cli,
-                                  figure_formats, folder_target, measures_option, reports_errors, resamples_option,
-                                  standardise_label, standardise_scores, write_standardisation)
+from meta_eval.cli.common import (AlphaOpt, CollectionOptions, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt,
+                                  SchedulerOpt, SeedOpt, StandardiseOpt, figure_formats, folder_target,
+                                  measures_option, reports_errors, resamples_option, standardise_label,
+                                  standardise_scores, with_collection, write_standardisation)
 
 DEFAULT_MEASURES = ("GAP", "nDCG", "AP")
 # meta_eval.discpower.METHODS, listed here so that --help does not import scipy (a test keeps them equal)
@@ -42,9 +41,9 @@ def _print_summary(console, frame, title: str) -> None:
 
 @app.command()
 @reports_errors
+@with_collection
 def discpower(
-    runs: RunsArg = None,
-    qrels: QrelsOpt = None,
+    inputs: CollectionOptions,
     measures: MeasuresOpt = None,
     method: Annotated[Optional[list[Method]], typer.Option("--method", help="Test (repeatable): bootstrap (Sakai's "
                       "paired bootstrap), unpaired-bootstrap, tukey (randomised Tukey HSD), ttest, wilcoxon, sign, "
@@ -63,14 +62,7 @@ def discpower(
     overwrite: OverwriteOpt = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
-    depth: DepthOpt = None,
-    rel_level: LevelOpt = 1,
-    missing: MissingOpt = Missing.zero,
-    unjudged: UnjudgedOpt = Unjudged.nonrel,
-    ties: TiesOpt = Ties.trec_eval,
-    float32: Float32Opt = False,
     figures: Annotated[bool, typer.Option(help="Write the ASL-curve figure to --out.")] = True,
-    progress: ProgressOpt = True,
     jobs: JobsOpt = None,
     scheduler: SchedulerOpt = None,
 ) -> None:
@@ -78,6 +70,7 @@ def discpower(
     difference required; Sakai's (2006) paired bootstrap by default, one replicate matrix shared by all metrics.
     With --out: summary.csv, asl.csv, the same for the top-k systems, and the ASL-curve figure. --standardise: on
     per-topic standardised scores (reference: every run of the collection), written to standardisation.csv."""
+    qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
     import numpy as np
     from rich.console import Console
 
@@ -92,7 +85,7 @@ def discpower(
     formats = check_formats(figure_formats(fmt))
     target = folder_target(out, "discpower", overwrite=overwrite, qrels=qrels, runs=runs, measures=measures, files=())
     connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
-    col = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32, progress=progress)
+    col = inputs.load()
     scores = me.score(col, names)
     if not isinstance(scores, dict):
         scores = {names[0]: scores}

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DepthOpt, Float32Opt, LevelOpt, Missing, MissingOpt, ProgressOpt, QrelsOpt,
-                                  RelFormat, RelFormatOpt, RunsArg, Ties, TiesOpt, Unjudged, UnjudgedOpt,
-                                  collection_from_cli, declared_inputs, measures_option, reports_errors)
+from meta_eval.cli.common import (CollectionOptions, RelFormat, RelFormatOpt, declared_inputs, measures_option,
+                                  reports_errors, with_collection)
 from meta_eval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,9 +53,9 @@ TIDY = (Format.csv, Format.tsv, Format.json, Format.parquet)
 
 @app.command()
 @reports_errors
+@with_collection
 def evaluate(
-    runs: RunsArg = None,
-    qrels: QrelsOpt = None,
+    inputs: CollectionOptions,
     measure: MeasuresOpt = None,
     per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="Also give per-topic values.")] = False,
     fmt: Annotated[Optional[Format], typer.Option(
@@ -67,34 +66,27 @@ def evaluate(
                                                 "an input of the command is refused).")] = None,
     digits: Annotated[int, typer.Option("--digits", min=0, max=17,
                                         help="Decimals of the printed formats (table, md, tex).")] = 4,
-    depth: DepthOpt = None,
-    rel_level: LevelOpt = 1,
-    missing: MissingOpt = Missing.zero,
-    unjudged: UnjudgedOpt = Unjudged.nonrel,
-    ties: TiesOpt = Ties.trec_eval,
-    float32: Float32Opt = False,
     rel_format: RelFormatOpt = RelFormat.qrels,
-    progress: ProgressOpt = True,
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
+    qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
     from meta_eval.evaluate import resolve, scores
     from meta_eval.output import STDOUT, check_output, write_output
 
-    inputs = declared_inputs(qrels, runs, measure)
-    target = check_output(out, inputs=inputs) if out is not None else None  # before any work
+    declared = declared_inputs(qrels, runs, measure)
+    target = check_output(out, inputs=declared) if out is not None else None  # before any work
     fmt = output_format(fmt, None if out is None or str(out) == STDOUT else out)
     measures = resolve(measure or DEFAULT_MEASURES)  # bad names fail here, before any file is read
     if fmt == Format.table:  # the table printer is imported while the runs are read (the GIL is mostly free then)
         threading.Thread(target=importlib.import_module, args=("tabulate",), daemon=True).start()
-    collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32,
-                                     progress=progress, rel_format=rel_format)
-    if hasattr(collection, "max_grade"):
-        warn_rel_level(rel_level, collection.max_grade)
+    collection = inputs.load(rel_format=rel_format)
+    if hasattr(collection, "max_grade"):  # judgment groups and preferences have no single grade scale
+        warn_rel_level(inputs.rel_level, collection.max_grade)
     results = scores(collection, measures, progress=progress)
     rendered = render(results, fmt, per_topic=per_topic, digits=digits)
     if out is None and isinstance(rendered, bytes):
         raise InputError(f"the {fmt.value} format is binary: write it to a file with -o (or to stdout with -o -)")
-    write_output(target, rendered, inputs=inputs)
+    write_output(target, rendered, inputs=declared)
 
 
 def output_format(fmt: Format | None, out: Path | None) -> Format:

@@ -12,10 +12,8 @@ from rich.table import Table
 
 from meta_eval.cli.app import app
 from meta_eval.parallel import connect_scheduler
-from meta_eval.cli.common import (DepthOpt, DpiOpt, Float32Opt, FormatOpt, JobsOpt, Missing, MissingOpt, OutDirOpt,
-                                  OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg, SchedulerOpt, Ties, TiesOpt, Unjudged,
-                                  UnjudgedOpt, collection_from_cli, figure_formats, folder_target, measures_option,
-                                  reports_errors)
+from meta_eval.cli.common import (CollectionOptions, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt, SchedulerOpt,
+                                  figure_formats, folder_target, measures_option, reports_errors, with_collection)
 from meta_eval.errors import InputError
 
 
@@ -121,9 +119,9 @@ MeasuresOpt = measures_option(DEFAULT_MEASURES + ("GAP over --g-grid",), "Metric
 
 @app.command()
 @reports_errors
+@with_collection(exclude=("rel_level",))
 def informativeness(
-    runs: RunsArg = None,
-    qrels: QrelsOpt = None,
+    inputs: CollectionOptions,
     measures: MeasuresOpt = None,
     g_grid: Annotated[Optional[list[str]], typer.Option("--g-grid", help="GAP over its threshold probabilities "
                       "(the GAP paper's Figure 2): a step (0.1 gives (0,1), (0.1,0.9) ... (1,0)) or tuples (repeat: "
@@ -155,15 +153,9 @@ def informativeness(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve everything anew.")] = False,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
-    depth: DepthOpt = None,
-    missing: MissingOpt = Missing.zero,
-    unjudged: UnjudgedOpt = Unjudged.nonrel,
-    ties: TiesOpt = Ties.trec_eval,
-    float32: Float32Opt = False,
     figures: Annotated[bool, typer.Option(help="Write the figures to --out.")] = True,
     jobs: JobsOpt = None,
     scheduler: SchedulerOpt = None,
-    progress: ProgressOpt = True,
 ) -> None:
     """Informativeness by the maximum-entropy method, for any metric (a name, module:function or
     file.py:function): for every (run, topic) list and metric, the maximum-entropy distribution of relevance given
@@ -171,6 +163,7 @@ def informativeness(
     the lists where every metric converged. Writes lists.csv (every list, with its status), summary.csv and the
     figures; without -m (or with --g-grid) also the GAP paper's Figure 2 (figure2.csv); with --aslam Aslam et al.'s
     binary comparison."""
+    qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
     from meta_eval.figures.style import check_formats
     from meta_eval.mem import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
                                qualifying_lists, retrieved_grade_counts)
@@ -187,7 +180,7 @@ def informativeness(
     # an unusable cache is found now: an error for a folder named with --cache, a warning for the default one
     cache_dir = None if no_cache else MemCache.open(cache if cache is not None else default_cache(),
                                                     required=cache is not None)
-    col = collection_from_cli(qrels, runs, depth, 1, missing, unjudged, ties, float32, progress=progress)
+    col = inputs.load()
     retrieved = retrieved_grade_counts(col)
     K = retrieved.shape[1]
     # only the lists that pass the filter are built

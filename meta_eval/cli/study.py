@@ -10,12 +10,12 @@ from typing import Annotated, Optional
 
 import typer
 
+from meta_eval.analyses.registry import builtin_names
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, ConfidenceOpt, DepthOpt, DpiOpt, Float32Opt, FormatOpt,
-                                  JobsOpt, LevelOpt, Missing, MissingOpt, OverwriteOpt, ProgressOpt, QrelsOpt, RunsArg,
-                                  RunsOptDeprecated, SchedulerOpt, SeedOpt, StandardiseOpt, Ties, TiesOpt, Unjudged,
-                                  UnjudgedOpt, collection_from_cli, declared_inputs, figure_formats, measures_option,
-                                  merge_runs, reports_errors, resamples_option)
+from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, CollectionOptions, ConfidenceOpt, DpiOpt, FormatOpt,
+                                  JobsOpt, OverwriteOpt, RunsOptDeprecated, SchedulerOpt, SeedOpt, StandardiseOpt,
+                                  declared_inputs, figure_formats, measures_option, merge_runs, reports_errors,
+                                  resamples_option, with_collection)
 
 # the defaults are repeated here (meta_eval.study would import numpy at --help time); a test keeps them equal
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
@@ -25,23 +25,15 @@ MetricsOpt = measures_option(DEFAULT_METRICS, "Metric to study")
 ResamplesOpt = resamples_option("bootstrap; default 1000")
 
 
-class Stage(str, Enum):
-    discpower = "discpower"
-    split_half = "split-half"
-    anova = "anova"
-    correlation = "correlation"
-    intuitiveness = "intuitiveness"
-    incomplete_judgments = "incomplete-judgments"
-    reusability = "reusability"
-    informativeness = "informativeness"
-    ltr = "ltr"
+#: The analyses ``--skip`` takes: every built-in but the scores (from the registry's list, without importing them).
+Stage = Enum("Stage", {name.replace("-", "_"): name for name in builtin_names()[1:]}, type=str)
 
 
 @app.command()
 @reports_errors
+@with_collection
 def study(
-    runs: RunsArg = None,
-    qrels: QrelsOpt = None,
+    inputs: CollectionOptions,
     metric: MetricsOpt = None,
     against: Annotated[Optional[list[str]], typer.Option(
         "--against", "-a", help=f"Reference metric (repeatable). Default: {', '.join(DEFAULT_AGAINST)}.",
@@ -60,6 +52,10 @@ def study(
     = 300,
     skip: Annotated[Optional[list[Stage]], typer.Option(help="Skip a stage (repeatable).", show_default=False)]
     = None,
+    analysis: Annotated[Optional[list[str]], typer.Option(
+        "--analysis", help="Add an analysis (repeatable): your own, file.py:NAME or module:NAME, with parameters "
+        "as file.py:NAME(k=5); or a built-in with its other parameters, e.g. judge-agreement(other_qrels=llm.qrels) "
+        "or incomplete-judgments(sampling=depth). meta-eval analysis lists them.", show_default=False)] = None,
     standardise: StandardiseOpt = None,
     judgment_fraction: Annotated[Optional[list[float]], typer.Option(
         "--judgment-fraction", min=0.0, max=1.0, help="Incomplete judgments: fraction of the qrels kept "
@@ -82,13 +78,6 @@ def study(
                                             "stopping on validation).")] = 500,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
-    depth: DepthOpt = None,
-    rel_level: LevelOpt = 1,
-    missing: MissingOpt = Missing.zero,
-    unjudged: UnjudgedOpt = Unjudged.nonrel,
-    ties: TiesOpt = Ties.trec_eval,
-    float32: Float32Opt = False,
-    progress: ProgressOpt = True,
     runs_option: RunsOptDeprecated = None,
     collection: Annotated[Optional[list[str]], typer.Option(
         "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, several "
@@ -105,6 +94,8 @@ def study(
     informativeness (and, with --ltr-data, effectiveness when trained for each metric), written to OUT/report.md
     and OUT/report.html with the tables (CSV and LaTeX), figures (PDF with PNG previews by default) and a
     manifest.json listing every file, to rerun it."""
+    from dataclasses import replace
+
     from rich.console import Console
 
     from meta_eval.parallel import connect_scheduler
@@ -115,7 +106,7 @@ def study(
     with _signals_blocked():
         import pandas  # noqa: F401
 
-        from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, run_study
+        from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, analysis_inputs, run_study
 
     options = StudyOptions(
         metrics=tuple(metric or DEFAULT_METRICS), against=tuple(against or DEFAULT_AGAINST), n_resamples=resamples,
@@ -124,24 +115,24 @@ def study(
         standardise=standardise.value if standardise else None,
         judgment_fractions=tuple(judgment_fraction) if judgment_fraction else DEFAULT_FRACTIONS,
         judgment_draws=judgment_draws, split_half_splits=split_half_splits, pool_depth=pool_depth, gold=gold,
-        ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds).check()
-    runs = merge_runs(runs, runs_option)
-    inputs = declared_inputs(qrels, runs, [*options.metrics, *options.against, options.gold],
-                             [study_file, options.ltr_data, *_collection_files(collection)])
-    check_output_folder(out, kind="study", inputs=inputs, overwrite=overwrite)  # before any work
+        ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds, analyses=tuple(analysis or ())).check()
+    qrels, progress = inputs.qrels, inputs.progress
+    runs = merge_runs(inputs.runs, runs_option)
+    declared = declared_inputs(qrels, runs, [*options.metrics, *options.against, options.gold],
+                               [study_file, options.ltr_data, *_collection_files(collection),
+                                *analysis_inputs(options)])
+    check_output_folder(out, kind="study", inputs=declared, overwrite=overwrite)  # before any work
     connect_scheduler(scheduler, jobs)
     command = {"command": "meta-eval " + shlex.join(sys.argv[1:])}
     if collection or study_file:
         from meta_eval.study_multi import run_several
 
-        load = dict(depth=depth, rel_level=rel_level, missing=missing.value, unjudged=unjudged.value, ties=ties.value,
-                    score_precision="float32" if float32 else "float64")
-        result = run_several(collection, study_file, load, options, out, jobs=jobs, scheduler=scheduler,
-                             progress=progress, inputs=command, extra=runs or qrels, overwrite=overwrite)
+        result = run_several(collection, study_file, inputs.load_options(), options, out, jobs=jobs,
+                             scheduler=scheduler, progress=progress, inputs=command, extra=runs or qrels,
+                             overwrite=overwrite)
         failed = [f"{name}: {stage}" for name, errors in result.errors.items() for stage in errors]
     else:
-        collection = collection_from_cli(qrels, runs, depth, rel_level, missing, unjudged, ties, float32,
-                                         progress=progress)
+        collection = replace(inputs, runs=runs).load()
         result = run_study(collection, out, options, progress=progress, inputs=command, jobs=jobs,
                            scheduler=scheduler, overwrite=overwrite)
         console = Console(stderr=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_eval.measures.registry import Measure, gain_table
+from meta_eval.measures.registry import Measure, gain_table, register_slot
 from meta_eval.measures.resolver import resolve_one
 from meta_eval.rankings import Rankings
 
@@ -77,16 +77,21 @@ def pair_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_level: int 
 
 
 def closed_form(measure: Measure):
-    """The closed-form delta function of ``measure``, or None when it takes the general path."""
-    name, params = measure.family.name, dict(measure.params)
-    if name == "nDCG":
-        return lambda g, c, level, top: _ndcg_deltas(g, c, params["gain"], params["discount"], params["base"],
-                                                     params["k"], top)
-    if name == "AP" and params.get("k") is None:
-        return lambda g, c, level, top: _ap_deltas(g, c, level, top)
-    if name == "GAP" and params.get("k") is None:
-        return lambda g, c, level, top: _gap_deltas(g, c, params["g"], top)
-    return None
+    """The closed-form delta function of ``measure`` (its family's ``swap_delta`` slot), or None when it takes the
+    general path."""
+    return measure.swap_delta()
+
+
+def _ndcg_slot(gain="linear", discount="log2", base=2.0, k=None):
+    return lambda g, c, level, top: _ndcg_deltas(g, c, gain, discount, base, k, top)
+
+
+def _ap_slot(k=None):
+    return None if k is not None else (lambda g, c, level, top: _ap_deltas(g, c, level, top))
+
+
+def _gap_slot(g=None, k=None):
+    return None if k is not None else (lambda grades, c, level, top: _gap_deltas(grades, c, g, top))
 
 
 def _ndcg_deltas(grades, counts, gain, discount, base, k, top) -> np.ndarray:
@@ -137,6 +142,11 @@ def _gap_deltas(grades, counts, g, top) -> np.ndarray:
         num += weight * _ap_numerator_deltas(grades, j, top)
         den += weight * counts[:, j:].sum(-1)
     return np.divide(num, den[:, None, None], out=np.zeros_like(num), where=den[:, None, None] > 0)
+
+
+register_slot("nDCG", "swap_delta", _ndcg_slot)
+register_slot("AP", "swap_delta", _ap_slot)
+register_slot("GAP", "swap_delta", _gap_slot)
 
 
 def general_swap_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_level: int = 1) -> np.ndarray:

@@ -91,36 +91,24 @@ class LTRResult:
         rows = list(dict.fromkeys(zip(wide["algorithm"], wide["trained for"])))
         return out.loc[rows]
 
+    def paper_table(self, alpha: float = 0.05):
+        """The compact table (:func:`meta_eval.tables.ltr_table`: best per test measure in bold, † below it), the
+        one the study shows and every format renders."""
+        from meta_eval.tables import ltr_table
+
+        table = ltr_table(self, alpha=alpha)
+        names = ", ".join(dict.fromkeys(ALGORITHM_LABELS.get(a, a) for a in self.table["algorithm"]))
+        table.caption = f"Mean test score of a ranker ({names}) trained for each measure, on each test measure"
+        return table
+
     def markdown(self, alpha: float = 0.05) -> str:
-        """The table in Markdown, with its legend."""
-        return (self.wide(alpha=alpha).reset_index().to_markdown(index=False) + "\n\n" + self._legend(alpha) + "\n")
+        """The table in Markdown, with its caption and legend."""
+        table = self.paper_table(alpha)
+        return f"**{table.caption}**\n\n{table.to_markdown()}"
 
     def latex(self, alpha: float = 0.05) -> str:
-        """The table as a LaTeX ``tabular`` (booktabs): best in bold, significantly worse rows with a dagger."""
-        wide = self.wide(alpha=alpha)
-        cols = list(wide.columns)
-        lines = [r"\begin{tabular}{ll" + "r" * len(cols) + "}", r"\toprule",
-                 " & & " + " & ".join(_tex(c) for c in cols) + r" \\", r"\midrule"]
-        previous = None
-        for (algorithm, trained), row in wide.iterrows():
-            first = _tex(algorithm) if algorithm != previous else ""
-            if previous is not None and algorithm != previous:
-                lines.append(r"\midrule")
-            previous = algorithm
-            cells = []
-            for value in row:
-                text = value.replace("*", "").replace("†", "")
-                text = rf"\textbf{{{text}}}" if "*" in value else text
-                cells.append(text + (r"$^\dagger$" if "†" in value else ""))
-            lines.append(f"{first} & {_tex(trained)} & " + " & ".join(cells) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}"]
-        return "\n".join(lines) + "\n"
-
-    def _legend(self, alpha: float) -> str:
-        s = self.settings
-        return (f"Mean over {s.get('n_test_queries', '?')} test queries ({s.get('folds', '?')} fold(s); "
-                f"{self.skipped} without a relevant document not scored). * best of its algorithm; † significantly "
-                f"below it ({s.get('significance', 'ttest')}, p < {alpha:g}).")
+        """The table as a LaTeX ``tabular`` (booktabs; :meth:`meta_eval.tables.PaperTable.to_latex`)."""
+        return self.paper_table(alpha).to_latex(float_env=False)
 
     def write(self, out: str | Path, figure: bool = True, formats=("pdf", "png"), dpi: int = 300) -> dict[str, Path]:
         """Write ``results.csv``, ``per_query.csv``, ``table.md``, ``table.tex``, ``settings.json`` and the figure
@@ -144,10 +132,6 @@ class LTRResult:
             for path in save_figure(fig, out / "ltr", formats, dpi=dpi, preview_dpi=150):
                 paths[f"figure_{path.suffix.lstrip('.')}"] = path
         return paths
-
-
-def _tex(text: str) -> str:
-    return str(text).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%").replace("#", r"\#")
 
 
 def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence[str] = ("nDCG", "GAP", "AP"),

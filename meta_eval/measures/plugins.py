@@ -368,7 +368,7 @@ def load(spec: PluginSpec) -> list[Measure]:
     import meta_eval.measures  # noqa: F401 - the built-in names, before any plug-in registers
 
     with _LOCK:
-        loaded = _load_file(spec.target) if spec.kind == "file" else _load_module(spec.target)
+        loaded = load_code(spec)
         if spec.attr == "*":
             if not loaded.order:
                 raise InputError(f"{loaded.shown} registers no metric (decorate functions with "
@@ -376,6 +376,13 @@ def load(spec: PluginSpec) -> list[Measure]:
             return [_measure(loaded, fam.name, [], None, f"{loaded.shown}:{fam.name}") for fam in loaded.order]
         name, pairs, cut = split_name(spec.attr)
         return [_measure(loaded, name.strip(), pairs, cut, f"{loaded.shown}:{spec.attr}")]
+
+
+def load_code(spec: PluginSpec, what: str = "metric plug-in") -> _Module:
+    """The loaded module of a plug-in specification (imported once, again when its code changed); ``what`` names
+    the kind of plug-in in messages (analysis plug-ins, :mod:`meta_eval.analyses.registry`, load the same way)."""
+    with _LOCK:
+        return _load_file(spec.target, what) if spec.kind == "file" else _load_module(spec.target, what)
 
 
 def _measure(loaded: _Module, name: str, pairs, cut, where: str) -> Measure:
@@ -419,16 +426,16 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _load_file(target: str) -> _Module:
+def _load_file(target: str, what: str = "metric plug-in") -> _Module:
     path = Path(target).expanduser().resolve()
     if not path.exists():
-        raise InputError("metric plug-in file not found", str(path))
+        raise InputError(f"{what} file not found", str(path))
     if not path.is_file():
-        raise InputError("metric plug-in is not a regular file", str(path))
+        raise InputError(f"{what} is not a regular file", str(path))
     try:
         source = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot read the metric plug-in: {exc.strerror or exc}", str(path)) from None
+        raise InputError(f"cannot read the {what}: {exc.strerror or exc}", str(path)) from None
     digest = hashlib.sha256(source).hexdigest()
     known = _FILES.get(path)
     if known is not None and known.digest == digest and not _stale(known):
@@ -447,16 +454,16 @@ def _load_file(target: str) -> _Module:
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: report where, never a traceback
         sys.modules.pop(name, None)
         line = _line_in(exc, path)
-        raise InputError(f"cannot import metric plug-in: {type(exc).__name__}: {exc}", str(path), line) from None
+        raise InputError(f"cannot import {what}: {type(exc).__name__}: {exc}", str(path), line) from None
     loaded = _Module(module, str(path), _shown(path), digest)
     _record(loaded, found, name)
     _fingerprint(loaded, name, path, "", "<plug-in>")
-    _check_neighbours(loaded, path.parent)
+    _check_neighbours(loaded, path.parent, what)
     _FILES[path] = loaded
     return loaded
 
 
-def _check_neighbours(loaded: _Module, folder: Path) -> None:
+def _check_neighbours(loaded: _Module, folder: Path, what: str = "metric plug-in") -> None:
     """Refuse a plug-in whose neighbour module (``import helpers`` with ``helpers.py`` beside it) was taken from
     another folder: a module of that name was imported first (another plug-in's), so the plug-in would run code
     that is not its own."""
@@ -464,7 +471,7 @@ def _check_neighbours(loaded: _Module, folder: Path) -> None:
         top = module.split(".")[0]
         own = folder / f"{top}.py" if (folder / f"{top}.py").is_file() else folder / top / "__init__.py"
         if module != "<plug-in>" and own.is_file() and not Path(file).is_relative_to(folder):
-            raise InputError(f"metric plug-in {loaded.shown} imports {top!r}, which is {own}, but a module of that "
+            raise InputError(f"{what} {loaded.shown} imports {top!r}, which is {own}, but a module of that "
                              f"name was imported before from {Path(file).parent} and is used instead; rename one "
                              "of the two")
 
@@ -500,7 +507,7 @@ def _line_in(exc: BaseException, path: Path) -> int | None:
     return frames[-1].lineno if frames else None
 
 
-def _load_module(target: str) -> _Module:
+def _load_module(target: str, what: str = "metric plug-in") -> _Module:
     known = _MODULES.get(target)
     if known is not None:
         if not _stale(known):
@@ -510,7 +517,7 @@ def _load_module(target: str) -> _Module:
         with plugin_registrations() as found:
             module = importlib.import_module(target)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
-        raise InputError(f"cannot import metric plug-in module {target!r}: {type(exc).__name__}: {exc}") from None
+        raise InputError(f"cannot import {what} module {target!r}: {type(exc).__name__}: {exc}") from None
     loaded = _Module(module, target, target, "")
     _record(loaded, found, module.__name__)
     for fam in families():  # a module imported before, outside a plug-in, registered into the built-in names

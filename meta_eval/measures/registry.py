@@ -8,6 +8,20 @@ Name syntax: ``NAME[(param=value,...)][@cutoff]``. A value may itself contain co
 comma-separated item without ``=`` continues the previous value. trec_eval spellings (``map``, ``P_5``,
 ``ndcg_cut_10``, ``iprec_at_recall_0.10``, ``ndcg_1=3,2=9``) are aliases with trec_eval's semantics.
 
+A family may also declare optional *slots*, callables other parts of meta-eval use when present, in the family's
+own parameter vocabulary (each is called with the measure's bound parameters and returns a callable, or None when
+it does not cover them):
+
+``expectation(rel_level=1, **params) -> builder(index, batch)``
+    the exact expected value under a distribution over lists, which informativeness needs (MEM,
+    :mod:`meta_eval.mem.expectations`; otherwise MEM derives or samples one);
+``swap_delta(**params) -> delta(grades, counts, rel_level, top)``
+    the change of the measure when two documents trade places, which LambdaMART needs
+    (:mod:`meta_eval.ltr.deltas`; otherwise every swapped list is scored).
+
+meta-eval's modules that provide them register them for the built-in families (:func:`register_slot`); a user's
+family declares them with :func:`register` (``expectation=``, ``swap_delta=``).
+
 This is the *built-in namespace*: meta-eval's measures and those a user registers in their own process. Names are
 case-insensitive and never replace one another (:func:`register` refuses a taken name). Plug-ins loaded from
 ``file.py:NAME`` or ``module:NAME`` keep their own namespace (:mod:`meta_eval.measures.plugins`): what they
@@ -51,6 +65,18 @@ class Family:
     # what the function receives: "rankings" (a Rankings of graded lists) or "preferences" (a PreferenceLists)
     input: str = "rankings"
     empty_list: bool = False  # a topic a run lacks takes the value of an empty list (yaap), not 0
+    expectation: Callable[..., Any] | None = None  # optional slot (module docstring)
+    swap_delta: Callable[..., Any] | None = None  # optional slot (module docstring)
+
+    def slot(self, name: str) -> Callable[..., Any] | None:
+        """The family's ``expectation`` or ``swap_delta`` slot: declared with it, or registered for a built-in
+        family by the module that provides it (:func:`register_slot`); None without one."""
+        if name not in SLOTS:
+            raise InputError(f"unknown slot {name!r}; slots: {', '.join(SLOTS)}")
+        own = getattr(self, name)
+        if own is not None or self.source:
+            return own
+        return _SLOTS.get((name, self.name.lower()))
 
     @property
     def doc(self) -> str:
@@ -113,6 +139,18 @@ class Measure:
     def __call__(self, rankings: Rankings) -> np.ndarray:
         return np.asarray(self.family.func(rankings, **dict(self.params)), dtype=np.float64)
 
+    def expectation(self, rel_level: int = 1) -> Callable[..., Any] | None:
+        """The builder of this measure's expected-value form (its family's ``expectation`` slot with its
+        parameters), or None when the family has none or it does not cover these parameters."""
+        slot = self.family.slot("expectation")
+        return None if slot is None else slot(rel_level=rel_level, **dict(self.params))
+
+    def swap_delta(self) -> Callable[..., Any] | None:
+        """The closed-form swap delta of this measure (its family's ``swap_delta`` slot with its parameters), or
+        None when the family has none or it does not cover these parameters."""
+        slot = self.family.slot("swap_delta")
+        return None if slot is None else slot(**dict(self.params))
+
     def __reduce__(self):
         """A plug-in or built-in measure travels to a worker process as its specification (the worker loads the
         plug-in itself); one registered in this process only, by value."""
@@ -131,6 +169,9 @@ def _rebuild(spec: str, label: str | None) -> Measure:
     return measure if label is None else replace(measure, label=label)
 
 
+#: The optional slots a family may fill (module docstring).
+SLOTS = ("expectation", "swap_delta")
+_SLOTS: dict[tuple[str, str], Callable[..., Any]] = {}
 _FAMILIES: dict[str, Family] = {}
 _ALIASES: dict[str, str] = {}
 _ALIAS_SPELLING: dict[str, str] = {}  # alias as declared -> family name
@@ -192,6 +233,8 @@ def register(
     undefined: str = "",
     input: str = "rankings",
     empty_list: bool = False,
+    expectation: Callable[..., Any] | None = None,
+    swap_delta: Callable[..., Any] | None = None,
 ) -> Callable[[MeasureFunction], MeasureFunction]:
     """Decorator registering a vectorised measure function under ``name`` (and ``aliases``).
 
@@ -201,7 +244,8 @@ def register(
     (leave empty for a measure that is always defined). ``input="preferences"`` declares a measure of preference
     judgments: it receives a :class:`meta_eval.preferences.PreferenceLists` instead. ``qrels_only`` (the value
     depends on the judgments alone) and ``empty_list`` (the value of an empty list is not 0) keep the value of a
-    topic a run lacks under ``missing="zero"`` instead of scoring it 0.
+    topic a run lacks under ``missing="zero"`` instead of scoring it 0. ``expectation`` and ``swap_delta``
+    fill the family's optional slots (module docstring).
 
     A name (or alias) already taken, case-insensitively and by trec_eval spellings too, is an InputError: a
     measure is never replaced (registering the same function again, as a reloaded module does, is allowed). A
@@ -222,7 +266,7 @@ def register(
             raise InputError(f"register({name!r}): input must be 'rankings' or 'preferences', got {input!r}")
         family = Family(name, func, tuple(params), cutoff, aggregate, integer,
                         description or (func.__doc__ or "").strip().split("\n")[0], qrels_only, undefined,
-                        input=input, empty_list=empty_list)
+                        input=input, empty_list=empty_list, expectation=expectation, swap_delta=swap_delta)
         if is_builtin(func):
             _add(family, aliases)
             return func
@@ -243,6 +287,20 @@ def register(
         return func
 
     return decorate
+
+
+def register_slot(name: str, slot: str, provider: Callable[..., Any]) -> None:
+    """Fill the optional ``slot`` of the built-in family ``name`` (module docstring): how the modules providing
+    MEM's expectation forms and LTR's swap deltas attach them to the measures they belong to.
+
+    Raises
+    ------
+    InputError
+        An unknown slot or family.
+    """
+    if slot not in SLOTS:
+        raise InputError(f"unknown slot {slot!r}; slots: {', '.join(SLOTS)}")
+    _SLOTS[(slot, family(name).name.lower())] = provider
 
 
 def _add(family: Family, aliases: Iterable[str]) -> None:

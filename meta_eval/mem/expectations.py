@@ -239,9 +239,57 @@ def register_expectation(base: str) -> Callable[[Builder], Builder]:
 
     def deco(builder: Builder) -> Builder:
         _REGISTRY[base] = builder
+        _fill_slot(base, builder)
         return builder
 
     return deco
+
+
+#: Core parameter values MEM's builders spell otherwise (the core's vocabulary is the one users write).
+_MEM_SPELLING = {("discount", "log2"): "log"}
+
+
+def _fill_slot(base: str, builder: Builder) -> None:
+    """Attach the builder to the core family of ``base`` as its ``expectation`` slot
+    (:mod:`meta_eval.measures.registry`), so that a core measure reaches its form with the core's parameter names
+    and values; a base only MEM knows (or a plug-in's) keeps its entry here alone."""
+    from meta_eval.measures.registry import family, register_slot
+
+    core = {v: k for k, v in _CORE_BASE.items()}.get(base, base)
+    try:
+        fam = family(core)
+    except InputError:
+        return
+    if fam.source or fam.name.lower() != core.lower():
+        return
+    register_slot(fam.name, "expectation", _slot(fam, builder))
+
+
+def _slot(fam, builder: Builder):
+    """``slot(rel_level=1, **core parameters) -> (index, batch) -> form``, or None for parameters the builder does
+    not take (MEM then derives or samples a form)."""
+    import inspect
+
+    from meta_eval.measures.registry import _same
+
+    accepted = inspect.signature(builder).parameters
+    cut = fam.cutoff.name if fam.cutoff is not None else None
+
+    def slot(rel_level: int = 1, **params):
+        kwargs = {}
+        for p in fam.params:
+            value = params.get(p.name, p.default)
+            if _same(value, p.default):
+                continue
+            if p.name not in accepted:
+                return None
+            kwargs[p.name] = _MEM_SPELLING.get((p.name, value), value) if isinstance(value, str) else value
+        if "rel" in accepted and rel_level != 1:
+            kwargs["rel"] = rel_level
+        spec = MeasureSpec(_CORE_BASE.get(fam.name, fam.name), kwargs, params.get(cut) if cut else None)
+        return lambda index, batch: _build(spec, batch, spec.name)
+
+    return slot
 
 
 def registered_measures() -> list[str]:

@@ -225,7 +225,7 @@ def _resolve(metric, rel_level: int):
     from meta_eval.measures import Measure
 
     if isinstance(metric, Measure):
-        return metric, rel_level, _declared_for(metric, rel_level)
+        return metric, rel_level, _declared_for(metric, rel_level, metric.name)
     text = metric.strip()
     rel_level, text = _pop_rel(text, rel_level)
     try:
@@ -237,9 +237,7 @@ def _resolve(metric, rel_level: int):
         return None, rel_level, builder
     if len(measures) != 1:
         raise InputError(f"{metric!r} names {len(measures)} metrics; give one")
-    measure = measures[0]
-    builder = declared_builder(text, rel_level)
-    return measure, rel_level, builder if builder is not None else _declared_for(measure, rel_level)
+    return measures[0], rel_level, _declared_for(measures[0], rel_level, text)
 
 
 def _core_measures(text: str):
@@ -248,12 +246,18 @@ def _core_measures(text: str):
     return measures_of(text)
 
 
-def _declared_for(measure, rel_level: int):
-    """A declared builder for a core measure under its canonical name, if MEM has one."""
-    try:
-        return declared_builder(measure.name, rel_level)
-    except InputError:
-        return None
+def _declared_for(measure, rel_level: int, text: str):
+    """The declared builder of a measure: its family's expectation slot (the core's parameter names and values),
+    else one declared for the name as written (MEM's own spellings, ``register_expectation`` of a plug-in's name),
+    else for its canonical name; None if MEM has none."""
+    builder = measure.expectation(rel_level)
+    for name in (text, measure.name):
+        if builder is None:
+            try:
+                builder = declared_builder(name, rel_level)
+            except InputError:
+                pass
+    return builder
 
 
 def _pop_rel(text: str, rel_level: int) -> tuple[int, str]:

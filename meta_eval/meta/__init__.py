@@ -9,8 +9,9 @@
 - :mod:`~meta_eval.meta.standardise` — per-topic score standardisation (z, normal CDF) with a reusable reference;
 - split-half stability lives beside the swap and error rates: :func:`meta_eval.discpower.split_half`.
 
-Every analysis maps score arrays (or a collection, for the two that re-judge it) to a result object;
-:mod:`~meta_eval.meta.stages` wraps each one for the study report (tables, figure, written finding).
+Every analysis maps score arrays (or a collection, for the two that re-judge it) to a result object; the
+declarations in :mod:`meta_eval.analyses` put each one into the study and its command (tables, figure, findings);
+:mod:`~meta_eval.meta.stages` keeps the old stage functions as deprecated wrappers of those declarations.
 """
 
 from meta_eval.discpower.stability import SplitHalf, split_half

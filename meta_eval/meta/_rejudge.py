@@ -159,7 +159,7 @@ class Rejudger:
         forms: Sequence[str] = ("standard",),
         *,
         reduce: Callable[[slice, dict], object] | None = None,
-        n_jobs: int | None = 1,
+        jobs: int | None = 1,
         scheduler: str | None = None,
         progress: bool = False,
     ) -> Iterator:
@@ -173,7 +173,7 @@ class Rejudger:
             Mask judging system s in combo k.
         reduce : callable, optional
             ``reduce(combos, scores)`` run on each chunk (in the worker) so that only its result is kept.
-        n_jobs : int
+        jobs : int
             Worker processes scoring chunks in parallel (results do not depend on it; None: every core).
         scheduler : str, optional
             A Dask cluster instead (``"local"`` or ``"tcp://HOST:PORT"``), see :mod:`meta_eval.parallel`.
@@ -191,9 +191,8 @@ class Rejudger:
         if which.ndim != 2 or which.shape[1] != n_sys or (which.size and not 0 <= which.min() <= which.max()
                                                            < keep.shape[0]):
             raise InputError(f"which must be (combos, {n_sys}) mask indices below {keep.shape[0]}")
-        if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
-                                   or n_jobs < 1):
-            raise InputError(f"n_jobs must be a positive integer; got {n_jobs!r}")
+        if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1):
+            raise InputError(f"jobs must be a positive integer; got {jobs!r}")
         counts = self.counts(keep)
         positions = max(b.grades.size for b in self.blocks)
         step = max(1, BUDGET // max(positions, 1))
@@ -202,14 +201,14 @@ class Rejudger:
         from meta_eval.parallel import parallel_map, resolve_jobs
         from meta_eval.progress import progress as show
 
-        if (n_jobs == 1 and scheduler is None) or len(slices) == 1:
+        if (jobs == 1 and scheduler is None) or len(slices) == 1:
             results: Iterable = (self._reduced(measures, keep, counts, which, forms, sl, reduce) for sl in slices)
             yield from show(results, total=len(slices), desc="rejudged qrels", unit="chunk", enabled=progress)
             return
         # Processes, not threads: threads contend on the GIL between the many medium-sized numpy calls and ran
         # slower than one thread. Slices go out in contiguous groups, and the collection once per worker
         # (meta_eval.parallel: joblib memory-maps the large arrays, Dask scatters them).
-        workers = resolve_jobs(n_jobs)
+        workers = resolve_jobs(jobs)
         bounds = np.linspace(0, len(slices), min(len(slices), workers * 4) + 1).astype(int)
         groups = [slices[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         grouped = parallel_map(_run_group, groups, common=dict(rejudger=self, measures=measures, keep=keep,

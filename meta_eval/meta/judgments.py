@@ -211,9 +211,10 @@ def incomplete_judgments(
     reference: str = "same",
     standardise: str | None = None,
     seed: int = 0,
-    n_jobs: int | None = 1,
+    jobs: int | None = 1,
     scheduler: str | None = None,
     progress: bool = False,
+    n_jobs: int | None = None,
 ) -> IncompleteJudgments:
     """Agreement of each metric's system ranking under reduced qrels with its ranking under the full qrels.
 
@@ -240,11 +241,13 @@ def incomplete_judgments(
         Rank systems by mean standardised score (per-topic z-scores over the systems, computed within each
         qrels; :mod:`meta_eval.meta.standardise`) instead of the mean raw score.
     seed : int
-    n_jobs : int
+    jobs : int
         Worker processes (the result does not depend on it; None: every core).
     scheduler : str, optional
         Run on a Dask cluster instead: ``"local"`` or ``"tcp://HOST:PORT"`` (:mod:`meta_eval.parallel`).
     progress : bool
+    n_jobs : int, optional
+        Deprecated spelling of ``jobs`` (every other function and command says ``jobs``).
 
     Returns
     -------
@@ -253,6 +256,14 @@ def incomplete_judgments(
     from meta_eval.discpower._common import check_alpha
     from meta_eval.meta.standardise import check_method
 
+    if n_jobs is not None:
+        import warnings
+
+        from meta_eval.errors import MetaEvalDeprecation
+
+        warnings.warn("incomplete_judgments(n_jobs=...) is deprecated; write jobs=...", MetaEvalDeprecation,
+                      stacklevel=2)
+        jobs = n_jobs
     alpha = check_alpha(alpha)
     if not 0 < confidence < 1:
         raise InputError(f"confidence must lie in (0, 1); got {confidence!r}")
@@ -279,7 +290,7 @@ def incomplete_judgments(
     reducer = _Reducer(ms, forms, {}, alpha, standardise, complete)
     reducer.reference = {(m.output_name, f): reducer.means(full[(m.output_name, f if reference == "same"
                                                                   else "standard")], m) for m in ms for f in forms}
-    parts = [row for rows in rejudger.scores(ms, keep, which, forms, reduce=reducer, n_jobs=n_jobs,
+    parts = [row for rows in rejudger.scores(ms, keep, which, forms, reduce=reducer, jobs=jobs,
                                              scheduler=scheduler, progress=progress) for row in rows]
     draws = _draws_table(parts, collection, rejudger, keep, fr, int(n_draws), sampling)
     power = reducer.discpower([full[(m.output_name, f)] for m in ms for f in forms])

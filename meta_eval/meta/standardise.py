@@ -132,6 +132,26 @@ def standardise(scores, method: str = "z", *, ddof: int = 1) -> tuple[np.ndarray
     return ref(scores), ref
 
 
+def describe(method: str | None, analyses: str = "discriminative power, split-half stability, ANOVA, correlation, "
+             "incomplete judgments and reusability") -> str:
+    """The sentence a report gives a standardisation (empty for raw scores): the formula, its sources and the
+    analyses it feeds."""
+    if check_method(method) is None:
+        return ""
+    how = ("z-scores: (score − topic mean) / topic s.d." if method == "z"
+           else "normal-CDF standardised scores: Φ((score − topic mean) / topic s.d.)")
+    return (f"Scores standardised per topic over the systems ({how}; Webber, Moffat & Zobel 2008; Urbano, Lima & "
+            f"Hanjalic 2019) before {analyses}.")
+
+
+def note(method: str | None) -> str:
+    """The sentence a method text gives a standardisation, with a leading space (empty for raw scores)."""
+    if check_method(method) is None:
+        return ""
+    how = "z-scores" if method == "z" else "normal-CDF standardised scores (Φ of the z-scores)"
+    return f" Scores are per-topic {how} over the systems (Webber, Moffat & Zobel 2008; Urbano et al. 2019)."
+
+
 def standardise_all(scores: Mapping[str, np.ndarray], method: str | None, *,
                     ddof: int = 1) -> dict[str, np.ndarray]:
     """Standardise every metric's (S, T) array against itself; ``method=None`` returns the scores unchanged.

@@ -1,0 +1,116 @@
+"""Record the SHA-256 of every CSV and LaTeX table the demo study and the battery commands write.
+
+``tests/test_study_fixture.py`` reruns the same commands and compares their files with the fixture, byte for byte:
+a restructuring of the analyses (issue 22) must not change one number or one table. When a change alters a table
+on purpose, rerun this script in the same commit and say why in the commit message::
+
+    PYTHONPATH=. .venv/bin/python scripts/study_fixture.py            # writes tests/data/study_digests.json
+
+The fixture records, for each configuration, the command-line arguments, the digests, the commit that produced
+them (``git rev-parse HEAD``; ``uncommitted_changes``: the digests come from the change committed with them) and
+why they were (re)generated; and the Python and numpy versions. ``--only NAME`` regenerates some configurations
+and keeps the others as they are (so a change that alters one command's tables shows that the rest did not move).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "data" / "study_digests.json"
+
+SMALL = ["-B", "100", "--mem-lists", "30", "--judgment-draws", "2", "--split-half-splits", "10"]  # soak_dask's
+FIGURES = ["--format", "png", "--dpi", "50", "--no-progress", "--jobs", "1"]
+
+#: Configuration name -> arguments of ``meta-eval`` (the result folder is appended as ``-o/--out DIR``).
+CONFIGS: dict[str, list[str]] = {
+    "study-small": ["study", *SMALL, *FIGURES],
+    "study-default": ["study", *FIGURES],
+    "study-standardised-ltr": ["study", *SMALL, *FIGURES, "--standardise", "z", "--ltr-data", "demo",
+                               "--ltr-rounds", "20", "--ltr-folds", "1", "-m", "AP", "-m", "P.5,10", "-a", "GAP",
+                               "-a", "nDCG", "--top", "5"],
+    "incomplete-judgments": ["incomplete-judgments", "-m", "AP", "-m", "nDCG@10", "--fraction", "0.3", "--fraction",
+                             "0.7", "--draws", "3", "--format", "png", "--dpi", "50", "--no-progress", "--jobs", "1"],
+    "reusability": ["reusability", "-m", "AP", "-m", "RR", "-k", "10", "--form", "standard", "--form", "condensed",
+                    "--format", "png", "--dpi", "50", "--no-progress"],
+    "anova": ["anova", "-m", "AP", "-m", "nDCG@10", "--min-d", "0.05", "--min-d", "0.1", "--standardise", "cdf",
+              "--format", "png", "--dpi", "50", "--no-progress"],
+    "intuitiveness": ["intuitiveness", "-m", "AP", "-m", "nDCG", "-m", "ERR", "--format", "png", "--dpi", "50",
+                      "--no-progress"],
+    "split-half": ["split-half", "-m", "AP", "-m", "Q", "--size", "5", "--size", "10", "--splits", "20", "--seed",
+                   "3", "--format", "png", "--dpi", "50", "--no-progress"],
+}
+
+
+def command(args: list[str], out: Path) -> list[str]:
+    """The process that runs ``meta-eval ARGS -o OUT`` with the checkout's code."""
+    return [sys.executable, "-c", "from meta_eval.cli import app; app()", *args, "--out", str(out)]
+
+
+def environment() -> dict[str, str]:
+    """The current environment with the checkout first on the import path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep)}
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """SHA-256 of every ``.csv`` and ``.tex`` file of a result folder, by file name."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.iterdir()) if p.suffix in (".csv", ".tex")}
+
+
+def run(args: list[str], out: Path) -> dict[str, str]:
+    """Run one configuration into ``out`` and return its digests (RuntimeError with stderr if it fails)."""
+    done = subprocess.run(command(args, out), capture_output=True, text=True, env=environment(), cwd=REPO)
+    if done.returncode != 0:
+        raise RuntimeError(f"meta-eval {' '.join(args)} exited {done.returncode}:\n{done.stderr[-4000:]}")
+    return digests(out)
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO).stdout.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=FIXTURE, help="fixture file (default: %(default)s)")
+    parser.add_argument("--reason", required=True, help="why the fixture is (re)generated")
+    parser.add_argument("--only", action="append", choices=sorted(CONFIGS), help="regenerate only these "
+                        "configurations (repeatable); the others are kept")
+    args = parser.parse_args()
+    import numpy
+
+    old = json.loads(args.out.read_text()) if args.only and args.out.exists() else {"configs": {}}
+    fixture = {
+        "about": "SHA-256 of every CSV and .tex file written by each configuration; generated by "
+                 "scripts/study_fixture.py, checked by tests/test_study_fixture.py",
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "configs": {},
+    }
+    made = {"commit": _git("rev-parse", "HEAD"),
+            "uncommitted_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
+            "reason": args.reason}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cli in CONFIGS.items():
+            if args.only and name not in args.only:
+                fixture["configs"][name] = old["configs"][name]
+                continue
+            print(f"{name}: meta-eval {' '.join(cli)}", file=sys.stderr)
+            fixture["configs"][name] = {"args": cli, "digests": run(cli, Path(tmp) / name), **made}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(fixture, indent=1, sort_keys=False) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

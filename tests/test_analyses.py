@@ -1,0 +1,167 @@
+"""The analysis registry: declarations, specifications with parameters, dependency order, a user's analysis in the
+study and on its own command, and the commands generated from the declarations (one option per declared
+parameter, checked against its domain)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pandas as pd
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+import meta_eval as me
+from meta_eval.analyses import (AnalysisData, analyses, analysis, builtin_names, dependency_order, get_analysis,
+                                parse_analysis)
+from meta_eval.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "top_stability.py"
+runner = CliRunner()
+QUICK = ["-B", "20", "--format", "png", "--dpi", "50", "--no-progress", "--jobs", "1",
+         *[a for s in ("informativeness", "incomplete-judgments", "split-half", "reusability", "anova",
+                       "intuitiveness", "correlation") for a in ("--skip", s)]]
+
+
+def test_the_registry_lists_the_built_ins_in_the_study_order():
+    names = [a.name for a in analyses()]
+    assert names == list(builtin_names()) and names[0] == "scores"
+    from meta_eval.study import STAGE_NAMES
+
+    assert tuple(names) == STAGE_NAMES
+    order = [a.name for a in dependency_order(reversed(analyses()))]  # each after what it uses, whatever the input
+    assert order.index("discpower") < order.index("correlation") and order.index("informativeness") < \
+        order.index("ltr")
+
+
+def test_dependencies_come_first_and_a_missing_requirement_is_an_error():
+    corr, disc = get_analysis("correlation"), get_analysis("discpower")
+    assert [a.name for a in dependency_order([corr, disc])] == ["discpower", "correlation"]
+
+    @analysis("needs-disc", title="t", requires=("discpower",))
+    def run(data):
+        ...
+
+    assert [a.name for a in dependency_order([run, disc])] == ["discpower", "needs-disc"]
+    with pytest.raises(me.InputError, match="requires discpower, which will not run"):
+        dependency_order([run])
+
+
+def test_specifications_set_and_check_parameters():
+    decl, params = parse_analysis("incomplete-judgments(fractions=0.3,0.7,n_draws=4,sampling=depth)")
+    assert decl.name == "incomplete-judgments" and params == {"fractions": (0.3, 0.7), "n_draws": 4,
+                                                              "sampling": "depth"}
+    with pytest.raises(me.InputError, match="parameter fractions=1.5 is out of range"):
+        parse_analysis("incomplete-judgments(fractions=0.3,1.5)")
+    with pytest.raises(me.InputError, match="did you mean sampling"):
+        parse_analysis("incomplete-judgments(samplng=depth)")
+    with pytest.raises(me.InputError, match="unknown analysis 'anvoa'; did you mean anova"):
+        parse_analysis("anvoa")
+    with pytest.raises(me.InputError, match="no @cutoff"):
+        parse_analysis("anova@5")
+
+
+def test_a_plug_in_is_found_in_its_file_and_named_clearly(tmp_path):
+    decl, params = parse_analysis(f"{EXAMPLE}:top_stability(k=3)")
+    assert decl.name == "top-stability" and decl.source == str(EXAMPLE) and params == {"k": 3}
+    with pytest.raises(me.InputError, match="TopStability is type, not an analysis.*declared here: top_stability"):
+        parse_analysis(f"{EXAMPLE}:TopStability")
+    broken = tmp_path / "broken.py"
+    broken.write_text("import nothing_here\n")
+    with pytest.raises(me.InputError, match="cannot import analysis plug-in"):
+        parse_analysis(f"{broken}:x")
+
+
+def test_an_analysis_outside_meta_eval_does_not_join_the_registry():
+    @analysis("mine", title="Mine")
+    def mine(data):
+        ...
+
+    with pytest.raises(me.InputError, match="unknown analysis 'mine'"):
+        get_analysis("mine")
+
+
+def test_the_users_analysis_runs_from_the_study_command(tmp_path):
+    out = tmp_path / "study"
+    res = runner.invoke(app, ["study", "-o", str(out), "-m", "AP", "-m", "nDCG@10", *QUICK,
+                              "--analysis", f"{EXAMPLE}:top_stability(k=3)"])
+    assert res.exit_code == 0, res.output
+    report = (out / "report.md").read_text()
+    assert "## Stability of the top systems" in report and "Under topic resampling the top 3 systems" in report
+    assert (out / "top_stability.tex").exists() and (out / "top_stability.png").exists()
+    summary = pd.read_csv(out / "top_stability.csv")
+    assert set(summary.measure) == {"AP", "nDCG@10", "GAP", "nDCG"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "top-stability" in manifest["timings_s"]
+    assert str(EXAMPLE) in manifest["study_options"]["analyses"][0]
+
+
+def test_the_users_analysis_runs_from_its_own_command_and_the_study_refuses_to_overwrite_it(tmp_path):
+    out = tmp_path / "mine"
+    res = runner.invoke(app, ["analysis", f"{EXAMPLE}:top_stability", "-m", "AP", "-m", "RR", "--out", str(out),
+                              "--no-progress", "--format", "png"])
+    assert res.exit_code == 0, res.output
+    assert "Under topic resampling" in res.output
+    assert set(pd.read_csv(out / "top_stability.csv").measure) == {"AP", "RR"}
+    listing = runner.invoke(app, ["analysis"])
+    assert listing.exit_code == 0 and all(name in listing.output for name in builtin_names())
+    res = runner.invoke(app, ["study", "-o", str(EXAMPLE.parent), "--analysis", f"{EXAMPLE}:top_stability"])
+    assert res.exit_code == 2 and EXAMPLE.exists()
+
+
+def test_a_failing_users_analysis_fails_alone(tmp_path):
+    plug = tmp_path / "fails.py"
+    plug.write_text(EXAMPLE.read_text().replace('    gen = rng(seed, "top-stability")',
+                                                '    raise RuntimeError("my bug")'))
+    out = tmp_path / "study"
+    res = runner.invoke(app, ["study", "-o", str(out), "-m", "AP", *QUICK, "--analysis", f"{plug}:top_stability"])
+    assert res.exit_code == 1 and "1 stage(s) failed (top-stability)" in res.output
+    assert (out / "discpower_summary.csv").exists() and "my bug" in (out / "report.md").read_text()
+
+
+# ------------------------------------------------------------------------------------------ generated commands
+
+
+def _click(name: str) -> click.Command:
+    from meta_eval.cli.app import LazyGroup
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    return group.get_command(click.Context(group), name)
+
+
+@pytest.mark.parametrize("decl", [a for a in analyses() if a.command], ids=lambda a: a.name)
+def test_each_generated_command_has_an_option_per_declared_parameter(decl):
+    command = _click(decl.command)
+    options = {p.name: p for p in command.params}
+    for param in decl.params:
+        option = options[param.name]
+        assert param.option in option.opts, (param.name, option.opts)
+        assert option.multiple == param.many
+        if param.choices:
+            assert list(option.type.choices) == list(param.choices)
+    assert {"qrels", "runs", "measures", "out", "depth", "rel_level", "ties"} <= set(options)
+    assert ("standardise" in options) == decl.standardised and ("jobs" in options) == decl.parallel
+
+
+def test_generated_options_are_checked_against_their_domains():
+    res = runner.invoke(app, ["anova", "--power", "0.2"])
+    assert res.exit_code == 2 and "0.2 is not in the range 0.5<=x<=0.999" in res.output
+    res = runner.invoke(app, ["incomplete-judgments", "--fraction", "1.5"])  # the closed end: Typer's own check
+    assert res.exit_code == 2 and "1.5 is not in the range x<=1.0" in res.output
+    res = runner.invoke(app, ["incomplete-judgments", "--fraction", "0"])  # the open end: the declaration's
+    assert res.exit_code == 2 and "option --fraction=0 is out of range; allowed: number in (0, 1]" in res.output
+    res = runner.invoke(app, ["reusability", "--form", "condenced"])
+    assert res.exit_code == 2 and "condenced" in res.output
+
+
+def test_analysis_data_from_scores_needs_no_collection():
+    col = me.demo_collection()
+    data = AnalysisData.from_scores({"AP": me.score(col, "AP"), "RR": me.score(col, "RR")}, col.systems)
+    result = get_analysis("anova")(data)
+    assert set(result.to_frame().metric) == {"AP", "RR"} and result.findings()
+    with pytest.raises(me.InputError, match="needs the system names"):
+        AnalysisData(None, [], {"AP": me.score(col, "AP")})

@@ -1,0 +1,149 @@
+"""One contract, run over every registered analysis and measure family, a user's analysis plug-in and a user's metric
+plug-in (:mod:`meta_eval.contract`, as scikit-learn's ``check_estimator``); and the contract's own checks fail on
+extensions that break it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import meta_eval as me
+from meta_eval.analyses import AnalysisData, Result, TableOutput, analyses, analysis, get_analysis
+from meta_eval.contract import ContractError, check_analysis, check_measure
+from meta_eval.params import Param
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "top_stability.py"
+METRIC = REPO / "tests" / "data" / "my_metric.py"
+
+#: Small budgets, so that the contract runs these analyses in seconds (any other runs with its defaults).
+BUDGETS = {
+    "scores": {}, "discpower": dict(n_resamples=50, top=5), "split-half": dict(n_splits=5, sizes=(2, 5)),
+    "anova": {}, "correlation": dict(n_resamples=30), "intuitiveness": {},
+    "incomplete-judgments": dict(fractions=(0.5,), n_draws=2), "reusability": dict(pool_depth=10),
+    "informativeness": dict(lists=8, g_grid_step=0.5), "ltr": dict(letor="demo", rounds=5, folds=1),
+    "judge-agreement": dict(other_qrels="demo"),
+}
+
+
+def _data():
+    return AnalysisData.from_collection(me.demo_collection(), ("AP", "nDCG@10"), against=("GAP",))
+
+
+@pytest.mark.parametrize("name", [a.name for a in analyses()])
+def test_every_analysis_keeps_the_contract(name):
+    if name == "ltr":
+        pytest.importorskip("lightgbm")
+    result = check_analysis(name, _data(), **BUDGETS.get(name, {}))
+    assert result.analysis == name and (result.findings() or name == "scores"), "every analysis but the scores " \
+        "has a finding on the demo collection"
+
+
+def test_a_users_analysis_plug_in_keeps_the_contract():
+    result = check_analysis(f"{EXAMPLE}:top_stability(n_resamples=100)", _data())
+    assert result.params == {"k": 5, "n_resamples": 100, "seed": 0}
+    assert list(result.to_frame().columns) == ["measure", "mean_overlap", "low", "high"]
+
+
+@pytest.mark.parametrize("family", me.families(), ids=lambda f: f.name)
+def test_every_measure_family_keeps_the_contract(family):
+    check_measure(family)
+
+
+@pytest.mark.parametrize("name", ["grbp", "top_grade_rank"])
+def test_a_users_metric_plug_in_keeps_the_contract(name):
+    assert check_measure(f"{METRIC}:{name}").family.source
+
+
+def test_slots_are_checked_against_the_measure_itself():
+    """nDCG's expectation slot and swap delta pass; the contract catches a slot that is off."""
+    import meta_eval.ltr.deltas  # noqa: F401 - registers the swap-delta slots
+    import meta_eval.mem.expectations  # noqa: F401 - registers the expectation slots
+    from meta_eval.measures.registry import _SLOTS
+
+    ndcg = me.get_measure("nDCG@10")
+    assert ndcg.expectation(1) is not None and ndcg.swap_delta() is not None
+    check_measure(ndcg)
+    good = _SLOTS[("swap_delta", "ndcg")]
+    try:
+        _SLOTS[("swap_delta", "ndcg")] = lambda **p: (lambda g, c, level, top: 1.01 * good(**p)(g, c, level, top))
+        with pytest.raises(ContractError, match="swap delta equals the change"):
+            check_measure(ndcg)
+    finally:
+        _SLOTS[("swap_delta", "ndcg")] = good
+    expected = _SLOTS[("expectation", "ndcg")]
+    try:
+        _SLOTS[("expectation", "ndcg")] = _SLOTS[("expectation", "dcg")]  # DCG is not nDCG
+        with pytest.raises(ContractError, match="expectation form takes the measure's value"):
+            check_measure(ndcg)
+    finally:
+        _SLOTS[("expectation", "ndcg")] = expected
+
+
+def test_the_core_vocabulary_reaches_the_declared_expectation_form():
+    """nDCG(discount=log2) is nDCG: its declared form comes from the family's slot (MEM's own spelling of the
+    discount was 'log', and the core's 'log2' fell back to probing)."""
+    from meta_eval import mem
+    from meta_eval.mem.forms import metric_form
+
+    col = me.demo_collection()
+    lists = mem.lists_from_collection(col, index=np.arange(10))
+    form = metric_form("nDCG(discount=log2)@10", lists.batch)
+    assert form.method == "declared" and form.residual < 1e-12
+    assert metric_form("nDCG(discount=jk)@10", lists.batch).method != "declared"  # a form the builder lacks
+
+
+# ------------------------------------------------------------------------------------------ the checks can fail
+
+
+@dataclass
+class _Broken(Result):
+    frame: pd.DataFrame
+    quote: str
+
+    def tables(self):
+        from meta_eval.tables import PaperTable
+
+        return [TableOutput("broken", "A table", self.frame, PaperTable(self.frame.set_index("measure")))]
+
+    def findings(self):
+        from meta_eval.findings import Quoter
+
+        q = Quoter(self.compact)
+        return [q.finding(f"AP scores {q('broken', 'AP', 'value')} {self.quote}.")]
+
+
+def _broken(quote: str):
+    @analysis("broken", title="Broken", params=(Param("x", 1, int, "a number", within="[0, 5]"),))
+    def run(data, *, x):
+        return _Broken(pd.DataFrame({"measure": ["AP"], "value": [0.5]}), quote, text="made up")
+
+    return run
+
+
+def test_the_contract_refuses_a_finding_with_a_number_from_elsewhere():
+    check_analysis(_broken("well"), _data())
+    with pytest.raises(ContractError, match=r"every number of a finding comes from its tables"):
+        check_analysis(_broken("in 42 % of cases"), _data())
+
+
+def test_the_contract_refuses_a_default_outside_its_domain_and_a_result_that_is_not_one():
+    decl = _broken("well")
+    with pytest.raises(ContractError, match="default of x lies outside its domain"):
+        check_analysis(replace(decl, params=(Param("x", 9, int, "a number", within="[0, 5]"),)), _data())
+    with pytest.raises(me.InputError, match="returned dict, not a Result"):
+        check_analysis(replace(decl, run=lambda data, *, x: {}), _data())
+    with pytest.raises(ContractError, match="depends on an analysis that exists"):
+        check_analysis(replace(decl, after=("no-such-analysis",)), _data())
+
+
+def test_built_in_analyses_cannot_be_replaced_by_a_plug_in(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(EXAMPLE.read_text().replace('@analysis("top-stability"', '@analysis("anova"'))
+    with pytest.raises(me.InputError, match="the name of a built-in analysis"):
+        check_analysis(f"{path}:top_stability")
+    assert get_analysis("anova").source == ""
