@@ -95,8 +95,9 @@ def _extremes(q: Quoter, name: str, column: str, *, ascending: bool = False, int
 
 
 def discpower_findings(tables: Mapping[str, PaperTable], *, name: str, method: str, n_resamples: int, alpha: float,
-                       top: int | None) -> list[Finding]:
-    """Most and least discriminative metric (all systems, then the top-k systems)."""
+                       top: int | None, pairs: Mapping[str, int | None]) -> list[Finding]:
+    """Most and least discriminative metric (all systems, then the top-k systems); one clause when every metric
+    tells apart as many pairs (as shown). ``pairs``: the number of system pairs of each subset (``all``, ``top``)."""
     q = Quoter(tables)
     t = tables[name]
     out = []
@@ -108,17 +109,16 @@ def discpower_findings(tables: Mapping[str, PaperTable], *, name: str, method: s
         if len(order) < 2:
             continue
         best, worst = order[0], order[-1]
-        if label == "all":
-            sentence = (f"Discriminative power ({method}, B = {q.param('B', n_resamples)}, α = "
-                        f"{q.param('alpha', alpha)}): {best} tells apart the most system pairs, "
-                        f"{q(name, best, column)} % of {q(name, best, f'pairs{suffix}')} pairs, and {worst} the "
-                        "fewest, "
-                        f"{q(name, worst, column)} %.")
+        n_pairs = q.param(f"pairs ({label})", pairs[label])
+        lead = (f"Discriminative power ({method}, B = {q.param('B', n_resamples)}, α = {q.param('alpha', alpha)}, "
+                f"{n_pairs} system pairs): " if label == "all" else
+                f"Among the top {q.param('top', top)} systems ({n_pairs} pairs), ")
+        if t.text(best, column) == t.text(worst, column):
+            sentence = f"{lead}every metric tells apart {q(name, best, column)} % of the pairs."
         else:
-            sentence = (f"Among the top {q.param('top', top)} systems ({q(name, best, f'pairs{suffix}')} pairs), "
-                        f"{best} tells apart the most, {q(name, best, column)} %, and {worst} the fewest, "
-                        f"{q(name, worst, column)} %.")
-        out.append(q.finding(sentence))
+            sentence = (f"{lead}{best} tells apart the most pairs, {q(name, best, column)} %, and {worst} the "
+                        f"fewest, {q(name, worst, column)} %.")
+        out.append(q.finding(sentence[0].upper() + sentence[1:]))
     return out
 
 
@@ -279,17 +279,24 @@ def intuitiveness_findings(tables: Mapping[str, PaperTable], *, name: str, gold:
     pairs = [(x, y) for x in targets for y in references if x != y and x in rows and y in rows]
     if not pairs:  # no reference among the metrics: every pair
         pairs = [(x, y) for i, x in enumerate(rows) for y in rows[i + 1:]]
-    clauses = []
+    by_metric: dict[str, dict[str, list[str]]] = {}
     for x, y in pairs:
         a, b = q(name, x, y), q(name, y, x)
         if a == "–" or b == "–":  # the two metrics never disagree
             continue
-        clauses.append(f"{x} {a} vs {y} {b}")
-    if not clauses:
+        side = "more" if float(t.values.loc[x, y]) > float(t.values.loc[y, x]) else \
+            "less" if float(t.values.loc[x, y]) < float(t.values.loc[y, x]) else "as"
+        by_metric.setdefault(x, {}).setdefault(side, []).append(f"{y} ({a} vs {b})")
+    if not by_metric:
         return []
-    sentence = (f"Intuitiveness against {q.param('gold', gold)} (Sakai's concordance test: the share of two metrics' "
-                f"disagreements on which the gold criterion sides with each; the higher is the more intuitive): "
-                + "; ".join(clauses) + ".")
+    parts = []
+    for x, sides in by_metric.items():
+        said = [f"{word} intuitive than {' and '.join(sides[key])}" for key, word in
+                (("more", "more"), ("less", "less"), ("as", "as")) if key in sides]
+        parts.append(f"{x} is " + "; ".join(said))
+    sentence = (f"Intuitiveness against {q.param('gold', gold)} (Sakai's concordance test: in the system-topic pairs "
+                f"two metrics order oppositely, the share where {gold} sides with each; higher is more intuitive). "
+                + ". ".join(parts) + ".")
     return [q.finding(sentence)]
 
 
@@ -341,9 +348,19 @@ def reusability_findings(tables: Mapping[str, PaperTable], *, name: str, unit: s
     best, worst = order[0], order[-1]
     lead = (f"Pool reusability (leave-one-{unit}-out, pool depth {q.param('depth', depth)}): a {unit} left out of "
             f"the pool (losing {q(name, best, 'judgments removed')} judgments on average)")
-    if tables[name].text(best, column) == tables[name].text(worst, column):
-        sentence = (f"{lead} moves alike under every metric: mean |rank change| {q(name, best, column)}, at most "
-                    f"{q(name, best, 'largest rank drop')} places down under {best}.")
+    t = tables[name]
+    drops = _ranked(t, "largest rank drop")
+    if t.text(best, column) == t.text(worst, column):
+        if t.text(drops[0], "largest rank drop") == t.text(drops[-1], "largest rank drop"):
+            sentence = (f"{lead} moves alike under every metric: mean |rank change| {q(name, best, column)}, at most "
+                        f"{q(name, best, 'largest rank drop')} places down")
+            if float(t.values.loc[best, column]) == 0 and float(t.values.loc[best, "largest rank drop"]) == 0:
+                sentence = f"{lead} keeps its rank under every metric"
+        else:
+            sentence = (f"{lead} moves alike under every metric on average (mean |rank change| "
+                        f"{q(name, best, column)}); it drops at most {q(name, drops[0], 'largest rank drop')} places "
+                        f"under {drops[0]}")
+        sentence += "."
     else:
         sentence = (f"{lead} moves least under {best} (mean |rank change| {q(name, best, column)}, at most "
                     f"{q(name, best, 'largest rank drop')} places down) and most under {worst} "

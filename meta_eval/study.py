@@ -293,7 +293,9 @@ def run_study(
         report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi,
                         background=resolve_jobs(jobs) > 1)  # figures drawn on a spare core
         try:
+            start = time.perf_counter()
             raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
+            result.timings["scoring"] = round(time.perf_counter() - start, 3)
             data = AnalysisData(collection, measures, raw, options.standardise, against, **how)
             data.scores  # noqa: B018 - standardised once, before the first analysis
             result.measures = list(raw)
@@ -303,7 +305,7 @@ def run_study(
                 if decl.prepare is not None:
                     data.prepared[decl.name] = decl.prepare()
             found: dict[str, list] = {}
-            for decl, params in progress_bar(plan, desc="study", unit="stage", enabled=progress):
+            for decl, params in progress_bar(plan, desc="analyses", unit="stage", enabled=progress):
                 section = report.section(decl.title)
                 start = time.perf_counter()
                 try:
@@ -324,7 +326,9 @@ def run_study(
             report.section("Reproducibility", "Inputs, options, seeds, package versions, stage timings and every "
                            "file of this folder (with checksums) are in manifest.json; rerun with the same options to "
                            "get the same numbers.")
+            start = time.perf_counter()
             report.write()  # after the last figure is written (in the background on several cores)
+            result.timings["report"] = round(time.perf_counter() - start, 3)
             result.timings["total"] = round(time.perf_counter() - started, 3)
         finally:
             report.close()

@@ -356,14 +356,14 @@ def means_table(means: pd.DataFrame, *, limit: int = 25, decimals: int = 4) -> P
 
 def discpower_table(summary: pd.DataFrame, top_summary: pd.DataFrame | None = None, top: int | None = None,
                     method: str = "bootstrap") -> PaperTable:
-    """One row per metric: pairs, % of pairs discriminated (ASL < α), difference required; the same for the
-    top-k systems. Bold: most pairs discriminated, smallest difference required."""
+    """One row per metric: % of pairs discriminated (ASL < α), difference required; the same for the top-k
+    systems. The number of pairs, the same for every metric, is in the caption (:func:`discpower_pairs`), not
+    repeated in every row. Bold: most pairs discriminated, smallest difference required."""
     import pandas as pd
 
     def part(frame: pd.DataFrame, suffix: str) -> pd.DataFrame:
         f = frame[frame["method"] == method].set_index("metric")
-        return pd.DataFrame({f"pairs{suffix}": f["pairs"].astype(int),
-                             f"% discriminated{suffix}": 100.0 * f["proportion"],
+        return pd.DataFrame({f"% discriminated{suffix}": 100.0 * f["proportion"],
                              f"Δ required{suffix}": f["diff_required"]})
 
     values = part(summary, "")
@@ -371,8 +371,16 @@ def discpower_table(summary: pd.DataFrame, top_summary: pd.DataFrame | None = No
         values = values.join(part(top_summary, f" (top {top})"))
     values.index.name = "metric"
     decimals = {c: (1 if c.startswith("%") else 3) for c in values.columns}
-    best = {c: ("max" if c.startswith("%") else "min") for c in values.columns if not c.startswith("pairs")}
+    best = {c: ("max" if c.startswith("%") else "min") for c in values.columns}
     return PaperTable(values, decimals=decimals, bold=best_mask(values, best, decimals))
+
+
+def discpower_pairs(summary: pd.DataFrame, method: str = "bootstrap") -> int:
+    """The number of system pairs a discriminative-power summary tests (one value: every metric tests them all)."""
+    pairs = set(summary.loc[summary["method"] == method, "pairs"].astype(int))
+    if len(pairs) != 1:
+        raise InputError(f"the metrics were tested on different numbers of pairs ({sorted(pairs)})")
+    return pairs.pop()
 
 
 def agreement_table(sysres, *, decimals: int = 3) -> PaperTable:

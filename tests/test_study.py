@@ -102,8 +102,10 @@ def test_report_numbers_equal_the_csvs(report):
     for row in rows:
         full = disc[(disc.metric == row[0]) & (disc.subset == "all")].iloc[0]
         assert row[header.index("% discriminated")].strip("*") == f"{100 * full.proportion:.1f}"
-        assert row[header.index("pairs")] == str(full.pairs) == "496"
+        assert full.pairs == 496 and "pairs" not in header  # the count is in the caption, not in every row
         assert row[header.index("Δ required")].strip("*") == f"{full.diff_required:.3f}"
+    assert re.search(r"over all 32 systems \(496 pairs\)[^\n]*\(\[CSV\]\(discpower_summary\.csv",
+                     (out / "report.md").read_text())
     corr = pd.read_csv(out / "system_correlation.csv").set_index(["metric_x", "metric_y", "coefficient"])
     header, *rows = tables["system_correlation"]
     names = header[1:]
@@ -268,7 +270,8 @@ def test_manifest_allows_a_rerun(report):
     assert manifest["study_options"]["seed"] == 0 and manifest["study_options"]["n_resamples"] == 100
     assert manifest["study_options"]["ci"] == "normal"
     assert manifest["versions"]["numpy"] == np.__version__
-    assert set(manifest["timings_s"]) == {"scores", "discpower", "correlation", "informativeness", *BATTERY, "total"}
+    assert set(manifest["timings_s"]) == {"scoring", "scores", "discpower", "correlation", "informativeness", *BATTERY,
+                                          "report", "total"}
     assert manifest["study_options"]["judgment_draws"] == 2 and manifest["standardise"] is None
     assert all(len(h) == 64 for h in manifest["inputs"]["sha256"].values())
 

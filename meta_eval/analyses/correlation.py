@@ -42,7 +42,7 @@ class Correlation(Result):
         sysres = self.systems
         pooled = self.topics.pooled.copy()
         pooled.index.name = ""
-        mask = np.triu(np.ones(pooled.shape, dtype=bool), 1)
+        mask = np.triu(np.ones(pooled.shape, dtype=bool), 0)  # the lower triangle; the diagonal (1) is left out
         return [
             TableOutput("system_correlation", f"Agreement of the system rankings: Kendall's τ_b below the diagonal, "
                         f"symmetrised τ_AP above, with {sysres.confidence:.0%} bootstrap {sysres.ci_method} "
@@ -51,7 +51,7 @@ class Correlation(Result):
                         f"significant ({self.test}, α = {self.alpha:g})", self.swaps,
                         swaps_compact(self.swaps, self.pairs or None)),
             TableOutput("topic_correlation", f"Pearson correlation of per-topic {self.scale}s (all system-topic "
-                        "pairs)", self.topics.to_frame(), PaperTable(pooled.mask(mask))),
+                        "pairs)", self.topics.to_frame(), PaperTable(pooled.mask(mask).iloc[1:, :-1])),
         ]
 
     def figures(self) -> list[FigureOutput]:

@@ -36,10 +36,13 @@ class DiscriminativePower(Result):
             asl = pd.concat([asl, self.top.asl_table().assign(subset=f"top {self.k}")], ignore_index=True)
         compact = discpower_table(self.all.summary(), self.top.summary() if self.top else None,
                                   self.k if self.top else None)
-        top_text = f" and over the top {self.k}" if self.top else ""
+        from meta_eval.tables import discpower_pairs
+
+        top_text = (f" and over the top {self.k} ({discpower_pairs(self.top.summary()):,} pairs)" if self.top
+                    else "")
         caption = (f"Discriminative power: percentage of system pairs told apart (ASL < {self.alpha:g}) by Sakai's "
                    f"paired bootstrap (B = {self.n_resamples}) and the difference required (Δ), over all "
-                   f"{self.n_systems} systems{top_text}")
+                   f"{self.n_systems} systems ({discpower_pairs(self.all.summary()):,} pairs){top_text}")
         return [TableOutput("discpower_summary", caption, summary, compact),
                 TableOutput("asl", "Achieved significance level of every system pair", asl)]
 
@@ -57,8 +60,13 @@ class DiscriminativePower(Result):
     def findings(self):
         from meta_eval.findings import discpower_findings
 
+        from meta_eval.tables import discpower_pairs
+
+        pairs = {"all": discpower_pairs(self.all.summary()),
+                 "top": discpower_pairs(self.top.summary()) if self.top is not None else None}
         return discpower_findings(self.compact, name="discpower_summary", method="paired bootstrap",
-                                  n_resamples=self.n_resamples, alpha=self.alpha, top=self.k if self.best else None)
+                                  n_resamples=self.n_resamples, alpha=self.alpha, top=self.k if self.best else None,
+                                  pairs=pairs)
 
 
 def _memory(data: AnalysisData, params) -> list[MemoryNeed]:

@@ -282,15 +282,17 @@ def _ranking_agreement(data: AnalysisData, reference, other, alpha: float):
     for m in data.measures:
         x, y = np.asarray(per_topic(reference, m)), np.asarray(per_topic(other, m))
         mx, my = np.asarray(aggregate(x, m), dtype=float), np.asarray(aggregate(y, m), dtype=float)
-        # means that differ by float noise are ties (as ranking_swaps counts them)
-        rx, ry = rankdata(-np.round(mx, 12), method="min"), rankdata(-np.round(my, 12), method="min")
+        # means that differ by float noise are ties (as ranking_swaps counts them), for the ranks and the τs alike:
+        # an order of summation must not decide a tie
+        qx, qy = np.round(mx, 12), np.round(my, 12)
+        rx, ry = rankdata(-qx, method="min"), rankdata(-qy, method="min")
         px = classical_test(x, systems, test="ttest", alpha=alpha).asl
         py = classical_test(y, systems, test="ttest", alpha=alpha).asl
         sw = ranking_swaps(x, y, p_x=px, p_y=py, alpha=alpha, systems=systems, names=("reference", "other"))
         change = (ry - rx).astype(int)
         moved = int(np.argmax(np.abs(change)))
-        rows.append({"measure": m.output_name, "kendall_tau_b": float(kendall_tau_b(mx, my)),
-                     "tau_ap": float(tau_ap(mx, my)), "pairs": sw.n_pairs, "swaps": sw.n_swaps,
+        rows.append({"measure": m.output_name, "kendall_tau_b": float(kendall_tau_b(qx, qy)),
+                     "tau_ap": float(tau_ap(qx, qy)), "pairs": sw.n_pairs, "swaps": sw.n_swaps,
                      "swaps_significant": sw.n_swaps_significant_x, "largest_rank_change": int(abs(change[moved])),
                      "most_moved": systems[moved]})
         ranks.append(pd.DataFrame({"measure": m.output_name, "system": systems, "score_reference": mx,

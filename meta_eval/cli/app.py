@@ -17,9 +17,9 @@ import typer.main
 from typer.core import TyperGroup
 
 #: Width of help and tables written to a pipe or file (on a terminal, the terminal's width). Rich's default there is
-#: 80 columns, which cut option names in ``--help`` ("--measure,--metr…") and the headers of result tables
-#: ("mean_r…"); ``TERMINAL_WIDTH`` or ``COLUMNS`` set by the user win.
-PIPE_WIDTH = 120
+#: 80 columns, which cut option names in ``--help`` ("--measure,--metr…"), examples of ``study --help`` and the headers
+#: of result tables ("mean_r…"); ``TERMINAL_WIDTH`` or ``COLUMNS`` set by the user win.
+PIPE_WIDTH = 160
 
 #: Subcommand -> (module of meta_eval.cli defining it, the summary ``meta-eval --help`` shows), in listing order.
 COMMANDS: dict[str, tuple[str, str]] = {

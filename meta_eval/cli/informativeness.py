@@ -172,7 +172,8 @@ def informativeness(
 
     console = Console(stderr=True)
     formats = check_formats(figure_formats(fmt))
-    target = folder_target(out, "informativeness", overwrite=overwrite, qrels=qrels, runs=runs, measures=[*(measures or ()), *(predict or ())], files=())
+    target = folder_target(out, "informativeness", overwrite=overwrite, qrels=qrels, runs=runs,
+                           measures=[*(measures or ()), *(predict or ())])
     connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
     for spec in [*(measures or DEFAULT_MEASURES), *(predict or [])]:
         check_metric(spec)  # a bad name or plug-in fails before any file is read

@@ -94,9 +94,12 @@ def study(
     informativeness (and, with --ltr-data, effectiveness when trained for each metric), written to OUT/report.md
     and OUT/report.html with the tables (CSV and LaTeX), figures (PDF with PNG previews by default) and a
     manifest.json listing every file, to rerun it."""
+    import time
     from dataclasses import replace
 
     from rich.console import Console
+
+    started = time.perf_counter()
 
     from meta_eval.parallel import connect_scheduler
     from meta_eval.resultdir import _signals_blocked, check_output_folder
@@ -132,13 +135,21 @@ def study(
                              overwrite=overwrite)
         failed = [f"{name}: {stage}" for name, errors in result.errors.items() for stage in errors]
     else:
+        reading = time.perf_counter()
         collection = replace(inputs, runs=runs).load()
+        reading = time.perf_counter() - reading
         result = run_study(collection, out, options, progress=progress, inputs=command, jobs=jobs,
                            scheduler=scheduler, overwrite=overwrite)
         console = Console(stderr=True)
-        for stage, seconds in result.timings.items():
+        times = dict(result.timings)
+        for stage in [s for s in times if s not in ("scoring", "report", "total")]:
             status = "[red]failed[/red]" if stage in result.errors else "ok"
-            console.print(f"{stage:>20s}: {seconds:7.2f} s  {status}")
+            console.print(f"{stage:>20s}: {times[stage]:7.2f} s  {status}")
+        analyses = sum(v for k, v in times.items() if k not in ("scoring", "report", "total"))
+        # one total, the command's own wall time (the stage times and the progress line are parts of it)
+        total = time.perf_counter() - started
+        console.print(f"{'total':>20s}: {total:7.2f} s  (reading {reading:.1f} s, scoring {times.get('scoring', 0):.1f}"
+                      f" s, analyses {analyses:.1f} s, report {times.get('report', 0):.1f} s)")
         for stage, error in result.errors.items():
             console.print(f"[red]{stage} failed:[/red] {error}")
         console.print(f"report: {result.out / 'report.html'}")

@@ -207,7 +207,8 @@ def means_scatter(
     ax.set_xlabel(f"mean {name_x}")
     ax.set_ylabel(f"mean {name_y}")
     tau, tap = _coefficients(mx, my)
-    ax.set_title(f"{name_y} vs {name_x}\nτ = {tau:.3f}, τ_AP({name_y}|{name_x}) = {tap:.3f}", fontsize="medium")
+    ax.set_title(f"{name_y} vs {name_x}\n$\\tau_b$ = {tau:.3f}, $\\tau_\\mathrm{{AP}}$({name_y}|{name_x}) = {tap:.3f}",
+                 fontsize="medium")
     return fig
 
 
@@ -236,7 +237,8 @@ def rank_rank(
     ax.set_xlabel(f"rank by {name_x}")
     ax.set_ylabel(f"rank by {name_y}")
     tau, tap = _coefficients(mx, my)
-    ax.set_title(f"ranks by {name_y} vs {name_x}\nτ = {tau:.3f}, τ_AP({name_y}|{name_x}) = {tap:.3f}",
+    ax.set_title(f"ranks by {name_y} vs {name_x}\n$\\tau_b$ = {tau:.3f}, "
+                 f"$\\tau_\\mathrm{{AP}}$({name_y}|{name_x}) = {tap:.3f}",
                  fontsize="medium")
     return fig
 

@@ -147,7 +147,7 @@ def reusability_figure(
     ax.set_ylabel("rank change when left out\n(> 0: the run drops)")
     ax.set_xlim(0, data["rank_full"].max() + 1)
     fig.legend(loc="outside right upper", frameon=False, fontsize="small")
-    ax.set_title(f"Pool reusability ({form} form)", fontsize="medium")
+    ax.set_title(f"{form} form", fontsize="medium")
     return fig
 
 
