@@ -79,7 +79,7 @@ def test_scatter_has_error_bars_and_no_diagonal():
     ma, mb = s["A"].mean(1), s["B"].mean(1)
     fig = means_scatter(s["A"], s["B"], name_x="A", name_y="B", systems=[f"s{i}" for i in range(10)], label=3)
     ax = fig.axes[0]
-    assert f"τ = {stats.kendalltau(ma, mb).statistic:.3f}" in ax.get_title()
+    assert f"$\\tau_b$ = {stats.kendalltau(ma, mb).statistic:.3f}" in ax.get_title()
     assert not ax.get_lines() or not any(np.allclose(*ln.get_data()) for ln in ax.get_lines())
     offsets = ax.collections[-1].get_offsets()
     np.testing.assert_allclose(offsets[:, 0], ma)
