@@ -207,14 +207,16 @@ class Rejudger:
             return
         # Processes, not threads: threads contend on the GIL between the many medium-sized numpy calls and ran
         # slower than one thread. Slices go out in contiguous groups, and the collection once per worker
-        # (meta_eval.parallel: joblib memory-maps the large arrays, Dask scatters them).
+        # (meta_eval.parallel: joblib memory-maps the large arrays, Dask scatters them). jobs=None is passed on, so
+        # parallel_map times the first group here and starts workers only when the rest pays for them (the demo's
+        # reduced qrels took 5.9 s on two workers against 3.9 s here).
         workers = resolve_jobs(jobs)
         bounds = np.linspace(0, len(slices), min(len(slices), workers * 4) + 1).astype(int)
         groups = [slices[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         grouped = parallel_map(_run_group, groups, common=dict(rejudger=self, measures=measures, keep=keep,
                                                                counts=counts, which=which, forms=forms,
                                                                reduce=reduce),
-                               jobs=workers, scheduler=scheduler, desc="rejudged qrels", unit="group",
+                               jobs=jobs, scheduler=scheduler, desc="rejudged qrels", unit="group",
                                progress=progress)
         yield from (item for group in grouped for item in group)
 
