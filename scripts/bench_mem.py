@@ -22,7 +22,7 @@ The BENCH line carries ``total_s`` (all six metrics, one at a time), ``together_
 (the lowest converged fraction over the six metrics), ``mix_demo_s`` and ``mix_min_converged``.
 
 Usage: python scripts/bench_mem.py [--data ../shared/data/trec-covid-round1] [--sample 8] [--seed 0] [--jobs 1]
-       [--mix-covid]
+       [--mix-covid] [--others]
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from meta_eval.mem import lists_from_collection, reference_solve, select_lists, 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "trec-covid-round1"
 MEASURES = ("AP", "nDCG", "ERR", "RR", "Q", "GAP(g=0.5,0.5)")
+OTHERS = ("P@10", "Recall@100", "Rprec", "DCG", "nDCG@10", "nDCG(gain=exp)", "RBP", "GenAP", "nERR", "Success@10")
 REFERENCE = ("GAP(g=0.5,0.5)", "nDCG")  # the reference solvers: scipy trust-constr (pairwise), cvxpy (linear)
 PLUGINS = '''"""Two user metrics for the MEM benchmark, written for one list as a user would."""
 import numpy as np
@@ -100,6 +101,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes for the solver (meta_eval.parallel)")
     ap.add_argument("--mix-covid", action="store_true", help="also solve the plug-in mix on the TREC-COVID lists")
+    ap.add_argument("--others", action="store_true",
+                    help="also every other built-in metric with a form (OTHERS) on the TREC-COVID lists")
     args = ap.parse_args()
 
     demo = lists_from_collection(me.demo_collection()).batch
@@ -164,6 +167,13 @@ def main() -> None:
           f"per-list speed-up on {', '.join(REFERENCE)} {speedup:.0f}x")
     if args.mix_covid:
         mix(batch, args.jobs, "trec-covid")
+    if args.others:
+        for res in solve_mems(batch, OTHERS, jobs=args.jobs):
+            ok = res.status == 0
+            reasons = ", ".join(f"{n} {STATUS[k]}" for k, n in enumerate(np.bincount(res.status, minlength=4))
+                                if n and k)
+            print(f"other {res.measure:16s} form {res.method}; converged {ok.sum()}/{L} ({100 * ok.mean():.1f} %"
+                  f"{'; ' + reasons if reasons else ''})")
     print(f"BENCH name=mem_six_metrics_covid ours_s={total:.2f} peer_s={ref_per_list * L:.1f} speedup={speedup:.0f} "
           f"peak_mb={peak_mb():.0f} total_s={total:.2f} together_s={together_s:.2f} "
           f"min_converged={min(converged.values()):.4f} mix_demo_s={mix_s:.2f} mix_min_converged={mix_conv:.4f}")

@@ -83,3 +83,27 @@ def test_weighted_progress_counts_the_work_not_the_tasks(monkeypatch, jobs):
     assert bar.steps == pytest.approx([100 * w / 16 for w in weights])
     with pytest.raises(ValueError, match="weights must be 5 finite non-negative numbers"):
         parallel_map(abs, [-1, -2, -3, -4, -5], jobs=1, weights=[1, 2])
+
+
+def _pid_after(seconds: float) -> int:
+    import os
+    import time
+
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_automatic_workers_discount_the_first_tasks_one_time_costs(monkeypatch):
+    """The automatic choice extrapolates the work left from the second task, not the first (which also pays lazy
+    imports and compiled kernels loaded in this process): a slow first task among quick ones stays here, and work
+    that is long throughout goes to the workers."""
+    import os
+
+    import meta_eval.parallel as par
+
+    monkeypatch.setattr(par, "WORKER_START_S", 0.5)  # workers pay off beyond 1 s of work left on 2 of them
+    monkeypatch.setattr(par, "resolve_jobs", lambda jobs: 2)
+    quick_after_slow = parallel_map(_pid_after, [0.8] + [0.0] * 9, jobs=None, progress=False)
+    assert set(quick_after_slow) == {os.getpid()}  # the first task alone extrapolated to 7.2 s: workers
+    long_throughout = parallel_map(_pid_after, [0.3] * 10, jobs=None, progress=False)
+    assert set(long_throughout[:2]) == {os.getpid()} and os.getpid() not in long_throughout[2:]
