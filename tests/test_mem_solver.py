@@ -165,6 +165,44 @@ def test_values_at_the_attainable_extremes():
     np.testing.assert_allclose(gap.P, batch.onehot(), atol=1e-8)
 
 
+def _success_at_one(lists):
+    return solve_mem(ListBatch.from_lists(lists, counts=[[18, 2]]), "Success@5")
+
+
+_ONE_TOP_RANK = np.log(19) - 18 * np.log(18 / 19)  # 19 h(1/19), h the binary entropy in nats
+
+
+def test_success_at_its_maximum_fixes_one_top_rank():
+    """Success@5 = 1 with two relevant documents in 20 of which one is in the top five: that rank is relevant for
+    sure and the other relevant document spreads evenly over the 19 other ranks (entropy 19 h(1/19)); the lists
+    are flagged as solved on a face."""
+    res = _success_at_one([[0, 0, 1] + [0] * 16 + [1], [0, 0, 0, 0, 1, 1] + [0] * 14])
+    assert (res.status == OK).all() and np.all(res.max_residual <= 1e-9) and res.on_face.all()
+    np.testing.assert_allclose(res.entropy, _ONE_TOP_RANK, atol=1e-6)
+    assert not solve_mem(ListBatch.from_lists([[1, 0, 1, 0]], counts=[[2, 2]]), "P@2").on_face.any()  # linear
+
+
+@pytest.mark.xfail(strict=True, reason="known limitation (README, MEMResult.on_face): with both relevant documents "
+                   "in the top five the iteration settles on the face fixing both (entropy 0), a stationary point "
+                   "of a non-convex problem, not the face fixing one (entropy 19 h(1/19))")
+def test_success_at_its_maximum_with_two_relevant_on_top():
+    res = _success_at_one([[1, 0, 0, 0, 1] + [0] * 15])
+    assert res.on_face.all()
+    np.testing.assert_allclose(res.entropy, _ONE_TOP_RANK, atol=1e-6)
+
+
+def test_a_list_that_fails_from_one_start_is_solved_from_the_other():
+    """ERR of the demo's sys31 on topic 403 (a value 1e-4 of its range from the maximum) was flagged from the
+    start near the count-only distribution; the half-way start solves it."""
+    import meta_eval as me
+    from meta_eval.mem import lists_from_collection
+
+    lists = lists_from_collection(me.demo_collection())
+    one = lists.subset(np.flatnonzero((lists.runs == "sys31") & (lists.topics.astype(str) == "403")))
+    res = solve_mem(one.batch, "ERR")
+    assert (res.status == OK).all() and np.all(res.max_residual <= 1e-9)
+
+
 def test_metric_undefined_without_relevant_documents():
     batch = ListBatch.from_lists([[0, 0, 0]], counts=[[5, 0, 0]])
     assert solve_mem(batch, "AP").status[0] == UNDEFINED

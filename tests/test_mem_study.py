@@ -36,7 +36,7 @@ def test_informativeness_rows_and_summary(tmp_path):
     res = informativeness(lists, ["AP", "nDCG(gain=exp)"], cache_dir=tmp_path)
     df = res.lists
     assert list(df.columns) == ["run", "topic", "metric", "threshold", "n", "method", "status", "reason",
-                                "entropy", "max_residual", "approx_error", "rms_error", "common"]
+                                "entropy", "max_residual", "approx_error", "on_face", "rms_error", "common"]
     assert len(df) == 24 * 2 * 2
     assert (df.status == 0).all() and df.max_residual.max() <= 1e-8
     s = res.summary.set_index(["metric", "threshold"])
@@ -223,3 +223,13 @@ def test_lists_of_a_sample_equal_the_sample_of_all_lists(seed):
 def test_retrieved_counts_count_each_grade_inside_the_list():
     batch = ListBatch(np.array([[2, 0, 1, 1], [1, 2, 0, 0]]), np.array([3, 1]), np.array([[5, 2, 2], [1, 1, 1]]))
     np.testing.assert_array_equal(batch.retrieved_counts(), [[1, 1, 1], [0, 1, 0]])
+
+
+def test_a_probed_metric_at_its_extreme_is_noted():
+    """Success@10 (a prefix-state form found by probing) is at 1 on the demo's filtered lists: the report says those
+    lists were solved on a face that may not be the one of largest entropy; AP's declared extreme gets no note."""
+    lists = select_lists(lists_from_collection(me.demo_collection())).subset(np.arange(12))
+    res = informativeness(lists, ["AP", "Success@10"])
+    notes = [w for w in res.warnings if w.startswith("at an extreme")]
+    assert len(notes) == 1 and "Success@10 is at its attainable maximum or minimum on 12 of 12 lists" in notes[0]
+    assert res.lists.loc[res.lists.metric == "Success@10", "on_face"].all()

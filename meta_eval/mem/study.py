@@ -191,8 +191,8 @@ class InformativenessResult:
     ----------
     lists : DataFrame
         One row per list, metric and threshold: run, topic, metric, threshold, n, method, status, reason, entropy,
-        max_residual, approx_error, rms_error, common (the list counts in the comparison). Failed lists are kept,
-        with the reason.
+        max_residual, approx_error, on_face (at an attainable extreme, solved on a face), rms_error, common (the
+        list counts in the comparison). Failed lists are kept, with the reason.
     summary : DataFrame
         One row per metric and threshold (see :func:`summarise`).
     warnings : list of str
@@ -322,10 +322,12 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
             frames.append(pd.DataFrame({
                 "run": lists.runs, "topic": lists.topics, "metric": res.measure, "threshold": level, "n": b.lengths,
                 "method": res.method, "status": res.status, "reason": reason, "entropy": res.entropy,
-                "max_residual": res.max_residual, "approx_error": res.approx_error, "rms_error": errs[level]}))
+                "max_residual": res.max_residual, "approx_error": res.approx_error, "on_face": res.on_face,
+                "rms_error": errs[level]}))
     df = pd.concat(frames, ignore_index=True)
     df["common"] = common_lists(df)
-    return InformativenessResult(df, summarise(df), protocol, counts, failure_warnings(df) + approximate_notes(df))
+    return InformativenessResult(df, summarise(df), protocol, counts,
+                                 failure_warnings(df) + approximate_notes(df) + face_notes(df))
 
 
 def approximate_notes(df: pd.DataFrame) -> list[str]:
@@ -340,6 +342,24 @@ def approximate_notes(df: pd.DataFrame) -> list[str]:
             if err.notna().any() else ""
         out.append(f"approximate: {metric} has no exact expected-value form (neither declared, a degree-2 polynomial "
                    f"nor a prefix-state automaton); its MEM distributions were fitted to sampled expectations{size}")
+    return out
+
+
+def face_notes(df: pd.DataFrame) -> list[str]:
+    """One sentence per metric with a probed form (derived, prefix-state) and converged lists at an attainable
+    extreme (``on_face``). The declared forms' extremes are each reached by one face of lists (AP, nDCG, ERR, RR, Q,
+    GAP: the lists ordered by grade); a probed metric's may be reached by several (Success@k at 1), where the
+    solver's face may not be the one of largest entropy (:class:`~meta_eval.mem.solver.MEMResult`)."""
+    out = []
+    per_list = df.drop_duplicates(["run", "topic", "metric"])
+    for metric, part in per_list.groupby("metric", sort=False):
+        probed = part["method"].isin(["derived", "prefix-state"])
+        n = int((part.get("on_face", pd.Series(False, index=part.index)) & probed & (part.status == 0)).sum())
+        if n:
+            out.append(f"at an extreme: {metric} is at its attainable maximum or minimum on {n} of {len(part)} lists, "
+                       "solved on the face of the lists reaching that value that the solver approached; where "
+                       "several faces reach it (Success@k at 1 with several relevant documents in the top k) the "
+                       "problem is not convex and that face may not have the largest entropy")
     return out
 
 
