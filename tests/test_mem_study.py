@@ -13,7 +13,7 @@ import meta_eval as me
 from meta_eval.errors import InputError
 from meta_eval.mem import (Lists, ListBatch, aslam_binary, gap_figure2, g_grid, informativeness,
                            lists_from_collection, predict, prediction_table, retrieved_grade_counts, select_lists,
-                           solve_cached, solve_mem)
+                           solve_cached, solve_cached_many, solve_mem)
 from tests.conftest import write_collection
 
 
@@ -233,3 +233,16 @@ def test_a_probed_metric_at_its_extreme_is_noted():
     notes = [w for w in res.warnings if w.startswith("at an extreme")]
     assert len(notes) == 1 and "Success@10 is at its attainable maximum or minimum on 12 of 12 lists" in notes[0]
     assert res.lists.loc[res.lists.metric == "Success@10", "on_face"].all()
+
+
+def test_distributions_solved_beforehand_give_the_same_result_and_are_checked():
+    """One solve_cached_many pass for several analyses (the study's informativeness and Figure 2) gives what each
+    analysis solving its own gives; results for other lists or another number of metrics are refused."""
+    lists = select_lists(lists_from_collection(me.demo_collection())).subset(np.arange(10))
+    own = informativeness(lists, ["AP", "ERR"])
+    solved = solve_cached_many(lists.batch, ["AP", "ERR"])
+    pd.testing.assert_frame_equal(informativeness(lists, ["AP", "ERR"], solved=solved).lists, own.lists)
+    with pytest.raises(InputError, match="one result per measure"):
+        informativeness(lists, ["AP", "ERR"], solved=solved[:1])
+    with pytest.raises(InputError, match="one result per measure"):
+        informativeness(lists.subset(np.arange(5)), ["AP", "ERR"], solved=solved)

@@ -123,14 +123,19 @@ def run(data: AnalysisData, *, lists: int, g_grid_step: float, seed: int) -> Inf
         "(RMS error at the points where recall changes). Lower is more informative. Metrics are compared on the "
         "same lists: those on which every metric's solve converged (a list failing for one metric is left out of "
         "every mean); the table gives n, each metric's failures and the mean ± 1 standard error.")
-    result = mem.informativeness(sample, with_form, progress=data.progress, jobs=data.jobs, scheduler=data.scheduler)
+    grid = mem.g_grid(g_grid_step) if sample.batch.n_grades == 3 else None
+    figure2 = mem.figure2_measures(grid) if grid is not None else []
+    # every distribution in one pass of the workers (Figure 2's GAP grid too), so their tails overlap
+    mem.check_plugins(sample, with_form)
+    solved = mem.solve_cached_many(sample.batch, with_form + figure2, progress=data.progress, jobs=data.jobs,
+                                   scheduler=data.scheduler)
+    result = mem.informativeness(sample, with_form, solved=solved[:len(with_form)])
     for warning in result.warnings:  # failure rates above 1 % (above 10 %: the metric's row is unreliable)
         print(f"meta-eval: warning: informativeness: {warning}", file=sys.stderr)
         text += f"\n\n**Warning:** {warning}."
     grid_table = None
-    if sample.batch.n_grades == 3:
-        grid_table = mem.gap_figure2(sample, grid=mem.g_grid(g_grid_step), filter_lists=False,
-                                     progress=data.progress, jobs=data.jobs, scheduler=data.scheduler).table
+    if grid is not None:
+        grid_table = mem.gap_figure2(sample, grid=grid, filter_lists=False, solved=solved[len(with_form):]).table
     curves = _inferred_curves(sample, [data.specs.get(name, name) for name in data.targets], seed=seed)
     return Informativeness(result.summary, result.lists, grid_table, curves, sample.batch.n_lists, data.targets,
                            list(data.against), data.colors, text=text)

@@ -16,16 +16,17 @@ from meta_eval.mem.expectations import (CascadeForm, ExpectationForm, LinearForm
 from meta_eval.mem.reference import reference_linear, reference_nonlinear, reference_solve
 from meta_eval.mem.solver import STATUS, MEMResult, count_targets, entropy, solve_mem, solve_mems
 from meta_eval.mem.study import (AslamResult, Figure2Result, InformativenessResult, Lists, aslam_binary,
-                                 curve_errors, g_grid, gap_figure2, gap_measure, informativeness,
-                                 lists_from_collection, predict, prediction_table, qualifying_lists,
-                                 retrieved_grade_counts, select_lists, solve_cached, summarise)
+                                 check_plugins, curve_errors, figure2_measures, g_grid, gap_figure2, gap_measure,
+                                 informativeness, lists_from_collection, predict, prediction_table,
+                                 qualifying_lists, retrieved_grade_counts, select_lists, solve_cached,
+                                 solve_cached_many, summarise)
 
 __all__ = [
     "AslamResult", "CascadeForm", "ExpectationForm", "Figure2Result", "InformativenessResult", "LinearForm",
-    "ListBatch", "Lists", "MEMResult", "PairwiseForm", "STATUS", "aslam_binary", "count_targets", "curve_errors",
-    "entropy", "expectation", "expected_precision_recall", "g_grid", "gap_figure2", "gap_measure",
+    "ListBatch", "Lists", "MEMResult", "PairwiseForm", "STATUS", "aslam_binary", "check_plugins", "count_targets",
+    "curve_errors", "entropy", "expectation", "expected_precision_recall", "figure2_measures", "g_grid", "gap_figure2", "gap_measure",
     "informativeness", "interpolated_precision", "lists_from_collection", "observed", "parse_measure",
     "pr_error", "predict", "prediction_table", "qualifying_lists", "reference_linear", "reference_nonlinear",
     "reference_solve", "register_expectation", "registered_measures", "retrieved_grade_counts", "rms_11pt",
-    "rms_recall_changes", "select_lists", "solve_cached", "solve_mem", "solve_mems", "summarise",
+    "rms_recall_changes", "select_lists", "solve_cached", "solve_cached_many", "solve_mem", "solve_mems", "summarise",
 ]

@@ -282,7 +282,8 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
                     counts: str = "retrieved", protocol: str = "recall-changes", align: str = "recall",
                     cache_dir: str | Path | None = None, progress: bool = False,
                     solver_options: dict | None = None, jobs: int | None = 1,
-                    scheduler: str | None = None) -> InformativenessResult:
+                    scheduler: str | None = None, solved: Sequence[MEMResult] | None = None
+                    ) -> InformativenessResult:
     """Solve MEM under each metric for every list and measure the error of the inferred PR curves.
 
     Parameters
@@ -300,6 +301,10 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
         Where solved distributions are cached (resumable).
     jobs, scheduler
         Workers for the solver (:func:`meta_eval.parallel.parallel_map`); they never change a result.
+    solved : sequence of MEMResult, optional
+        The distributions of ``measures`` on these lists, already solved (one per measure, in order: e.g. one
+        :func:`solve_cached_many` pass for several analyses, so the workers' tails overlap); the plug-ins are
+        then not checked here again.
 
     Returns
     -------
@@ -311,10 +316,13 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
 
     b = lists.batch
     thresholds = list(range(1, b.n_grades)) if thresholds is None else list(thresholds)
-    check_plugins(lists, measures)
     frames = []
-    solved = solve_cached_many(b, list(measures), counts=counts, cache_dir=cache_dir, progress=progress, jobs=jobs,
-                               scheduler=scheduler, **(solver_options or {}))
+    if solved is None:
+        check_plugins(lists, measures)
+        solved = solve_cached_many(b, list(measures), counts=counts, cache_dir=cache_dir, progress=progress,
+                                   jobs=jobs, scheduler=scheduler, **(solver_options or {}))
+    elif len(solved) != len(measures) or any(not np.array_equal(r.lengths, b.lengths) for r in solved):
+        raise InputError(f"solved must hold one result per measure ({len(measures)}) for these {b.n_lists} lists")
     for res in solved:
         errs = curve_errors(lists, res, thresholds, protocol, align)
         reason = np.array([STATUS[int(code)] for code in res.status], dtype=object)
@@ -461,14 +469,23 @@ class Figure2Result:
     warnings: list = field(default_factory=list)
 
 
+def figure2_measures(grid: Sequence[Sequence[float]] | None = None,
+                     baselines: Sequence[str] = ("nDCG(gain=exp)", "nDCG")) -> list[str]:
+    """The metrics of :func:`gap_figure2`: GAP at each (g1, g2) of the grid, then the baselines."""
+    return [gap_measure(tuple(g)) for g in (g_grid() if grid is None else grid)] + list(baselines)
+
+
 def gap_figure2(lists: Lists, grid: Sequence[Sequence[float]] | None = None,
                 baselines: Sequence[str] = ("nDCG(gain=exp)", "nDCG"), *, filter_lists: bool = True,
                 protocol: str = "recall-changes", counts: str = "retrieved", cache_dir=None,
-                progress: bool = False, jobs: int | None = 1, scheduler: str | None = None) -> Figure2Result:
+                progress: bool = False, jobs: int | None = 1, scheduler: str | None = None,
+                solved: Sequence[MEMResult] | None = None) -> Figure2Result:
     """Mean RMS error of inferred PR curves for GAP over a (g1, g2) sweep and for nDCG (GAP paper, Figure 2).
 
     Lists are first restricted to those with at least 5 relevant (grade >= 1) and 5 highly relevant (top grade)
     documents retrieved (``filter_lists``). Thresholds: 1 ("grade >= 1 relevant") and c ("grade c relevant").
+    ``solved``: the distributions of :func:`figure2_measures` on the (filtered) lists, already solved
+    (:func:`informativeness`).
     """
     if lists.batch.n_grades != 3:
         raise InputError(f"Figure 2 needs grades 0/1/2; the lists have grades 0..{lists.batch.n_grades - 1}")
@@ -476,9 +493,9 @@ def gap_figure2(lists: Lists, grid: Sequence[Sequence[float]] | None = None,
     if sel.batch.n_lists == 0:
         raise InputError("no list passes the filter (>= 5 relevant and >= 5 highly relevant retrieved)")
     grid = g_grid() if grid is None else [tuple(g) for g in grid]
-    measures = [gap_measure(g) for g in grid] + list(baselines)
+    measures = figure2_measures(grid, baselines)
     res = informativeness(sel, measures, thresholds=(1, 2), counts=counts, protocol=protocol,
-                          cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=scheduler)
+                          cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=scheduler, solved=solved)
     s = res.summary
     rows = []
     for g, m in zip(grid, measures):
