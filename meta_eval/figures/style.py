@@ -244,12 +244,20 @@ class BackgroundWriter:
 
 
 def _writer_init(parent: int) -> None:
+    import os
+
     import matplotlib
 
     from meta_eval.parallel import init_worker
 
     init_worker(parent)  # dies with the study that started it
     matplotlib.use("Agg")
+    # a lower priority than the study's workers: the figures are drawn on cores the analyses leave idle rather
+    # than taking a share of the cores from the workers of the stages that follow
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):  # no nice() on Windows; a refused priority change only costs time
+        pass
 
 
 def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int, preview_dpi: int | None) -> None:
