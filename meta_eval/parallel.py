@@ -203,9 +203,10 @@ def _in_worker(func: Callable[..., Any], task: Any, common: dict[str, Any]) -> A
 
 
 def init_worker(parent: int) -> None:
-    """Run in every worker process when it starts (joblib's, and the figure writer's): Ctrl-C is the parent's to handle (a worker printing its own
-    KeyboardInterrupt traceback helps nobody), SIGTERM ends the worker silently, and the worker exits as soon as
-    its parent is gone (a SIGKILLed parent cannot stop it; a worker would otherwise idle for minutes)."""
+    """Run in every worker process when it starts (joblib's, and the figure writer's): Ctrl-C is the parent's to
+    handle (a worker printing its own KeyboardInterrupt traceback helps nobody), SIGTERM ends the worker silently,
+    and the worker exits as soon as its parent is gone (a SIGKILLed parent cannot stop it; a worker would otherwise
+    idle for minutes)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     threading.Thread(target=_exit_with, args=(parent,), name="meta-eval-parent-watch", daemon=True).start()

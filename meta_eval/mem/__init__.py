@@ -24,8 +24,8 @@ from meta_eval.mem.study import (AslamResult, Figure2Result, InformativenessResu
 __all__ = [
     "AslamResult", "CascadeForm", "ExpectationForm", "Figure2Result", "InformativenessResult", "LinearForm",
     "ListBatch", "Lists", "MEMResult", "PairwiseForm", "STATUS", "aslam_binary", "check_plugins", "count_targets",
-    "curve_errors", "entropy", "expectation", "expected_precision_recall", "figure2_measures", "g_grid", "gap_figure2", "gap_measure",
-    "informativeness", "interpolated_precision", "lists_from_collection", "observed", "parse_measure",
+    "curve_errors", "entropy", "expectation", "expected_precision_recall", "figure2_measures", "g_grid", "gap_figure2",
+    "gap_measure", "informativeness", "interpolated_precision", "lists_from_collection", "observed", "parse_measure",
     "pr_error", "predict", "prediction_table", "qualifying_lists", "reference_linear", "reference_nonlinear",
     "reference_solve", "register_expectation", "registered_measures", "retrieved_grade_counts", "rms_11pt",
     "rms_recall_changes", "select_lists", "solve_cached", "solve_cached_many", "solve_mem", "solve_mems", "summarise",

@@ -10,17 +10,21 @@ Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 
 
 * Linear metrics (dE/dp fixed): the convex dual ``sum_n logsumexp_j(lambda_j + mu A_nj) - lambda.r - mu v`` is
   minimised by damped Newton on the c + 1 multipliers, batched over lists (one (c+1)x(c+1) system per list).
-* Other metrics (pairwise, cascade, prefix-state, user forms): sequential linearisation. At the current P the metric is replaced
-  by its tangent E(P) + grad E(P).(Q - P), the linear problem is solved exactly as above (warm-started), and the
-  fixed point of this map -- a KKT point of the original (non-convex) problem -- is accelerated by Anderson mixing
-  on the logits near convergence. The iteration starts half-way between the actual list and the count-only
-  distribution (where the linearisation is accurate); when a linearised target is out of reach it is approached
-  in steps, and where the tangent misjudges the value (near an attainable extreme, where the metric saturates)
-  the value is matched exactly along the tangent direction (see :func:`_solve_nonlinear`, :func:`_match_value`).
+* Other metrics (pairwise, cascade, prefix-state, user forms): sequential linearisation. At the current P the metric
+  is replaced by its tangent E(P) + grad E(P).(Q - P), the linear problem is solved exactly as above (warm-started),
+  and the fixed point of this map -- a KKT point of the original (non-convex) problem -- is accelerated by Anderson
+  mixing on the logits near convergence. The iteration starts half-way between the actual list and the count-only
+  distribution (where the linearisation is accurate; nearer the count-only one for a value close to an attainable
+  extreme), and a list that fails is solved again with a fixed step cap and, at an extreme, from the other start;
+  when a linearised target is out of reach it is approached in steps, and where the tangent misjudges the value
+  (near an attainable extreme, where the metric saturates) the value is matched exactly along the tangent direction
+  (see :func:`_solve_nonlinear`, :func:`_match_value`).
 * A value at the attainable maximum or minimum (e.g. AP of a list with all its relevant documents on top) makes the
   solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved half the tolerance inside
   the range: the solution is continuous in the value, so this is the optimal face's distribution up to
-  probabilities of the order of the tolerance, with the metric constraint met within the tolerance.
+  probabilities of the order of the tolerance, with the metric constraint met within the tolerance. Where several
+  faces reach the extreme (Success@k at 1) the problem is not convex and the face found may not be the optimal one;
+  such lists are marked (``MEMResult.on_face``).
 
 The per-list work of an iteration -- the forms' values and gradients, the softmax, the logit step, the Anderson
 step and the inner Newton solves -- runs in compiled loops (:mod:`meta_eval.mem._form_kernels`,
