@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SIBLINGS = ("examples",)  # beside notebooks/ in the temporary clone
 
 
 def execute(path: Path, timeout: int) -> object:
@@ -35,6 +36,8 @@ def execute(path: Path, timeout: int) -> object:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "clone" / path.parent.name
         shutil.copytree(path.parent, work, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "byo-study*"))
+        for sibling in SIBLINGS:  # folders of a clone the notebooks read (../examples/top_stability.py)
+            shutil.copytree(ROOT / sibling, work.parent / sibling, ignore=shutil.ignore_patterns("__pycache__"))
         NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
     return _without_volatile(nb)
 
@@ -64,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             nb = execute(path.resolve(), args.timeout)
         except Exception as exc:  # noqa: BLE001 - report every notebook, then fail
             failed.append(path)
-            print(f"FAILED {path} ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
+            lines = [line for line in str(exc).splitlines() if line.strip()]
+            print(f"FAILED {path} ({type(exc).__name__}):", *lines[-6:], sep="\n  ")
             continue
         if not args.check:
             nbformat.write(nb, path)
