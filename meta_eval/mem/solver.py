@@ -276,7 +276,8 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     n = batch.lengths.astype(float)
     status = np.zeros(L, dtype=np.int8)
     bad_counts = (np.abs(r.sum(1) - n) > 1e-9) | np.any(r < -1e-9, axis=1)
-    actual = form.value(batch.onehot())
+    onehot = batch.onehot()
+    actual = form.value(onehot)
     # undefined: no value, or a form that is undefined for the list (e.g. AP's 1/R with R = 0, which the core
     # library scores 0 by trec_eval's convention)
     undefined = ~np.isfinite(v) | ~np.isfinite(actual)
@@ -330,13 +331,14 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
         # failed on TREC-COVID; elsewhere a second start rescued 1 of 10 ERR lists for 60 % more of ERR's time)
         other = np.where(mixes == _START_MIX, _START_MIX_NEAR, _START_MIX)
         attempts = [(mixes, False, limit > 0), (other, True, edge)]
-        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, _start(batch, prob, P0, mixes), tol, limit,
+        onehot = onehot * prob.allowed  # the actual lists on the entries the counts allow
+        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, _start(onehot, prob, P0, mixes), tol, limit,
                                                memory, lo, hi, edge, v)
         for mix, grow_cap, which in attempts:
             todo = which & (limit > 0) & ~done
             if not todo.any():
                 continue
-            Pa, ya, ita, da, sa = _nonlinear_pass(form, prob, vv, y_start, P0, _start(batch, prob, P0, mix), tol,
+            Pa, ya, ita, da, sa = _nonlinear_pass(form, prob, vv, y_start, P0, _start(onehot, prob, P0, mix), tol,
                                                   limit * todo, memory, lo, hi, edge & todo, v, grow_cap=grow_cap)
             take = todo & da
             P[take], y[take], done[take], stat[take] = Pa[take], ya[take], True, sa[take]
@@ -347,13 +349,14 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     status[good & ~done] = NOT_CONVERGED
     return dict(P=P, achieved=achieved, entropy=entropy(P), max_residual=np.where(good, res, np.nan),
                 stationarity=np.where(good, stat, np.nan), multipliers=y, n_iter=it, status=status,
-                on_face=edge & done & ~form.linear)
+                on_face=edge & done & (not form.linear))
 
 
-def _start(batch: ListBatch, prob: _Problem, P0, mix) -> np.ndarray:
-    """The linearisation's start: each list's actual grades mixed with weight ``mix`` of the count-only P0."""
+def _start(onehot: np.ndarray, prob: _Problem, P0, mix) -> np.ndarray:
+    """The linearisation's start: each list's actual grades (one-hot, on the allowed entries) mixed with weight
+    ``mix`` of the count-only P0."""
     eps = mix[:, None, None]
-    start = (1 - eps) * batch.onehot() * prob.allowed + eps * P0
+    start = (1 - eps) * onehot + eps * P0
     return start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
 
 

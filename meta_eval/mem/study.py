@@ -362,7 +362,7 @@ def face_notes(df: pd.DataFrame) -> list[str]:
     per_list = df.drop_duplicates(["run", "topic", "metric"])
     for metric, part in per_list.groupby("metric", sort=False):
         probed = part["method"].isin(["derived", "prefix-state"])
-        n = int((part.get("on_face", pd.Series(False, index=part.index)) & probed & (part.status == 0)).sum())
+        n = int((part["on_face"] & probed & (part.status == 0)).sum())
         if n:
             out.append(f"at an extreme: {metric} is at its attainable maximum or minimum on {n} of {len(part)} lists, "
                        "solved on the face of the lists reaching that value that the solver approached; where "
