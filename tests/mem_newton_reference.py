@@ -1,5 +1,6 @@
 """Plain numpy versions of the solver's dual Newton iteration and Anderson step: the references the compiled kernels
-(:mod:`meta_eval.mem._newton`, :mod:`meta_eval.mem._iteration`) are checked against. Batched over lists in a (lists, grades, ranks) layout."""
+(:mod:`meta_eval.mem._newton`, :mod:`meta_eval.mem._iteration`) are checked against. Batched over lists in a
+(lists, grades, ranks) layout."""
 
 import numpy as np
 
@@ -45,7 +46,8 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
 
     ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units. ``y`` is updated in
     place. The backtracking line search accepts a step that does not increase the dual beyond its round-off level
-    (about 1e-13 of the sum of its terms), so converged lists do not spend halvings on rounding noise.
+    (about 1e-13 of the sum of its terms), so converged lists do not spend halvings on rounding noise; a list
+    whose step had to be shortened and then lowered the dual by no more than that stops.
     """
     L, N, K = d.shape
     tol = np.broadcast_to(np.asarray(tol, dtype=float), (L,))
@@ -104,12 +106,16 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
         if grow_cap:
             cap[live] = np.where(capped & full_step, 2.0 * cap[live],
                                  np.where(full_step, cap[live], np.maximum(STEP_CAP, 0.5 * cap[live])))
+        accepted = np.ones(live.size, dtype=bool)
+        accepted[pending] = False
         if pending.size:  # no decrease along the Newton direction: keep the old point
             ynew[pending], fnew[pending] = y[live[pending]], f0[pending]
             qnew[pending] = q[live[pending]]
         y[live], q[live], f[live] = ynew, qnew, fnew
-        if pending.size:  # ... the dual is at its round-off floor (or stuck): stop iterating on those lists
-            stalled = live[pending]
+        # a shortened step that lowered the dual by no more than its round-off made no progress either
+        crawled = accepted & (alpha < 1.0) & (f0 - fnew <= noise[live] * (1.0 + np.abs(f0)))
+        if (stop := ~accepted | crawled).any():  # the dual is at its round-off floor (or stuck): stop those lists
+            stalled = live[stop]
             g_stall, _ = _grad_hess(q[stalled], d[stalled], r[stalled], t[stalled], frozen[stalled])
             done[stalled] = np.max(np.abs(g_stall), axis=1) <= np.maximum(tol[stalled], _STALL_TOL)
             live = np.setdiff1d(live, stalled, assume_unique=True)

@@ -1,9 +1,11 @@
 """The compiled dual Newton kernel (meta_eval.mem._newton) against the plain numpy iteration it replaces.
 
 Same problems, same warm starts: the kernel must reach the same convergence decisions and, on the lists that
-converge, take the same number of steps to the same distributions and multipliers up to round-off (it sums with compensation, numpy
-pairwise, so the last bits differ). Problems cover absent grades, a frozen metric multiplier (as the value-matching
-and face solvers use), targets near the attainable extremes (the growing step cap) and ragged lengths.
+converge, take the same number of steps to the same distributions and multipliers up to round-off (it sums with
+compensation, numpy pairwise, so the last bits differ). Problems cover absent grades, a frozen metric multiplier (as
+the value-matching and face solvers use), targets near the attainable extremes (the growing step cap) and ragged
+lengths; a captured list whose steps make no progress checks the rule that stops it; the compiled passes of the
+linearisation (extent, rescale, step change) are checked against numpy.
 """
 
 from __future__ import annotations
@@ -99,3 +101,55 @@ def test_anderson_kernel_matches_numpy_step(seed, memory, depth):
     ours = anderson(X, F, rows, order, nh, x, f, beta)
     ref = anderson_reference(X[rows][:, order], F[rows][:, order], nh, x, f, beta)
     np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)
+
+
+def _stalled_list():
+    """One TREC-COVID list (1,000 ranks, grades 0-2) as ERR's linearisation hands it to the kernel, warm start
+    included, with a linearised target out of reach: its Newton directions are near-singular and a step shortened
+    by backtracking lowers the dual by no more than its round-off."""
+    from pathlib import Path
+
+    z = np.load(Path(__file__).parent / "data" / "mem_stalled_list.npz")
+    rowmask = np.ones(z["d"].shape[:2], dtype=bool)
+    return (z["d"], z["allowed"], rowmask, z["r"], z["t"], z["y"], z["frozen"], z["tol"], int(z["max_iter"]),
+            bool(z["grow_cap"]))
+
+
+def test_a_list_without_measurable_progress_stops_and_says_so():
+    d, allowed, rowmask, r, t, y0, frozen, tol, max_iter, grow_cap = _stalled_list()
+    q, y, it, ok = _newton_linear(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, max_iter, grow_cap)
+    _, y_ref, it_ref, ok_ref = reference_newton(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, max_iter,
+                                                grow_cap)
+    assert not ok[0] and not ok_ref[0]
+    # the first step already makes no measurable progress (before the rule: 40 steps of some 29 halvings each)
+    assert it[0] <= 2 and it_ref[0] <= 2
+    # the verdict is not premature: twice the budget from where it stopped does not converge either
+    _, _, _, again = _newton_linear(d, allowed, rowmask, r, t, y.copy(), frozen, tol, 2 * max_iter, grow_cap)
+    assert not again[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_lists=st.integers(1, 6), depth=st.integers(1, 30), grades=st.integers(1, 4))
+def test_pass_kernels_match_numpy(seed, n_lists, depth, grades):
+    from meta_eval.mem._iteration import extent, rescale, step_change
+
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=(n_lists, depth, grades)) * 10.0 ** rng.integers(-3, 4)
+    allowed = rng.random((n_lists, depth, grades)) < 0.7
+    lo, hi = extent(d, allowed)
+    np.testing.assert_array_equal(lo, np.where(allowed, d, np.inf).min(axis=(1, 2)))
+    np.testing.assert_array_equal(hi, np.where(allowed, d, -np.inf).max(axis=(1, 2)))
+    scale = rng.uniform(0.5, 2.0, n_lists)
+    shift = np.where(np.isfinite(lo), lo, 0.0)
+    np.testing.assert_array_equal(rescale(d, allowed, shift, scale),
+                                  np.where(allowed, (d - shift[:, None, None]) / scale[:, None, None], 0.0))
+    q, p = rng.random((n_lists, depth, grades)), rng.random((n_lists, depth, grades))
+    r = rng.random((n_lists, grades)) * depth
+    if depth > 1:
+        q[0, 1, 0] = np.nan  # a NaN is the largest change and residual, never hidden by a max
+    dq, residual = step_change(q, p, r)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(np.where(np.isnan(np.abs(q - p).max(axis=(1, 2))), np.inf,
+                                            np.abs(q - p).max(axis=(1, 2))), dq)
+        np.testing.assert_allclose(np.where(np.isnan(np.abs(q.sum(1) - r).max(1)), np.inf,
+                                            np.abs(q.sum(1) - r).max(1)), residual, rtol=1e-12)

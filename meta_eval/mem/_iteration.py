@@ -2,7 +2,8 @@
 
 Each step of the iteration maps the centred logits of every live list to a distribution, solves the linearised
 problem (:mod:`meta_eval.mem._newton`), and moves the logits by a plain or Anderson step. In numpy each of these is
-a handful of passes over (lists x ranks x grades) temporaries; here one loop per list, the same arithmetic.
+a handful of passes over (lists x ranks x grades) temporaries; here one loop per list, the same arithmetic (a rank's
+largest logit gives exp(0) = 1 without calling exp).
 """
 
 from __future__ import annotations
@@ -24,15 +25,17 @@ def softmax_rows(th, allowed, rowmask):
             if not rowmask[l, n]:
                 continue
             m = -np.inf
+            top = -1
             for k in range(K):
                 if allowed[l, n, k] and th[l, n, k] > m:
                     m = th[l, n, k]
+                    top = k
             if m == -np.inf:
                 continue
             s = 0.0
             for k in range(K):
                 if allowed[l, n, k]:
-                    e = np.exp(th[l, n, k] - m)
+                    e = 1.0 if k == top else np.exp(th[l, n, k] - m)  # exp(0) = 1 exactly
                     p[l, n, k] = e
                     s += e
             for k in range(K):
@@ -116,3 +119,61 @@ def anderson(X, F, rows, order, nh, x, f, beta):
                 v -= ((X[r, o1, e] - X[r, o0, e]) + beta[a] * (F[r, o1, e] - F[r, o0, e])) * gam[i]
             out[a, e] = v
     return out
+
+
+@njit(cache=True, error_model="numpy")
+def extent(d, allowed):
+    """Smallest and largest entry of each list's d (L, N, K) over its allowed entries (inf and -inf if none)."""
+    L, N, K = d.shape
+    lo = np.full(L, np.inf)
+    hi = np.full(L, -np.inf)
+    for l in range(L):
+        for n in range(N):
+            for k in range(K):
+                if allowed[l, n, k]:
+                    v = d[l, n, k]
+                    if v < lo[l]:
+                        lo[l] = v
+                    if v > hi[l]:
+                        hi[l] = v
+    return lo, hi
+
+
+@njit(cache=True, error_model="numpy")
+def rescale(d, allowed, lo, scale):
+    """(d - lo) / scale per list on the allowed entries, 0 elsewhere."""
+    L, N, K = d.shape
+    out = np.zeros((L, N, K))
+    for l in range(L):
+        for n in range(N):
+            for k in range(K):
+                if allowed[l, n, k]:
+                    out[l, n, k] = (d[l, n, k] - lo[l]) / scale[l]
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def step_change(q, p, r):
+    """Per list: the largest probability change max |q - p| and the largest count residual max_j |sum_n q_nj - r_j|
+    of a step from p to q (L, N, K); r (L, K)."""
+    L, N, K = q.shape
+    dq = np.zeros(L)
+    res = np.zeros(L)
+    col = np.empty(K)
+    for l in range(L):
+        big = 0.0
+        col[:] = 0.0
+        for n in range(N):
+            for k in range(K):
+                a = abs(q[l, n, k] - p[l, n, k])
+                if a > big or a != a:
+                    big = a if a == a else np.inf
+                col[k] += q[l, n, k]
+        dq[l] = big
+        worst = 0.0
+        for k in range(K):
+            a = abs(col[k] - r[l, k])
+            if a > worst or a != a:
+                worst = a if a == a else np.inf
+        res[l] = worst
+    return dq, res

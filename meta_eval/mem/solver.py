@@ -211,14 +211,15 @@ def _problem(batch: ListBatch, r: np.ndarray) -> _Problem:
 
 def _normalise(d: np.ndarray, allowed: np.ndarray):
     """Shift/scale d per list to [0, 1] over allowed entries; returns d', lo, span (span 0 -> constant)."""
-    big = np.where(allowed, d, np.inf).min(axis=(1, 2))
-    top = np.where(allowed, d, -np.inf).max(axis=(1, 2))
+    from meta_eval.mem._iteration import extent, rescale
+
+    d = np.ascontiguousarray(d, dtype=float)
+    allowed = np.ascontiguousarray(allowed, dtype=bool)
+    big, top = extent(d, allowed)
     lo = np.where(np.isfinite(big), big, 0.0)
     span = np.where(np.isfinite(top), top - lo, 0.0)
     rel = span > 1e-14 * np.maximum(np.abs(lo), np.abs(top + 0.0 * lo)).clip(min=1e-300)
-    s = np.where(rel, span, 1.0)
-    dn = np.where(allowed, (d - lo[:, None, None]) / s[:, None, None], 0.0)
-    return dn, lo, np.where(rel, span, 0.0)
+    return rescale(d, allowed, lo, np.where(rel, span, 1.0)), lo, np.where(rel, span, 0.0)
 
 
 def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter, grow_cap=False):
@@ -434,7 +435,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     near an attainable extreme, where the tangent overestimates every gain (e.g. ERR: surer top ranks lower the
     value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi`` are the attainable range.
     """
-    from meta_eval.mem._iteration import anderson, logit_step, softmax_rows
+    from meta_eval.mem._iteration import anderson, logit_step, softmax_rows, step_change
 
     L, N, K = P0.shape
     lo = np.full(L, -np.inf) if lo is None else lo
@@ -460,9 +461,10 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     limit = np.broadcast_to(np.asarray(max_iter), (L,))
     live = np.flatnonzero(limit > 0)
     for k in range(int(limit.max(initial=0))):
-        al = allowed[live]
+        sp = _sub(prob, live)
+        al = sp.allowed
         th = x[live].reshape(live.size, N, K)
-        p = softmax_rows(th, al, prob.rowmask[live])
+        p = softmax_rows(th, al, sp.rowmask)
         sub = _SubForm(form, live)._restricted()
         Ep, d = _value_and_grad(sub, p)
         dp = np.einsum("lnk,lnk->l", d, p)
@@ -470,7 +472,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
         inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, 1e-6)
         # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
-        q, yl, _, ok = _solve_linear_direction(d, _sub(prob, live), t, Y[live], inner_tol, inner_iter,
+        q, yl, _, ok = _solve_linear_direction(d, sp, t, Y[live], inner_tol, inner_iter,
                                                grow_cap=grow_cap)
         Eq = sub.value(q)
         if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
@@ -490,9 +492,8 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         full = ok & (bt[live] == 1.0)
         resid = np.abs(Eq - v[live])
         # stationarity: logits unchanged, or (at a boundary, where logits diverge) probabilities unchanged
-        dq = np.abs(q - p).max(axis=(1, 2))
-        conv = full & (resid <= tol) & ((fn <= _STAT_TOL) | (dq <= 1e-11)) & \
-            (np.abs(q.sum(1) - prob.r[live]).max(1) <= 1e-9)
+        dq, count_residual = step_change(q, p, sp.r)
+        conv = full & (resid <= tol) & ((fn <= _STAT_TOL) | (dq <= 1e-11)) & (count_residual <= 1e-9)
         done[live[conv]] = True
         bt[live] = np.where(ok, np.minimum(1.0, 2.0 * bt[live]), 0.5 * bt[live])
         grew = fn > 1.5 * last_n[live]
