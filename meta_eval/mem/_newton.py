@@ -13,7 +13,8 @@ steps of 30 halvings each on no progress).
 
 Written by hand with numba because no library solves thousands of tiny, independent, warm-started dual problems
 over ragged lists: in numpy every step costs some thirty passes over (lists x grades x ranks) temporaries, here it
-is two fused loops per list (about 4x faster on TREC-COVID lists). It is checked against a plain numpy version of
+is two loops per list (about 4x faster on TREC-COVID lists): the dual and its distribution (bound by its two
+calls of exp per rank), then the gradient and Hessian (sums over blocks of ranks, compensated across blocks). It is checked against a plain numpy version of
 the same iteration in the tests (tests/test_mem_newton_kernel.py).
 """
 
@@ -25,6 +26,7 @@ from numba import njit
 ARMIJO = 1e-4  # sufficient decrease of the line search
 HALVINGS = 30  # backtracking steps before a Newton direction is given up
 ROUNDOFF = 1e-13  # relative round-off level of the dual, per term
+BLOCK = 32  # ranks summed plainly before a compensated addition (gradient and Hessian)
 
 
 @njit(cache=True, error_model="numpy")
@@ -89,36 +91,59 @@ def _dual(d, allowed, rowmask, r, t, y, q):
 
 
 @njit(cache=True, error_model="numpy")
-def _grad_hess(d, q, rowmask, r, t, frozen, g, H):
-    """Gradient g and Hessian H of the dual at the distribution q (frozen variables: unit rows, zero gradient)."""
+def _grad_hess(d, q, r, t, frozen, g, H, mn):
+    """Gradient g and Hessian H of the dual at the distribution q (frozen variables: unit rows, zero gradient).
+
+    Sums over ranks, one grade (pair) at a time over blocks of BLOCK ranks: plain sums inside a block (independent
+    accumulators the processor overlaps), Neumaier-compensated across blocks, so the gradient keeps the accuracy
+    its 1e-12 tolerances need (counts of hundreds of documents) at a third of the time of compensating every
+    rank. Ranks past a list's end and grades not allowed hold q = 0 and d = 0 and add nothing. ``mn`` (ranks) is
+    work space: each rank's expected metric weight sum_k q_nk d_nk."""
     N, K = d.shape
-    g[:] = 0.0
-    comp = np.zeros(K + 1)
-    H[:, :] = 0.0
     for n in range(N):
-        if not rowmask[n]:
-            continue
-        mn = 0.0
+        s = 0.0
         for k in range(K):
-            mn += q[n, k] * d[n, k]
-        g[K], comp[K] = _add(g[K], comp[K], mn)
+            s += q[n, k] * d[n, k]
+        mn[n] = s
+    g[:] = 0.0
+    H[:, :] = 0.0
+    gc = np.zeros(K + 1)
+    Hc = np.zeros((K + 1, K + 1))
+    for lo in range(0, N, BLOCK):
+        hi = min(lo + BLOCK, N)
+        s = 0.0
+        for n in range(lo, hi):
+            s += mn[n]
+        g[K], gc[K] = _add(g[K], gc[K], s)
+        sKK = 0.0
         for a in range(K):
-            qa = q[n, a]
-            if qa == 0.0:
-                continue
-            g[a], comp[a] = _add(g[a], comp[a], qa)
-            H[a, a] += qa
-            for b in range(K):
-                H[a, b] -= qa * q[n, b]
-            dev = d[n, a] - mn
-            H[a, K] += qa * dev
-            H[K, K] += qa * dev * dev
+            sa = 0.0
+            saK = 0.0
+            for n in range(lo, hi):
+                qa = q[n, a]
+                dev = d[n, a] - mn[n]
+                sa += qa
+                saK += qa * dev
+                sKK += qa * dev * dev
+            g[a], gc[a] = _add(g[a], gc[a], sa)
+            H[a, K], Hc[a, K] = _add(H[a, K], Hc[a, K], saK)
+            for b in range(a, K):  # -sum_n q_a q_b (the diagonal's sum_n q_a is added below)
+                sab = 0.0
+                for n in range(lo, hi):
+                    sab += q[n, a] * q[n, b]
+                H[a, b], Hc[a, b] = _add(H[a, b], Hc[a, b], -sab)
+        H[K, K], Hc[K, K] = _add(H[K, K], Hc[K, K], sKK)
+    for a in range(K + 1):
+        for b in range(a, K + 1):
+            H[a, b] += Hc[a, b]
     for k in range(K):
-        g[k], comp[k] = _add(g[k], comp[k], -r[k])
-        g[k] += comp[k]
-        H[K, k] = H[k, K]
-    g[K], comp[K] = _add(g[K], comp[K], -t)
-    g[K] += comp[K]
+        H[k, k] += g[k] + gc[k]
+        g[k], gc[k] = _add(g[k], gc[k], -r[k])
+        g[k] += gc[k]
+        for b in range(k + 1, K + 1):
+            H[b, k] = H[k, b]
+    g[K], gc[K] = _add(g[K], gc[K], -t)
+    g[K] += gc[K]
     for a in range(K + 1):
         if frozen[a]:
             g[a] = 0.0
@@ -218,6 +243,7 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
     g = np.empty(K + 1)
     H = np.empty((K + 1, K + 1))
     qt = np.empty((N, K))
+    mn = np.empty(N)
     yt = np.empty(K + 1)
     for l in range(L):
         dl, al, rm, rl, tl, fl = d[l], allowed[l], rowmask[l], r[l], t[l], frozen[l]
@@ -231,7 +257,7 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
         f = _dual(dl, al, rm, rl, tl, yl, ql)
         stopped = False
         for _ in range(max_iter):
-            _grad_hess(dl, ql, rm, rl, tl, fl, g, H)
+            _grad_hess(dl, ql, rl, tl, fl, g, H, mn)
             if _max_abs(g) <= tol[l]:
                 done[l] = True
                 stopped = True
@@ -277,12 +303,12 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
                     cap = max(step_cap, 0.5 * cap)
             if not accepted or stalled:  # the dual is at its round-off floor (or stuck): stop iterating on this list
                 if stalled:
-                    _grad_hess(dl, ql, rm, rl, tl, fl, g, H)
+                    _grad_hess(dl, ql, rl, tl, fl, g, H, mn)
                 done[l] = _max_abs(g) <= max(tol[l], stall_tol)
                 stopped = True
                 break
         if not stopped:
-            _grad_hess(dl, ql, rm, rl, tl, fl, g, H)
+            _grad_hess(dl, ql, rl, tl, fl, g, H, mn)
             done[l] = _max_abs(g) <= tol[l]
     return q, iters, done
 

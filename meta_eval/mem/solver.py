@@ -52,6 +52,8 @@ OK, NOT_CONVERGED, INFEASIBLE, UNDEFINED = 0, 1, 2, 3
 STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside attainable range",
           UNDEFINED: "metric undefined (e.g. no relevant documents)"}
 _STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearisation step
+_ANDERSON_START = 1e-2  # Anderson mixing once the logits change by less than this in a step
+_INNER_TOL_MAX = 1e-6  # loosest tolerance of an inner (linearised) solve, far from the fixed point
 _MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (beyond, logits are degenerate)
 _STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
 _STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
@@ -451,7 +453,6 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     last_n = np.full(L, np.inf)
     last_dq = np.full(L, np.inf)  # largest probability change of the last step
     stalls = np.zeros(L, dtype=np.int64)  # consecutive failed steps
-    anderson_start = 1e-2
     it = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
     stat = np.full(L, np.inf)
@@ -470,7 +471,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         dp = np.einsum("lnk,lnk->l", d, p)
         t = dp + bt[live] * (v[live] - Ep)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
-        inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, 1e-6)
+        inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, _INNER_TOL_MAX)
         # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
         q, yl, _, ok = _solve_linear_direction(d, sp, t, Y[live], inner_tol, inner_iter,
                                                grow_cap=grow_cap)
@@ -503,7 +504,7 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
         X[live, slot], F[live, slot] = xb, fz
         last_n[live] = np.where(ok, fn, last_n[live])
         last_dq[live] = np.where(ok, dq, last_dq[live])
-        near = full & ~grew & (fn < anderson_start)  # Anderson only near the fixed point
+        near = full & ~grew & (fn < _ANDERSON_START)  # Anderson only near the fixed point
         # lists still running after damp_after steps (oscillating plain steps): damped steps, Anderson allowed
         slow = it[live] > damp_after
         mix[live] = np.where(slow, 0.5, 1.0)
