@@ -4,6 +4,7 @@
 
 import numpy as np
 
+from meta_eval.mem._newton import RUNAWAY_GROWTH, RUNAWAY_STEPS
 from meta_eval.mem.solver import STEP_CAP, _STALL_TOL, _softmax_kn
 
 _NEG = -np.inf
@@ -57,6 +58,8 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
     iters = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
     cap = np.full(L, STEP_CAP)
+    ratio = np.zeros(L)
+    runaway = np.zeros(L, dtype=np.int64)
     q, f = _dual_parts(y, d, allowed, rowmask, r, t)
     live = np.arange(L)
     for it in range(max_iter):
@@ -67,7 +70,6 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
         if live.size == 0:
             break
         g, H = g[~ok], H[~ok]
-        iters[live] += 1
         diag = np.abs(np.diagonal(H, axis1=1, axis2=2))
         scale = np.maximum(diag.max(1), 1e-300)
         # ridge relative to each variable's own curvature (the metric multiplier's can be 1e-18 of the counts')
@@ -82,6 +84,22 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
         # on backtracking.
         big = np.abs(step).max(1)
         capped = big > cap[live]
+        if (still := big == 0.0).any():  # no direction at all: stop those lists
+            stuck = live[still]
+            done[stuck] = np.max(np.abs(g[still]), axis=1) <= np.maximum(tol[stuck], _STALL_TOL)
+            keep = ~still
+            live, g, H, step, big, capped = live[keep], g[keep], H[keep], step[keep], big[keep], capped[keep]
+            if live.size == 0:
+                break
+        if grow_cap:  # a step outgrowing its doubling cap 6 times in a row: the dual is unbounded, stop (failed)
+            grows = capped & (big / cap[live] > RUNAWAY_GROWTH * ratio[live])
+            runaway[live] = np.where(grows, runaway[live] + 1, 0)
+            ratio[live] = np.where(capped, big / cap[live], 0.0)
+            keep = runaway[live] < RUNAWAY_STEPS
+            live, g, H, step, big, capped = live[keep], g[keep], H[keep], step[keep], big[keep], capped[keep]
+            if live.size == 0:
+                break
+        iters[live] += 1
         step *= np.minimum(1.0, cap[live] / np.maximum(big, 1e-300))[:, None]
         slope = np.einsum("lk,lk->l", g, step)
         alpha = np.ones(live.size)

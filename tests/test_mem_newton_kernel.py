@@ -11,6 +11,7 @@ linearisation (extent, rescale, step change) are checked against numpy.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mem_newton_reference import _newton_linear as reference_newton
@@ -153,3 +154,26 @@ def test_pass_kernels_match_numpy(seed, n_lists, depth, grades):
                                             np.abs(q - p).max(axis=(1, 2))), dq)
         np.testing.assert_allclose(np.where(np.isnan(np.abs(q.sum(1) - r).max(1)), np.inf,
                                             np.abs(q.sum(1) - r).max(1)), residual, rtol=1e-12)
+
+
+@pytest.mark.parametrize("depth", [2, 50])
+def test_a_target_out_of_reach_stops_early_and_fails(depth):
+    """Two relevant documents expected among ``depth`` ranks, weights 1/log2(n + 1), and a target 1.5 times the best
+    ordering's value (2 ranks: the hand-worked list above asked for 1.5 when 1 is the most it can reach). The dual
+    falls without bound as mu grows: the Newton steps outgrow their doubling cap, then vanish once the Hessian is
+    singular in floating point, and the list stops, not converged, instead of spending its 40 steps (the numpy
+    iteration agrees step for step)."""
+    w = 1.0 / np.log2(np.arange(2, depth + 2))
+    d = np.zeros((1, depth, 2))
+    d[0, :, 1] = w
+    allowed = np.ones((1, depth, 2), dtype=bool)
+    rowmask = np.ones((1, depth), dtype=bool)
+    r = np.array([[depth - 2.0, 2.0]]) if depth > 2 else np.array([[1.0, 1.0]])
+    if depth == 2:
+        d[0, 1, 1] = 0.0
+    frozen = np.array([[True, False, False]])
+    args = (d, allowed, rowmask, r, np.array([1.5 * np.sort(d[0, :, 1])[::-1][: int(r[0, 1])].sum()]))
+    _, _, it, ok = _newton_linear(*args, np.zeros((1, 3)), frozen, 1e-12, 40, True)
+    _, _, it_ref, ok_ref = reference_newton(*args, np.zeros((1, 3)), frozen, 1e-12, 40, True)
+    assert not ok[0] and not ok_ref[0]
+    assert it[0] == it_ref[0] <= 12

@@ -9,7 +9,9 @@ For one list with feature d (ranks x grades), count targets r and metric target 
 system, caps the largest multiplier change and backtracks (Armijo, or acceptance at the dual's round-off level); a
 backtracked step that lowers the dual by no more than its round-off ends the list's iterations (on ERR near its
 maximum this halved the solver's time, the lists whose linearised target is out of reach no longer spending 40
-steps of 30 halvings each on no progress).
+steps of 30 halvings each on no progress), and so do a Newton step that outgrows its doubling cap six times in a
+row (the dual falls without bound: the target is out of reach) and a step of zero (a Hessian singular in floating
+point along the gradient). A list stopped so is converged only if its gradient is within tolerance.
 
 Written by hand with numba because no library solves thousands of tiny, independent, warm-started dual problems
 over ragged lists: in numpy every step costs some thirty passes over (lists x grades x ranks) temporaries, here it
@@ -26,6 +28,7 @@ from numba import njit
 ARMIJO = 1e-4  # sufficient decrease of the line search
 HALVINGS = 30  # backtracking steps before a Newton direction is given up
 ROUNDOFF = 1e-13  # relative round-off level of the dual, per term
+RUNAWAY_GROWTH, RUNAWAY_STEPS = 1.5, 6  # a step outgrowing its cap this fast, this many times in a row: stop
 BLOCK = 32  # ranks summed plainly before a compensated addition (gradient and Hessian)
 
 
@@ -254,6 +257,8 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
             rows += rm[n]
         noise = ROUNDOFF * (rows + 1.0)
         cap = step_cap
+        ratio = 0.0  # the last capped Newton step's length over its cap
+        runaway = 0  # capped steps in a row whose length outgrew the (doubling) cap by over 1.5x
         f = _dual(dl, al, rm, rl, tl, yl, ql)
         stopped = False
         for _ in range(max_iter):
@@ -262,10 +267,23 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
                 done[l] = True
                 stopped = True
                 break
-            iters[l] += 1
             step = _newton_step(H, g)
             big = _max_abs(step)
             capped = big > cap
+            if big == 0.0:  # no direction at all (the Hessian is singular along the gradient): nothing will move
+                done[l] = _max_abs(g) <= max(tol[l], stall_tol)
+                stopped = True
+                break
+            if grow_cap:
+                # a Newton step that outgrows its doubling cap step after step means the dual falls without bound
+                # along it (the linearised target is out of reach): the list stops, not converged, instead of
+                # spending its 40 steps on a multiplier diverging geometrically
+                runaway = runaway + 1 if capped and big / cap > RUNAWAY_GROWTH * ratio else 0
+                ratio = big / cap if capped else 0.0
+                if runaway >= RUNAWAY_STEPS:
+                    stopped = True  # not converged: the gradient was just found above tol
+                    break
+            iters[l] += 1
             if capped:
                 shrink = cap / big
                 for a in range(K + 1):
