@@ -38,7 +38,8 @@ def execute(path: Path, timeout: int) -> object:
         shutil.copytree(path.parent, work, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "byo-study*"))
         for sibling in SIBLINGS:  # folders of a clone the notebooks read (../examples/top_stability.py)
             shutil.copytree(ROOT / sibling, work.parent / sibling, ignore=shutil.ignore_patterns("__pycache__"))
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(work)}}).execute()
     return _without_volatile(nb)
 
 

@@ -16,8 +16,8 @@ point along the gradient). A list stopped so is converged only if its gradient i
 Written by hand with numba because no library solves thousands of tiny, independent, warm-started dual problems
 over ragged lists: in numpy every step costs some thirty passes over (lists x grades x ranks) temporaries, here it
 is two loops per list (about 4x faster on TREC-COVID lists): the dual and its distribution (bound by its two
-calls of exp per rank), then the gradient and Hessian (sums over blocks of ranks, compensated across blocks). It is checked against a plain numpy version of
-the same iteration in the tests (tests/test_mem_newton_kernel.py).
+calls of exp per rank), then the gradient and Hessian (sums over blocks of ranks, compensated across blocks). It is
+checked against a plain numpy version of the same iteration in the tests (tests/test_mem_newton_kernel.py).
 """
 
 from __future__ import annotations
