@@ -223,6 +223,19 @@ def _exit_with(parent: int, every: float = 0.25) -> None:
     os._exit(1)
 
 
+def quiet_killed_pools() -> None:
+    """Keep the management threads of process pools that are being killed from printing tracebacks (a killed
+    worker's pending item is missing when the thread looks it up: ``KeyError`` in concurrent.futures); exceptions
+    of every other thread are printed as before."""
+    previous = threading.excepthook
+
+    def hook(args) -> None:
+        if args.thread is None or not args.thread.name.endswith("ManagerThread"):
+            previous(args)
+
+    threading.excepthook = hook
+
+
 def terminate_workers() -> None:
     """Stop every worker process this process started (joblib's loky workers, Dask clusters): called when a
     command is interrupted or fails, so nothing keeps computing after it."""

@@ -85,11 +85,25 @@ def test_weighted_progress_counts_the_work_not_the_tasks(monkeypatch, jobs):
         parallel_map(abs, [-1, -2, -3, -4, -5], jobs=1, weights=[1, 2])
 
 
-def _pid_after(seconds: float) -> int:
-    import os
-    import time
+class _Clock:
+    """A clock the tasks advance by their nominal duration, so the automatic choice sees the same times whatever
+    the machine's load (a test of the rule, not of this machine's speed)."""
 
-    time.sleep(seconds)
+    now = 0.0
+
+    @classmethod
+    def perf_counter(cls) -> float:
+        return cls.now
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        pass
+
+
+def _pid_taking(seconds: float) -> int:
+    import os
+
+    _Clock.now += seconds  # only the tasks run in this process are timed by the automatic choice
     return os.getpid()
 
 
@@ -101,9 +115,10 @@ def test_automatic_workers_discount_the_first_tasks_one_time_costs(monkeypatch):
 
     import meta_eval.parallel as par
 
+    monkeypatch.setattr(par, "time", _Clock)
     monkeypatch.setattr(par, "WORKER_START_S", 0.5)  # workers pay off beyond 1 s of work left on 2 of them
     monkeypatch.setattr(par, "resolve_jobs", lambda jobs: 2)
-    quick_after_slow = parallel_map(_pid_after, [0.8] + [0.0] * 9, jobs=None, progress=False)
+    quick_after_slow = parallel_map(_pid_taking, [0.8] + [0.0] * 9, jobs=None, progress=False)
     assert set(quick_after_slow) == {os.getpid()}  # the first task alone extrapolated to 7.2 s: workers
-    long_throughout = parallel_map(_pid_after, [0.3] * 10, jobs=None, progress=False)
+    long_throughout = parallel_map(_pid_taking, [0.3] * 10, jobs=None, progress=False)
     assert set(long_throughout[:2]) == {os.getpid()} and os.getpid() not in long_throughout[2:]

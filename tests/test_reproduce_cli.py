@@ -20,10 +20,9 @@ def test_required_targets_exist():
 
 @pytest.mark.parametrize("target", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW else t
                                     for t in targets()])
-def test_target_reproduces_in_time(target):
+def test_target_reproduces(target):
     result = reproduce(target)
     assert mismatches(result).empty, mismatches(result)[["row", "column", "published", "computed"]]
-    assert result.seconds < (60 if target == "kishida-table2" else 10)
     assert list(result.csv_table().columns) == COLUMNS
     assert (result.table.target == target).all()
     assert result.table.status.isin(["ok", "documented", "info"]).all()

@@ -10,7 +10,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -125,7 +124,6 @@ def dask_cluster(tmp_path):
 @pytest.mark.slow
 def test_same_csvs_in_one_process_on_two_workers_and_on_a_dask_cluster(tmp_path, dask_cluster):
     study = _study_file(tmp_path)
-    started = time.perf_counter()
     single = _cli("--study-file", str(study), "-o", "single", "--jobs", "1", cwd=tmp_path)
     assert single.returncode == 0, single.stderr
     out = tmp_path / "single"
@@ -149,7 +147,6 @@ def test_same_csvs_in_one_process_on_two_workers_and_on_a_dask_cluster(tmp_path,
     on_dask = _cli("--study-file", str(study), "-o", "cluster", "--scheduler", dask_cluster, cwd=tmp_path)
     assert on_dask.returncode == 0, on_dask.stderr
     assert _csvs(tmp_path / "cluster") == expected
-    assert time.perf_counter() - started < 240
 
 
 def test_collections_need_distinct_names_and_no_loose_runs(tmp_path):

@@ -12,7 +12,9 @@ Coefficients
 - :func:`tau_ap_a`, :func:`tau_ap_b` -- tie-aware variants of Urbano & Marrero (ICTIR 2017).
 - :func:`spearman`, :func:`pearson` -- the same values as ``scipy.stats.spearmanr`` / ``pearsonr``.
 
-Undefined values (a constant vector) are returned as NaN, without warnings.
+Undefined values (a constant vector) are returned as NaN, without warnings. Scores that differ by less than
+:data:`TIE_RESOLUTION` of the vector's largest magnitude are tied (:func:`snap_ties`): they are equal up to the
+rounding of the sums that produced them, which differs between CPUs.
 """
 
 from __future__ import annotations
@@ -24,7 +26,37 @@ from scipy.stats import rankdata
 
 from meta_eval.errors import InputError
 
-__all__ = ["Ranked", "kendall_tau_b", "pearson", "spearman", "tau_ap", "tau_ap_a", "tau_ap_b"]
+__all__ = ["Ranked", "TIE_RESOLUTION", "kendall_tau_b", "pearson", "snap_ties", "spearman", "tau_ap", "tau_ap_a",
+           "tau_ap_b"]
+
+#: Scores of one vector closer than this fraction of its largest magnitude are one tie. A mean of T scores summed in
+#: another order (another CPU's SIMD width, another BLAS kernel) differs by about T * 2^-53 relative; two systems
+#: whose means are mathematically equal (the same multiset of per-topic scores) must not be ordered by that noise.
+#: No effectiveness difference a paper reports is within 1e-12 of the scale.
+TIE_RESOLUTION = 1e-12
+
+
+def snap_ties(v: ArrayLike) -> np.ndarray:
+    """``v`` (..., N) with every run of values whose consecutive gaps are at most :data:`TIE_RESOLUTION` times the
+    vector's largest magnitude set to the run's smallest value; exact values otherwise, so exact ties and clear
+    orders are unchanged. Grouping by consecutive gaps (not by rounding to a grid) never splits two equal values
+    that straddle a grid line.
+    """
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim == 0 or v.shape[-1] < 2:
+        return v
+    order = np.argsort(v, axis=-1, kind="stable")
+    s = np.take_along_axis(v, order, axis=-1)
+    gap = np.diff(s, axis=-1)
+    scale = TIE_RESOLUTION * np.abs(s).max(axis=-1, keepdims=True)
+    near = (gap > 0) & (gap <= scale)
+    if not near.any():
+        return v
+    starts = np.concatenate([np.ones(s.shape[:-1] + (1,), dtype=bool), ~(gap <= scale)], axis=-1)
+    first = np.maximum.accumulate(np.where(starts, np.arange(s.shape[-1]), 0), axis=-1)
+    out = np.empty_like(v)
+    np.put_along_axis(out, order, np.take_along_axis(s, first, axis=-1), axis=-1)
+    return out
 
 
 def _as_pair(x: ArrayLike, y: ArrayLike, min_items: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -75,6 +107,7 @@ class Ranked:
     __slots__ = ("up", "tied", "n_above", "group", "tied_pairs", "has_ties")
 
     def __init__(self, v: np.ndarray):
+        v = snap_ties(v)
         self.up = v[..., None, :] > v[..., :, None]
         self.tied = v[..., None, :] == v[..., :, None]
         self.n_above = _rowsum(self.up)
@@ -140,9 +173,17 @@ def _tau_ap_a_value(rx: Ranked, ry: Ranked, c: np.ndarray) -> np.ndarray:
     return 2.0 / (n - 1) * (term1 + term2).sum(axis=-1) - 1.0
 
 
+def _unit(c: np.ndarray) -> np.ndarray:
+    """A centred vector divided by its largest magnitude: r is scale-free, and squares of tiny (subnormal) values
+    would underflow to 0 (x = [0, 0.1], y = [2.2e-313, 0] gave NaN where r = -1)."""
+    top = np.abs(c).max(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(top > 0, c / np.where(top > 0, top, 1.0), 0.0)
+
+
 def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    xc = x - x.mean(axis=-1, keepdims=True)
-    yc = y - y.mean(axis=-1, keepdims=True)
+    xc = _unit(x - x.mean(axis=-1, keepdims=True))
+    yc = _unit(y - y.mean(axis=-1, keepdims=True))
     den = np.sqrt((xc * xc).sum(axis=-1) * (yc * yc).sum(axis=-1))
     # test constancy exactly: centring a constant vector can leave rounding residue (0.1 * 12 / 12 != 0.1)
     constant = (x == x[..., :1]).all(axis=-1) | (y == y[..., :1]).all(axis=-1)
@@ -285,7 +326,7 @@ def spearman(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     Same value as ``scipy.stats.spearmanr(x, y).statistic`` for 1-D input; NaN where x or y is constant.
     """
     x, y = _as_pair(x, y)
-    return _scalar(_pearson(rankdata(x, axis=-1), rankdata(y, axis=-1)))
+    return _scalar(_pearson(rankdata(snap_ties(x), axis=-1), rankdata(snap_ties(y), axis=-1)))
 
 
 def pearson(x: ArrayLike, y: ArrayLike) -> np.ndarray:

@@ -24,6 +24,7 @@ from meta_eval.correlation.rank import (
     _concordant_above,
     _kendall_kernel,
     _pearson,
+    snap_ties,
     _tau_ap_a_kernel,
     _tau_ap_kernel,
 )
@@ -137,7 +138,7 @@ def _pair_coefficients(rx: Ranked, ry: Ranked, ranks_x, ranks_y, mx, my) -> dict
 def _all_pairs(means: np.ndarray) -> list[dict[str, np.ndarray]]:
     """Coefficients for every metric pair; ``means`` has shape (K, ..., S)."""
     ranked = [Ranked(m) for m in means]
-    ranks = rankdata(means, axis=-1)
+    ranks = rankdata(snap_ties(means), axis=-1)
     return [
         _pair_coefficients(ranked[i], ranked[j], ranks[i], ranks[j], means[i], means[j])
         for i, j in combinations(range(len(means)), 2)

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from scipy.stats import kendalltau, rankdata
 
 from meta_eval.correlation._inputs import score_stack
-from meta_eval.correlation.rank import Ranked, _concordant_above, _kendall_kernel, _pearson
+from meta_eval.correlation.rank import Ranked, _concordant_above, _kendall_kernel, _pearson, snap_ties
 from meta_eval.errors import InputError
 
 __all__ = ["TopicCorrelation", "correlate_topics"]
@@ -71,7 +71,7 @@ def _batched(method: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if method == "pearson":
         return _pearson(x, y)
     if method == "spearman":
-        return _pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
+        return _pearson(rankdata(snap_ties(x), axis=-1), rankdata(snap_ties(y), axis=-1))
     rx, ry = Ranked(x), Ranked(y)
     return _kendall_kernel(rx, ry, _concordant_above(rx, ry))
 

@@ -13,8 +13,11 @@ RULES = ("both", "intersection", "union")
 
 
 def system_ranks(scores) -> np.ndarray:
-    """1-based rank of each system by mean score, descending (ties: the earlier system ranks higher)."""
-    means = np.asarray(scores, dtype=np.float64).mean(axis=1)
+    """1-based rank of each system by mean score, descending (ties, within rounding
+    (:func:`~meta_eval.correlation.rank.snap_ties`): the earlier system ranks higher)."""
+    from meta_eval.correlation.rank import snap_ties
+
+    means = snap_ties(np.asarray(scores, dtype=np.float64).mean(axis=1))
     order = np.argsort(-means, kind="stable")
     ranks = np.empty(means.size, dtype=np.int64)
     ranks[order] = np.arange(1, means.size + 1)

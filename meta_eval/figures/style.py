@@ -238,6 +238,10 @@ class BackgroundWriter:
     def close(self) -> None:
         if self._executor is not None:
             dropped = any(not future.done() for _, future in self._pending)  # an error or interrupt: stop now
+            if dropped:
+                from meta_eval.parallel import quiet_killed_pools
+
+                quiet_killed_pools()
             self._executor.shutdown(wait=not dropped, kill_workers=dropped)
             self._executor = None
         self._pending = []
