@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from meta_eval.analyses import FigureOutput, Result, TableOutput, analysis
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 
 @dataclass
@@ -34,7 +34,7 @@ class TopStability(Result):
     n_resamples: int
 
     def tables(self):
-        from meta_eval.tables import PaperTable, best_mask
+        from meta_eval.rendering.paper_table import PaperTable, best_mask
 
         values = self.summary.set_index("measure")[["mean_overlap"]].rename(columns={"mean_overlap": "top-k kept"})
         low = self.summary.set_index("measure")[["low"]].set_axis(values.columns, axis=1)
@@ -58,7 +58,7 @@ class TopStability(Result):
         return [FigureOutput("top_stability", f"Share of the top {self.k} kept under topic resampling", draw)]
 
     def findings(self):
-        from meta_eval.findings import Quoter, _ranked
+        from meta_eval.rendering.findings import Quoter, _ranked
 
         q = Quoter(self.compact)
         order = _ranked(self.compact["top_stability"], "top-k kept")
@@ -77,7 +77,7 @@ class TopStability(Result):
           study={"n_resamples": "n_resamples", "seed": "seed"})
 def top_stability(data, *, k: int, n_resamples: int, seed: int) -> TopStability:
     """Share of each measure's top-k systems kept when the topics are resampled with replacement."""
-    from meta_eval.params import rng
+    from meta_eval.core.params import rng
 
     gen = rng(seed, "top-stability")
     n_topics = len(data.topics)

@@ -4,7 +4,7 @@ against ``--jobs 1`` on every demo command that runs parallel work.
 Every figure is a whole process (imports included), the median of ``--repeat`` runs, the two settings alternating so
 that a change in the machine's speed touches both. The machine and its load are printed first, so a figure quoted in
 the README says where it was measured. The issue's bar: the default is never more than 10 % slower than
-``--jobs 1`` on any of these commands (it chooses workers from the size of the work: ``meta_eval.parallel``).
+``--jobs 1`` on any of these commands (it chooses workers from the size of the work: ``meta_eval.core.parallel``).
 
 Ends with ``BENCH name=cli_default_jobs ours_s=<default, slowest ratio's command> peer_s=<--jobs 1> speedup=...
 peak_mb=... worst_ratio=... help_s=... study_s=...``.

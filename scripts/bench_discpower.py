@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 import meta_eval as me
-from meta_eval.discpower import paired_bootstrap, tukey_hsd
+from meta_eval.statistics.significance.bootstrap import paired_bootstrap
+from meta_eval.statistics.significance.tukey import tukey_hsd
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "trec-covid-round1"

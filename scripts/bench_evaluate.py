@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from meta_eval.study import STAGE_NAMES
+from meta_eval.orchestration.study import STAGE_NAMES
 
 OURS = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
 PEER = ["map", "ndcg", "ndcg_cut.10", "P.10", "Rprec", "recip_rank", "bpref"]
@@ -153,7 +153,7 @@ def gunzip_all(runs: Path, folder: str) -> list[Path]:
     """The runs decompressed into ``folder``, outside the timing: trec_eval reads plain files only (it sizes the
     file before reading it, so it cannot read a pipe), and this is its best case: the gunzip is not counted for it,
     while meta-eval's time includes its own."""
-    from meta_eval.io import read_bytes
+    from meta_eval.inputs.trec import read_bytes
 
     out = []
     for path in sorted(runs.iterdir()):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import lightgbm as lgb
 
-from meta_eval.ltr.data import read_letor
-from meta_eval.ltr.lambdamart import DEFAULT_PARAMS, MetricObjective
+from meta_eval.inputs.letor import read_letor
+from meta_eval.statistics.learning_to_rank.lambdamart import DEFAULT_PARAMS, MetricObjective
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "mslr-sample"

@@ -1,8 +1,8 @@
 """Benchmark: MEM for AP, nDCG, ERR, RR, Q and GAP on every filtered TREC-COVID round-1 list, full depth.
 
-Ours: the batched solver (:func:`meta_eval.mem.solve_mem`) on every (run, topic) list that retrieved at least 5
+Ours: the batched solver (:func:`meta_eval.statistics.maxent.solve_mem`) on every (run, topic) list that retrieved at least 5
 relevant (grade >= 1) and 5 highly relevant (grade 2) documents, full depth, grades 0/1/2. Peer: the reference
-solvers of :mod:`meta_eval.mem.reference` (cvxpy/Clarabel exponential-cone program for nDCG, scipy trust-constr for
+solvers of :mod:`meta_eval.statistics.maxent.reference` (cvxpy/Clarabel exponential-cone program for nDCG, scipy trust-constr for
 GAP), one list at a time, on a random sample of the same lists, in the same process. The per-list speed-up compares
 mean per-list times; ``peer_s`` extrapolates the reference's mean per-list time to all lists. The agreement of the
 maximum entropies on the sample is printed too (reference solutions with constraint residual > 1e-7 are reported
@@ -10,7 +10,7 @@ as inaccurate and left out of the agreement figure).
 
 Per metric: wall and CPU time, converged fraction, failure reasons, how the expected-value form was obtained
 (declared, derived, prefix-state, sampled). Then the six metrics again in one pass of the workers
-(:func:`meta_eval.mem.solve_mems`, as ``meta-eval informativeness`` and the study solve them), checked identical.
+(:func:`meta_eval.statistics.maxent.solve_mems`, as ``meta-eval informativeness`` and the study solve them), checked identical.
 
 The mix: on the embedded demo collection (every list, full depth), AP, nDCG, ERR and two plug-ins written per list
 in a file, named by ``file.py:function`` as a user would -- a polynomial one (AP written by hand: a derived form)
@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import meta_eval as me
-from meta_eval.mem import lists_from_collection, reference_solve, select_lists, solve_mem, solve_mems
+from meta_eval.statistics.maxent import lists_from_collection, reference_solve, select_lists, solve_mem, solve_mems
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "trec-covid-round1"
@@ -71,7 +71,7 @@ def peak_mb() -> float:
 
 def mix(batch, jobs: int, label: str) -> tuple[float, float]:
     """Solve the mix of built-in metrics and two plug-ins (module docstring); (seconds, lowest converged fraction)."""
-    from meta_eval.mem.solver import STATUS
+    from meta_eval.statistics.maxent.solver import STATUS
 
     with tempfile.TemporaryDirectory() as tmp:
         plugin = Path(tmp) / "bench_plugins.py"
@@ -99,7 +99,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--sample", type=int, default=8, help="lists solved by the reference solvers (per metric)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes for the solver (meta_eval.parallel)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes for the solver (meta_eval.core.parallel)")
     ap.add_argument("--mix-covid", action="store_true", help="also solve the plug-in mix on the TREC-COVID lists")
     ap.add_argument("--others", action="store_true",
                     help="also every other built-in metric with a form (OTHERS) on the TREC-COVID lists")
@@ -115,7 +115,7 @@ def main() -> None:
     print(f"{L} lists pass the filter (of {len(col.systems) * len(col.topics)}); "
           f"mean length {batch.lengths.mean():.0f}, grades 0..{batch.n_grades - 1}")
 
-    from meta_eval.mem.solver import STATUS
+    from meta_eval.statistics.maxent.solver import STATUS
 
     ours, results, converged = {}, {}, {}
     for m in MEASURES:

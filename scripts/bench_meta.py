@@ -1,6 +1,6 @@
 """Benchmark: robustness to incomplete judgments on TREC-COVID round 1 (143 runs x 30 topics, depth 1000).
 
-Ours: ``meta_eval.meta.incomplete_judgments`` for 6 metrics (AP, nDCG, nDCG@10, P@10, bpref, GAP) x 9 fractions
+Ours: ``meta_eval.statistics.incomplete_judgments.incomplete_judgments`` for 6 metrics (AP, nDCG, nDCG@10, P@10, bpref, GAP) x 9 fractions
 (0.1 .. 0.9) x 20 seeded draws, in the standard and the condensed form: every run re-scored under 180 reduced
 qrels, τ_b / τ_AP against the full-qrels ranking and t-test discriminative power for each. Budget: < 60 s on 2 cores.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import meta_eval as me
-from meta_eval.meta import incomplete_judgments, judgment_masks
+from meta_eval.statistics.incomplete_judgments import incomplete_judgments, judgment_masks
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "trec-covid-round1"

@@ -1,11 +1,11 @@
 """Plain numpy versions of the solver's dual Newton iteration and Anderson step: the references the compiled kernels
-(:mod:`meta_eval.mem._newton`, :mod:`meta_eval.mem._iteration`) are checked against. Batched over lists in a
+(:mod:`meta_eval.statistics.maxent._newton`, :mod:`meta_eval.statistics.maxent._iteration`) are checked against. Batched over lists in a
 (lists, grades, ranks) layout."""
 
 import numpy as np
 
-from meta_eval.mem._newton import RUNAWAY_GROWTH, RUNAWAY_STEPS
-from meta_eval.mem.solver import STEP_CAP, _STALL_TOL, _softmax_kn
+from meta_eval.statistics.maxent._newton import RUNAWAY_GROWTH, RUNAWAY_STEPS
+from meta_eval.statistics.maxent.solver import STEP_CAP, _STALL_TOL, _softmax_kn
 
 _NEG = -np.inf
 
@@ -147,7 +147,7 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
 
 def anderson_reference(X, F, nh, x, f, beta):
     """One Anderson (type II) step per list in plain numpy (the iteration of
-    :func:`meta_eval.mem._iteration.anderson`): X, F (L, m, D) histories oldest first, the last ``nh[l]`` valid."""
+    :func:`meta_eval.statistics.maxent._iteration.anderson`): X, F (L, m, D) histories oldest first, the last ``nh[l]`` valid."""
     L, m, D = X.shape
     dX = np.diff(X, axis=1)
     dF = np.diff(F, axis=1)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import meta_eval as me
-from meta_eval.io import read_qrels, read_run, read_runs
+from meta_eval.inputs.trec import read_qrels, read_run, read_runs
 from tests.conftest import write_collection
 
 MEASURES = ["AP", "nDCG@10", "P@5", "bpref", "RR", "GAP", "infAP", "Judged@10"]

@@ -1,8 +1,8 @@
 """Issue 21, bounds before allocation and degenerate statistics.
 
-* one declaration per analysis parameter (:mod:`meta_eval.params`): every randomised procedure refuses a bad seed
+* one declaration per analysis parameter (:mod:`meta_eval.core.params`): every randomised procedure refuses a bad seed
   with the parameter and its domain, never numpy's traceback;
-* one memory check (:mod:`meta_eval.memory`): a budget whose arrays cannot fit is refused with both figures before
+* one memory check (:mod:`meta_eval.core.memory_budget`): a budget whose arrays cannot fit is refused with both figures before
   anything is allocated, in the library, in each command and in a study before its first stage;
 * zero variance is zero: identical systems have no system effect, undefined F and ω², no topic-set size.
 """
@@ -21,7 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval.errors import InputError
+from meta_eval.statistics.anova import two_way_anova
+from meta_eval.statistics.correlation.systems import correlate_systems
+from meta_eval.statistics.incomplete_judgments import incomplete_judgments, judgment_masks
+from meta_eval.statistics.maxent.pr_inference import g_grid
+from meta_eval.statistics.significance.bootstrap import paired_bootstrap
+from meta_eval.statistics.significance.randomisation import randomisation_test
+from meta_eval.statistics.stability import error_rates, split_half, swap_rates
+from meta_eval.statistics.topic_set_size import topic_set_size
+from meta_eval.core.errors import InputError
 
 CLI = [sys.executable, "-c", "from meta_eval.cli import app; app()"]
 rng = np.random.default_rng(7)
@@ -39,10 +47,12 @@ def _cli(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
 
 
 def _randomised():
-    from meta_eval.correlation import correlate_systems
-    from meta_eval.discpower import (error_rates, paired_bootstrap, randomisation_test, split_half, swap_rates,
-                                     tukey_null, unpaired_bootstrap)
-    from meta_eval.resampling import bootstrap_indices
+    from meta_eval.statistics.correlation import correlate_systems
+    from meta_eval.statistics.significance.bootstrap import paired_bootstrap, unpaired_bootstrap
+    from meta_eval.statistics.significance.randomisation import randomisation_test
+    from meta_eval.statistics.significance.tukey import tukey_null
+    from meta_eval.statistics.stability import error_rates, split_half, swap_rates
+    from meta_eval.core.resampling import bootstrap_indices
 
     x = SCORES
     return {
@@ -55,7 +65,7 @@ def _randomised():
         "swap_rates": lambda seed: swap_rates(x, n_splits=5, seed=seed),
         "error_rates": lambda seed: error_rates(x, n_sets=5, seed=seed),
         "correlate_systems": lambda seed: correlate_systems({"a": x, "b": x[::-1]}, n_resamples=20, seed=seed),
-        "judgment_masks": lambda seed: me.meta.judgment_masks(me.demo_collection(), (0.5,), 2, seed=seed),
+        "judgment_masks": lambda seed: judgment_masks(me.demo_collection(), (0.5,), 2, seed=seed),
     }
 
 
@@ -106,7 +116,7 @@ def memory_limit(monkeypatch):
 def test_a_bootstrap_is_refused_exactly_when_its_estimate_exceeds_the_memory(n_topics, n_resamples):
     import os
 
-    from meta_eval.resampling import bootstrap_bytes, bootstrap_indices
+    from meta_eval.core.resampling import bootstrap_bytes, bootstrap_indices
 
     os.environ["META_EVAL_MEMORY"] = "64M"
     try:
@@ -120,14 +130,14 @@ def test_a_bootstrap_is_refused_exactly_when_its_estimate_exceeds_the_memory(n_t
 
 
 @pytest.mark.parametrize("call, option", [
-    (lambda: me.discpower.paired_bootstrap(SCORES, n_resamples=10**11), "--resamples/-B"),
-    (lambda: me.discpower.randomisation_test(rng.random((3, 60)), n_resamples=10**11), "--resamples/-B"),
-    (lambda: me.discpower.split_half(SCORES, n_splits=10**11), "--splits"),
-    (lambda: me.discpower.swap_rates(SCORES, n_splits=10**11), "n_splits"),
-    (lambda: me.discpower.error_rates(SCORES, n_sets=10**11), "n_sets"),
-    (lambda: me.correlation.correlate_systems({"a": SCORES, "b": SCORES[::-1]}, n_resamples=10**9),
+    (lambda: paired_bootstrap(SCORES, n_resamples=10**11), "--resamples/-B"),
+    (lambda: randomisation_test(rng.random((3, 60)), n_resamples=10**11), "--resamples/-B"),
+    (lambda: split_half(SCORES, n_splits=10**11), "--splits"),
+    (lambda: swap_rates(SCORES, n_splits=10**11), "n_splits"),
+    (lambda: error_rates(SCORES, n_sets=10**11), "n_sets"),
+    (lambda: correlate_systems({"a": SCORES, "b": SCORES[::-1]}, n_resamples=10**9),
      "--resamples/-B"),
-    (lambda: me.meta.judgment_masks(me.demo_collection(), (0.5,), 10**9), "--draws"),
+    (lambda: judgment_masks(me.demo_collection(), (0.5,), 10**9), "--draws"),
 ])
 def test_oversized_budgets_are_refused_before_allocating(memory_limit, call, option):
     tracemalloc.start()
@@ -145,17 +155,17 @@ WIDE = rng.random((40, 20))
 
 
 @pytest.mark.parametrize("estimate, run", [
-    ("bootstrap", lambda: me.discpower.paired_bootstrap(SCORES, n_resamples=200_000, seed=1)),
-    ("split_half", lambda: me.discpower.split_half(SCORES, sizes=[3], n_splits=200_000, seed=1)),
-    ("split_half_wide", lambda: me.discpower.split_half(WIDE, n_splits=20_000, seed=1)),
-    ("judgments", lambda: me.meta.incomplete_judgments(me.demo_collection(), ["AP", "nDCG"], n_draws=300, jobs=1)),
+    ("bootstrap", lambda: paired_bootstrap(SCORES, n_resamples=200_000, seed=1)),
+    ("split_half", lambda: split_half(SCORES, sizes=[3], n_splits=200_000, seed=1)),
+    ("split_half_wide", lambda: split_half(WIDE, n_splits=20_000, seed=1)),
+    ("judgments", lambda: incomplete_judgments(me.demo_collection(), ["AP", "nDCG"], n_draws=300, jobs=1)),
 ])
 def test_the_estimates_are_what_the_analyses_hold(estimate, run):
     """The estimate is within a factor of the measured peak (tracemalloc sees numpy's allocations): the check
     refuses what would not fit, and lets through what would."""
-    from meta_eval.discpower.stability import split_half_bytes
-    from meta_eval.meta.judgments import masks_bytes
-    from meta_eval.resampling import bootstrap_bytes
+    from meta_eval.statistics.stability import split_half_bytes
+    from meta_eval.statistics.incomplete_judgments import masks_bytes
+    from meta_eval.core.resampling import bootstrap_bytes
 
     demo = me.demo_collection()
     expected = {"bootstrap": bootstrap_bytes(12, 200_000), "split_half": split_half_bytes(6, 12, 200_000, 1),
@@ -171,7 +181,7 @@ def test_the_estimates_are_what_the_analyses_hold(estimate, run):
 
 
 def test_memory_sources(monkeypatch):
-    from meta_eval import memory
+    from meta_eval.core import memory_budget as memory
 
     monkeypatch.setenv("META_EVAL_MEMORY", "1.5G")
     assert memory.available_bytes() == int(1.5 * 2**30)
@@ -184,7 +194,7 @@ def test_memory_sources(monkeypatch):
 
 def test_address_space_limit_is_respected():
     code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY));"
-            "from meta_eval import memory; print(memory.available_bytes())")
+            "from meta_eval.core import memory_budget as memory; print(memory.available_bytes())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and 0 < int(out.stdout) < 3 << 30
 
@@ -227,12 +237,12 @@ def test_a_study_refuses_an_oversized_budget_before_its_first_stage(tmp_path, op
 ])
 def test_g_grid_steps_outside_the_domain_are_refused(step, message):
     with pytest.raises(InputError, match=message):
-        me.mem.g_grid(step)
+        g_grid(step)
 
 
 @given(st.integers(1, 1000))
 def test_every_g_grid_point_is_a_distribution(n):
-    grid = me.mem.g_grid(1 / n)
+    grid = g_grid(1 / n)
     assert len(grid) == n + 1 and grid[0] == (0.0, 1.0) and grid[-1] == (1.0, 0.0)
     for g in grid:
         assert min(g) >= 0 and abs(sum(g) - 1) < 1e-9
@@ -253,7 +263,7 @@ def test_incomplete_judgments_threshold_is_checked(threshold):
     result = _cli("incomplete-judgments", "--threshold", threshold)
     assert result.returncode == 2 and "Traceback" not in result.stderr and "threshold" in result.stderr
     with pytest.raises(InputError, match="parameter threshold="):
-        me.meta.incomplete_judgments(me.demo_collection(), ["AP"], fractions=(0.5,), n_draws=1).min_fraction(
+        incomplete_judgments(me.demo_collection(), ["AP"], fractions=(0.5,), n_draws=1).min_fraction(
             float(threshold))
 
 
@@ -264,13 +274,13 @@ def test_incomplete_judgments_threshold_is_checked(threshold):
 @settings(max_examples=50, deadline=None)
 def test_identical_systems_have_no_system_effect(n_sys, n_top, seed, scale):
     row = np.random.default_rng(seed).random(n_top) * scale
-    res = me.meta.two_way_anova({"m": np.tile(row, (n_sys, 1))})
+    res = two_way_anova({"m": np.tile(row, (n_sys, 1))})
     t = res.table.set_index("effect")
     assert t.loc["system", "sum_sq"] == 0.0 and t.loc["residual", "sum_sq"] == 0.0
     assert np.isnan(t.loc["system", ["F", "p_value", "omega_sq"]].astype(float)).all()
     assert res.residual_variance["m"] == 0.0
     assert res.pairs()["effect_size"].isna().all()
-    tss = me.meta.topic_set_size(res.residual_variance).table
+    tss = topic_set_size(res.residual_variance).table
     assert tss["n_topics"].isna().all() and tss["power"].isna().all()
 
 
@@ -279,7 +289,7 @@ def test_identical_systems_have_no_system_effect(n_sys, n_top, seed, scale):
 def test_constant_shifts_are_a_perfect_system_effect(n_sys, n_top, seed):
     gen = np.random.default_rng(seed)
     x = gen.random(n_top)[None, :] + np.arange(n_sys)[:, None] * 0.125  # exact in binary
-    t = me.meta.two_way_anova({"m": x}).table.set_index("effect")
+    t = two_way_anova({"m": x}).table.set_index("effect")
     assert t.loc["residual", "sum_sq"] == 0.0
     assert t.loc["system", "F"] == np.inf and t.loc["system", "p_value"] == 0.0 and t.loc["system", "omega_sq"] == 1
 
@@ -290,7 +300,7 @@ def test_anova_of_real_variation_matches_statsmodels_after_the_zero_rule():
     frame = pd.DataFrame([(f"s{s}", f"t{t}", SCORES[s, t]) for s in range(6) for t in range(12)],
                          columns=["system", "topic", "score"])
     ref = sm.stats.anova_lm(smf.ols("score ~ C(system) + C(topic)", data=frame).fit())
-    ours = me.meta.two_way_anova({"m": SCORES}).table.set_index("effect")
+    ours = two_way_anova({"m": SCORES}).table.set_index("effect")
     assert ours.loc["system", "F"] == pytest.approx(ref.loc["C(system)", "F"], rel=1e-10)
     assert ours.loc["residual", "sum_sq"] == pytest.approx(ref.loc["Residual", "sum_sq"], rel=1e-10)
 

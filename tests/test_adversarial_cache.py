@@ -2,7 +2,7 @@
 number nor gives a traceback; each case asserts the correct result (equal to solving without a cache), the one
 warning line or the clear error, and what is on disk afterwards.
 
-The mechanism under test is one cache (:mod:`meta_eval.mem.cache`) keyed on the code behind a metric
+The mechanism under test is one cache (:mod:`meta_eval.statistics.maxent.cache`) keyed on the code behind a metric
 (:mod:`meta_eval.measures.fingerprint`).
 """
 
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import meta_eval as me
-from meta_eval import mem
-from meta_eval.mem import cache as cache_module
-from meta_eval.mem.cache import CacheWarning, MemCache
+from meta_eval.statistics import maxent as mem
+from meta_eval.statistics.maxent import cache as cache_module
+from meta_eval.statistics.maxent.cache import CacheWarning, MemCache
 
 METRIC = "weighted"
 
@@ -132,10 +132,10 @@ def test_meta_evals_own_code_is_in_the_key():
         module = importlib.import_module(root)
         path = Path(module.__file__)
         files.update(closure(root, path, root if path.name == "__init__.py" else root.rpartition(".")[0]).files)
-    for name in ("meta_eval.mem.solver", "meta_eval.mem._newton", "meta_eval.mem.forms", "meta_eval.mem.expectations",
-                 "meta_eval.measures.graded", "meta_eval.measures.binary", "meta_eval.rankings"):
+    for name in ("meta_eval.statistics.maxent.solver", "meta_eval.statistics.maxent._newton", "meta_eval.statistics.maxent.forms", "meta_eval.statistics.maxent.expectations",
+                 "meta_eval.measures.graded", "meta_eval.measures.binary", "meta_eval.model.rankings"):
         assert name in files, name
-    assert "meta_eval.cli.study" not in files and "meta_eval.figures.asl" not in files  # relevant sources only
+    assert "meta_eval.cli.study" not in files and "meta_eval.rendering.figures.asl" not in files  # relevant sources only
     assert len(meta_eval_fingerprint()) == 64
 
 
@@ -153,7 +153,7 @@ def test_the_key_is_the_same_in_a_fresh_process(lists, tmp_path):
     metric = write_plugin(tmp_path / "plug")
     script = textwrap.dedent(f"""\
         import numpy as np, meta_eval as me
-        from meta_eval import mem
+        from meta_eval.statistics import maxent as mem
         every = mem.lists_from_collection(me.demo_collection())
         sub = every.subset(np.arange(0, every.batch.n_lists, 25))
         res = mem.informativeness(sub, [{metric!r}, "AP"], cache_dir={str(tmp_path / 'cache')!r})
@@ -297,7 +297,7 @@ def test_entries_are_written_atomically_with_key_and_checksum(lists, tmp_path):
 
 @pytest.fixture
 def no_solving(monkeypatch):
-    from meta_eval.mem import solver
+    from meta_eval.statistics.maxent import solver
 
     monkeypatch.setattr(solver, "solve_mems", lambda *a, **k: pytest.fail("solving started"))
 

@@ -1,4 +1,4 @@
-"""Issue 21, silently wrong input: every text input goes through one reader (``meta_eval.io.read_bytes``), which
+"""Issue 21, silently wrong input: every text input goes through one reader (``meta_eval.inputs.trec.read_bytes``), which
 reads any line ending, skips comment lines, refuses binary data and unreadable paths, and whose diagnosis names the
 file and line of every line the parser refuses.
 
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval.errors import InputError
+from meta_eval.core.errors import InputError
 
 QRELS = "1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d 1\n2 0 a 1\n2 0 e 0\n2 0 f 2\n"
 RUN = ("1 Q0 a 1 3.0 tagA\n1 Q0 b 2 2.0 tagA\n1 Q0 c 3 1.0 tagA\n1 Q0 x 4 0.5 tagA\n"
@@ -223,7 +223,7 @@ def test_gzip_bomb_is_refused_before_it_is_inflated(tmp_path):
     for _ in range(400):
         compressor.write(bytes(1 << 20))
     compressor.close()
-    code = ("import sys\nfrom meta_eval.io import read_qrels\ntry:\n    read_qrels(sys.argv[1])\n"
+    code = ("import sys\nfrom meta_eval.inputs.trec import read_qrels\ntry:\n    read_qrels(sys.argv[1])\n"
             "except Exception as exc:\n    print(exc)\n"  # VmHWM: this process's peak (ru_maxrss keeps the parent's across exec)
             "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))")
     result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "q")], capture_output=True, text=True,
@@ -266,8 +266,8 @@ def test_inputs_are_never_changed_by_a_refused_read(tmp_path):
 
 
 def test_study_file_and_group_file_go_through_the_reader(tmp_path):
-    from meta_eval.io import read_run_groups
-    from meta_eval.study_multi import read_study_file
+    from meta_eval.inputs.trec import read_run_groups
+    from meta_eval.orchestration.multi_collection_study import read_study_file
 
     _write(tmp_path / "groups", "# run group\r\nrunA g1\r\nrunB g1\rrunC\n")
     with pytest.raises(InputError, match=r"groups:4: expected 2 whitespace-separated fields"):

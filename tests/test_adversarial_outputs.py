@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 import meta_eval as me
-from meta_eval.errors import OutputError
-from meta_eval.output import check_output, write_output
-from meta_eval.resultdir import result_folder, verify_folder
+from meta_eval.core.errors import OutputError
+from meta_eval.outputs.writer import check_output, write_output
+from meta_eval.outputs.result_folder import result_folder, verify_folder
 from tests.conftest import marking_plugin
 
 CLI = [sys.executable, "-c", "from meta_eval.cli import app; app()"]  # the command as installed, in this venv
@@ -318,8 +318,8 @@ def test_a_stale_lock_file_is_free(tmp_path):
 
 _RACE = """
 import sys, time
-from meta_eval.resultdir import result_folder
-from meta_eval.errors import OutputError
+from meta_eval.outputs.result_folder import result_folder
+from meta_eval.core.errors import OutputError
 out, tag = sys.argv[1], sys.argv[2]
 try:
     with result_folder(out, kind="race") as tmp:

@@ -18,7 +18,6 @@ import pytest
 from typer.testing import CliRunner
 
 import meta_eval as me
-from meta_eval.errors import MetaEvalDeprecation
 from meta_eval.measures import families, get_measure, resolve
 from meta_eval.measures.plugins import PluginError
 from meta_eval.measures.registry import is_builtin
@@ -147,18 +146,18 @@ def test_a_bare_name_never_imports_a_module(tmp_path, monkeypatch):
     for spec in ("sidefx", "this", "os"):
         with pytest.raises(me.InputError, match="unknown measure"):
             resolve(spec)
-    with pytest.raises(me.InputError, match="not found"), pytest.warns(MetaEvalDeprecation):
-        resolve("sidefx.py")  # a file name: looked for in the working folder, not on sys.path
+    with pytest.raises(me.InputError, match="names no metric by itself"):
+        resolve("sidefx.py")  # a file name alone loads nothing
     assert not marker.exists() and "sidefx" not in sys.modules
     (measure,) = resolve("sidefx:f")  # only module:function loads code
     assert marker.exists() and measure.family.source == "sidefx"
 
 
-def test_bare_file_is_deprecated_but_still_loads_every_registered_metric(tmp_path):
+def test_a_bare_file_is_refused_with_the_spellings_that_name_its_metrics(tmp_path):
     path = plugin(tmp_path, "@me.register('Old1')\ndef old(r):\n    return np.zeros(r.shape)\n")
-    with pytest.warns(MetaEvalDeprecation, match=r"plug.py:\*"):
-        found = resolve(path)
-    assert [m.output_name for m in found] == ["Old1"]
+    with pytest.raises(me.InputError, match=r"plug.py:FUNCTION .*plug.py:\*"):
+        resolve(path)
+    assert [m.output_name for m in resolve(f"{path}:*")] == ["Old1"]
 
 
 def test_in_process_registration_never_replaces_a_builtin():
@@ -370,7 +369,7 @@ def test_python_api_callables_keep_the_contract():
 
 
 def test_study_never_replaces_the_reference_gap(tmp_path):
-    from meta_eval.study import STAGE_NAMES, StudyOptions, run_study
+    from meta_eval.orchestration.study import STAGE_NAMES, StudyOptions, run_study
 
     bad = plugin(tmp_path, "def gap(r):\n    return np.zeros(r.shape)\n", "bad.py")
     out = tmp_path / "study"
@@ -388,8 +387,8 @@ def test_study_never_replaces_the_reference_gap(tmp_path):
 
 
 def test_informativeness_names_run_and_topic_before_solving(tmp_path, monkeypatch):
-    from meta_eval import mem
-    from meta_eval.mem import solver
+    from meta_eval.statistics import maxent as mem
+    from meta_eval.statistics.maxent import solver
 
     path = plugin(tmp_path, "def nan_on_long(r):\n    return np.where(r.n_ret > 30, np.nan, 0.5)\n")
     lists = mem.lists_from_collection(me.demo_collection())
@@ -399,8 +398,8 @@ def test_informativeness_names_run_and_topic_before_solving(tmp_path, monkeypatc
 
 
 def test_a_plugin_failing_in_a_worker_process_is_the_same_clear_error(tmp_path):
-    from meta_eval import mem
-    from meta_eval.mem.solver import solve_mems
+    from meta_eval.statistics import maxent as mem
+    from meta_eval.statistics.maxent.solver import solve_mems
 
     path = plugin(tmp_path, "def boom(r):\n    raise ZeroDivisionError('in a worker')\n")
     lists = mem.lists_from_collection(me.demo_collection())
@@ -409,7 +408,7 @@ def test_a_plugin_failing_in_a_worker_process_is_the_same_clear_error(tmp_path):
 
 
 def test_ltr_objective_plugin_is_held_to_the_contract(tmp_path):
-    from meta_eval.ltr.deltas import swap_deltas
+    from meta_eval.statistics.learning_to_rank.swap_deltas import swap_deltas
 
     path = plugin(tmp_path, "@me.per_list\ndef bad(grades, counts):\n    return 'x' if len(grades) > 2 else 1.0\n")
     grades = np.array([[2, 0, 1, 0], [1, 1, 0, 0]])
@@ -454,7 +453,7 @@ def test_a_registration_removed_from_an_edited_plugin_is_gone(tmp_path):
 
 
 def test_a_study_with_a_plugin_returning_nan_writes_nothing(tmp_path):
-    from meta_eval.study import STAGE_NAMES, StudyOptions, run_study
+    from meta_eval.orchestration.study import STAGE_NAMES, StudyOptions, run_study
 
     path = plugin(tmp_path, "def holes(r):\n    return np.where(r.n_ret > 0, np.nan, 0.0)\n")
     out = tmp_path / "study"

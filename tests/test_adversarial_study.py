@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meta_eval.cli import app
-from meta_eval.resultdir import verify_folder
+from meta_eval.outputs.result_folder import verify_folder
 from tests.conftest import marking_plugin
 
 runner = CliRunner()
@@ -22,7 +22,7 @@ QUICK = ["-B", "20", "--skip", "informativeness", "--skip", "incomplete-judgment
 def test_study_exits_1_when_a_stage_failed_and_still_writes_the_report(tmp_path, monkeypatch):
     from dataclasses import replace
 
-    from meta_eval.analyses import get_analysis, registry
+    from meta_eval.analyses import _registry as registry, get_analysis
 
     def broken(data, **params):
         raise RuntimeError("exploded on purpose")
@@ -49,7 +49,7 @@ def _closed_port() -> int:
 @pytest.mark.parametrize("command", [["study"], ["discpower", "-m", "AP"], ["informativeness", "-m", "AP"]])
 def test_an_unreachable_scheduler_is_refused_before_any_work(tmp_path, monkeypatch, command):
     pytest.importorskip("distributed")
-    import meta_eval.parallel as parallel
+    import meta_eval.core.parallel as parallel
 
     monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 2)
     plugin = marking_plugin(tmp_path)
@@ -68,7 +68,7 @@ def test_maps_sharing_a_cluster_keep_their_own_inputs():
     gets its own. Scattering the dict itself named the data 'seed' and 'alpha' on the cluster, and the first map's
     end released what the second still needed ("lost dependencies")."""
     pytest.importorskip("distributed")
-    from meta_eval.parallel import close_clusters, parallel_map
+    from meta_eval.core.parallel import close_clusters, parallel_map
 
     results: dict[int, list] = {}
 

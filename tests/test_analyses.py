@@ -29,7 +29,7 @@ QUICK = ["-B", "20", "--format", "png", "--dpi", "50", "--no-progress", "--jobs"
 def test_the_registry_lists_the_built_ins_in_the_study_order():
     names = [a.name for a in analyses()]
     assert names == list(builtin_names()) and names[0] == "scores"
-    from meta_eval.study import STAGE_NAMES
+    from meta_eval.orchestration.study import STAGE_NAMES
 
     assert tuple(names) == STAGE_NAMES
     order = [a.name for a in dependency_order(reversed(analyses()))]  # each after what it uses, whatever the input

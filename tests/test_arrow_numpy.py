@@ -1,4 +1,4 @@
-"""Arrow <-> numpy through buffers (meta_eval.arrow_numpy) against pyarrow's own conversions, and the everyday
+"""Arrow <-> numpy through buffers (meta_eval.inputs.arrow_numpy) against pyarrow's own conversions, and the everyday
 ``meta-eval evaluate`` never importing pandas."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from meta_eval.arrow_numpy import from_numpy, strings, to_numpy
+from meta_eval.inputs.arrow_numpy import from_numpy, strings, to_numpy
 
 NUMERIC = st.sampled_from([np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32,
                            np.float64])

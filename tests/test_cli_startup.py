@@ -30,12 +30,12 @@ def test_help_imports_no_subcommand_and_no_heavy_library():
 
 def test_lazy_names_resolve_to_the_functions():
     import meta_eval as me
-    import meta_eval.compare  # noqa: F401  (importing the modules must not hide the functions)
-    import meta_eval.evaluate  # noqa: F401
+    import meta_eval.statistics.comparison  # noqa: F401  (importing the modules must not hide the functions)
+    import meta_eval.measures.scoring  # noqa: F401
 
     assert callable(me.evaluate) and me.evaluate.__name__ == "evaluate"
     assert callable(me.compare) and me.compare.__name__ == "compare"
-    assert me.load_collection.__module__ == "meta_eval.collection"
+    assert me.load_collection.__module__ == "meta_eval.model.collection"
 
 
 def test_command_table_matches_the_registered_commands():

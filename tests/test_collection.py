@@ -128,7 +128,7 @@ def test_evaluate_tidy_frame_and_csv(tmp_path):
     df = me.evaluate(col, ["AP", "P_5"])
     assert list(df.columns) == ["run", "topic", "measure", "value", "summary"]
     assert set(df.measure) == {"AP", "P_5"} and (df.topic == "all").sum() == df.summary.sum() == 2 * len(col.systems)
-    from meta_eval.io import write_results
+    from meta_eval.inputs.trec import write_results
 
     write_results(df, tmp_path / "r.csv")
     back = pd.read_csv(tmp_path / "r.csv", dtype={"topic": str})
@@ -152,9 +152,9 @@ def test_duplicate_documents_found_by_either_path(pairs, n_docs):
     documents) or by sorting (n_docs = 10**7 makes the table too large); a list without one passes."""
     import pyarrow as pa
 
-    from meta_eval.collection import _check_duplicates
-    from meta_eval.errors import InputError
-    from meta_eval.io import RunTable
+    from meta_eval.model.collection import _check_duplicates
+    from meta_eval.core.errors import InputError
+    from meta_eval.inputs.trec import RunTable
 
     topic = np.array([t for t, _ in pairs], dtype=np.int64)
     doc = np.array([d for _, d in pairs], dtype=np.int64)

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import meta_eval as me
-from meta_eval.collection import build_collection
-from meta_eval.io import read_qrels, read_runs
+from meta_eval.model.collection import build_collection
+from meta_eval.inputs.trec import read_qrels, read_runs
 
 MEASURES = ["AP", "GAP", "nDCG", "nDCG@10", "P@5", "RR", "bpref", "ERR", "Q", "Rprec", "NumRet", "NumRel",
             "infAP" if "infap" in {f.name.lower() for f in me.families()} else "Recall@100"]

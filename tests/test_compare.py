@@ -1,5 +1,5 @@
 """``me.compare`` and ``meta-eval compare``: runs against a baseline (or all pairs) with the tests of
-meta_eval.discpower, checked against scipy (ttest_rel, wilcoxon, permutation_test), statsmodels (multipletests) and
+meta_eval.statistics.significance, checked against scipy (ttest_rel, wilcoxon, permutation_test), statsmodels (multipletests) and
 the existing bootstrap, on the demo collection and on TREC-COVID round 1."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
-from meta_eval.compare import COLUMNS, compare
-from meta_eval.discpower.bootstrap import paired_bootstrap
-from meta_eval.discpower.randomisation import randomisation_test, sign_matrix
-from meta_eval.errors import InputError
+from meta_eval.statistics.comparison import COLUMNS, compare
+from meta_eval.statistics.significance.bootstrap import paired_bootstrap
+from meta_eval.statistics.significance.randomisation import randomisation_test, sign_matrix
+from meta_eval.core.errors import InputError
 from tests.conftest import shared_path
 from tests.test_tables import check_latex, check_markdown
 

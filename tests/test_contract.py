@@ -1,5 +1,5 @@
 """One contract, run over every registered analysis and measure family, a user's analysis plug-in and a user's metric
-plug-in (:mod:`meta_eval.contract`, as scikit-learn's ``check_estimator``); and the contract's own checks fail on
+plug-in (:mod:`meta_eval.analyses._contract`, as scikit-learn's ``check_estimator``); and the contract's own checks fail on
 extensions that break it."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 import meta_eval as me
 from meta_eval.analyses import AnalysisData, Result, TableOutput, analyses, analysis, get_analysis
-from meta_eval.contract import ContractError, check_analysis, check_measure
-from meta_eval.params import Param
+from meta_eval.analyses._contract import ContractError, check_analysis, check_measure
+from meta_eval.core.params import Param
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "top_stability.py"
@@ -61,8 +61,8 @@ def test_a_users_metric_plug_in_keeps_the_contract(name):
 
 def test_slots_are_checked_against_the_measure_itself():
     """nDCG's expectation slot and swap delta pass; the contract catches a slot that is off."""
-    import meta_eval.ltr.deltas  # noqa: F401 - registers the swap-delta slots
-    import meta_eval.mem.expectations  # noqa: F401 - registers the expectation slots
+    import meta_eval.statistics.learning_to_rank.swap_deltas  # noqa: F401 - registers the swap-delta slots
+    import meta_eval.statistics.maxent.expectations  # noqa: F401 - registers the expectation slots
     from meta_eval.measures.registry import _SLOTS
 
     ndcg = me.get_measure("nDCG@10")
@@ -87,8 +87,8 @@ def test_slots_are_checked_against_the_measure_itself():
 def test_the_core_vocabulary_reaches_the_declared_expectation_form():
     """nDCG(discount=log2) is nDCG: its declared form comes from the family's slot (MEM's own spelling of the
     discount was 'log', and the core's 'log2' fell back to probing)."""
-    from meta_eval import mem
-    from meta_eval.mem.forms import metric_form
+    from meta_eval.statistics import maxent as mem
+    from meta_eval.statistics.maxent.forms import metric_form
 
     col = me.demo_collection()
     lists = mem.lists_from_collection(col, index=np.arange(10))
@@ -106,12 +106,12 @@ class _Broken(Result):
     quote: str
 
     def tables(self):
-        from meta_eval.tables import PaperTable
+        from meta_eval.rendering.paper_table import PaperTable
 
         return [TableOutput("broken", "A table", self.frame, PaperTable(self.frame.set_index("measure")))]
 
     def findings(self):
-        from meta_eval.findings import Quoter
+        from meta_eval.rendering.findings import Quoter
 
         q = Quoter(self.compact)
         return [q.finding(f"AP scores {q('broken', 'AP', 'value')} {self.quote}.")]

@@ -1,4 +1,4 @@
-"""Tests of meta_eval.correlation: coefficients against hand-worked examples, published values (ircor),
+"""Tests of meta_eval.statistics.correlation: coefficients against hand-worked examples, published values (ircor),
 brute-force enumeration and scipy; the analyses against naive recomputation."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
-from meta_eval.correlation import (
+from meta_eval.statistics.correlation import (
     COEFFICIENTS,
     correlate_systems,
     correlate_topics,
@@ -27,9 +27,9 @@ from meta_eval.correlation import (
     tau_ap_a,
     tau_ap_b,
 )
-from meta_eval.correlation.rank import snap_ties
-from meta_eval.errors import InputError
-from meta_eval.resampling import bootstrap_indices
+from meta_eval.statistics.correlation.rank import snap_ties
+from meta_eval.core.errors import InputError
+from meta_eval.core.resampling import bootstrap_indices
 
 # ----------------------------------------------------------------------------------------------------------------
 # Independent reference implementations (loops, written from the papers / ircor's R code)

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from scipy.special import ndtr, ndtri
 
-from meta_eval.correlation import correlate_systems, kendall_tau_b
+from meta_eval.statistics.correlation import correlate_systems, kendall_tau_b
 
 
 def _scores(seed=0, n_sys=10, n_top=16):

@@ -1,4 +1,4 @@
-"""Curves (meta_eval.curves) against hand-worked examples, trec_eval and brute force."""
+"""Curves (meta_eval.measures.curves) against hand-worked examples, trec_eval and brute force."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval import curves
+from meta_eval.measures import curves
 
 S1 = [1, 0, 1, 0, 0, 0, 0, 0, 1, 1]  # Manning et al. §8.4 exercise, System 1 (R = 4)
 S2 = [0, 1, 0, 0, 1, 1, 1, 0, 0, 0]

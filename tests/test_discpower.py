@@ -1,4 +1,4 @@
-"""Tests of meta_eval.discpower: bootstrap, Tukey HSD, classical tests, stability, subsets.
+"""Tests of meta_eval.statistics.significance: bootstrap, Tukey HSD, classical tests, stability, subsets.
 
 References used: a straightforward per-pair bootstrap written here from methods.md §3.2-3.4 (gathers the
 resampled topics and uses two-pass numpy statistics, no count matrix), scipy's per-pair tests, brute-force
@@ -17,23 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from meta_eval.discpower import (
-    benjamini_hochberg,
-    best_systems,
-    classical_test,
-    discriminative_power,
-    error_rates,
-    holm,
-    pair_indices,
-    paired_bootstrap,
-    select_topics,
-    swap_rates,
-    tukey_hsd,
-    tukey_null,
-    unpaired_bootstrap,
-)
-from meta_eval.errors import InputError
-from meta_eval.resampling import bootstrap_indices
+from meta_eval.statistics.best_systems import best_systems, select_topics
+from meta_eval.statistics.significance.bootstrap import paired_bootstrap, unpaired_bootstrap
+from meta_eval.statistics.significance.classical import benjamini_hochberg, classical_test, holm
+from meta_eval.statistics.significance.discriminative_power import discriminative_power
+from meta_eval.statistics.significance.pairs import pair_indices
+from meta_eval.statistics.significance.tukey import tukey_hsd, tukey_null
+from meta_eval.statistics.stability import error_rates, swap_rates
+from meta_eval.core.errors import InputError
+from meta_eval.core.resampling import bootstrap_indices
 
 # --------------------------------------------------------------------------------------------------------
 # per-pair reference implementation (methods.md §3.2-3.4), independent of the vectorised code
@@ -119,8 +111,8 @@ def test_paired_bootstrap_equals_per_pair_reference(discrete):
 def test_paired_bootstrap_chunking_does_not_change_results(monkeypatch):
     x = synthetic(n_sys=12)
     whole = paired_bootstrap(x, n_resamples=300, seed=1)
-    import meta_eval.discpower._common as common
-    import meta_eval.discpower.bootstrap as boot
+    import meta_eval.statistics.significance.pairs as common
+    import meta_eval.statistics.significance.bootstrap as boot
 
     monkeypatch.setattr(boot, "pair_chunks", lambda p, b: common.pair_chunks(p, b, 300 * 7))  # 7 pairs a chunk
     chunked = paired_bootstrap(x, n_resamples=300, seed=1)
@@ -210,7 +202,7 @@ def test_asl_is_a_probability_and_symmetric_in_system_order(n_sys, n_top, seed):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 6), st.integers(1, 30), st.integers(0, 2**16))
 def test_kth_largest_first_is_the_stable_descending_order(n_rows, n_cols, seed):
-    from meta_eval.discpower._common import kth_largest_first
+    from meta_eval.statistics.significance.pairs import kth_largest_first
 
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 4, (n_rows, n_cols)).astype(float)  # many ties
@@ -220,7 +212,7 @@ def test_kth_largest_first_is_the_stable_descending_order(n_rows, n_cols, seed):
 
 
 def test_studentised_statistic_rule_on_scalars():
-    from meta_eval.discpower._common import abs_studentised
+    from meta_eval.statistics.significance.pairs import abs_studentised
 
     assert abs_studentised(0.2, 0.04, 4, 1.0) == pytest.approx(2.0)
     assert abs_studentised(0.2, 0.0, 4, 1.0) == math.inf
@@ -438,7 +430,7 @@ def test_swap_rate_falls_with_topic_set_size_and_difference():
 
 
 def test_swap_rate_min_difference_and_extrapolation_on_a_hand_table():
-    from meta_eval.discpower import SwapRates
+    from meta_eval.statistics.stability import SwapRates
 
     rows = []
     for n in (2, 4, 6):

@@ -1,4 +1,4 @@
-"""Tests of ``meta-eval discpower``: a thin layer over meta_eval.discpower, checked on a small collection written
+"""Tests of ``meta-eval discpower``: a thin layer over meta_eval.statistics.significance, checked on a small collection written
 to a temporary directory (so the test needs neither ../shared nor the demo data)."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
-from meta_eval.discpower import best_systems, discriminative_power
+from meta_eval.statistics.best_systems import best_systems
+from meta_eval.statistics.significance.discriminative_power import discriminative_power
 from tests.conftest import write_collection
 
 runner = CliRunner()

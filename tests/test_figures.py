@@ -10,9 +10,10 @@ import pytest
 from matplotlib.figure import Figure
 from scipy import stats
 
-from meta_eval.discpower import best_systems, discriminative_power
-from meta_eval.errors import InputError
-from meta_eval.figures.style import PALETTE, metric_colors, save_figure
+from meta_eval.statistics.best_systems import best_systems
+from meta_eval.statistics.significance.discriminative_power import discriminative_power
+from meta_eval.core.errors import InputError
+from meta_eval.rendering.figure_style import PALETTE, metric_colors, save_figure
 
 
 def _scores(n_sys: int = 10, n_top: int = 15, seed: int = 0) -> dict[str, np.ndarray]:
@@ -30,7 +31,7 @@ def test_metric_colors_are_stable_and_distinct():
 
 
 def test_save_figure_writes_every_format_with_truetype_fonts(tmp_path):
-    from meta_eval.figures.correlation import rank_rank
+    from meta_eval.rendering.figures.correlation import rank_rank
 
     s = _scores()
     fig = rank_rank(s["A"], s["B"], name_x="A", name_y="B")
@@ -48,7 +49,7 @@ def test_save_figure_writes_every_format_with_truetype_fonts(tmp_path):
 
 
 def test_asl_curves_two_panels_zoomed_on_alpha():
-    from meta_eval.figures.asl import asl_curve_figure
+    from meta_eval.rendering.figures.asl import asl_curve_figure
 
     s = _scores(n_sys=8, n_top=20)
     names = [f"r{i}" for i in range(8)]
@@ -73,7 +74,7 @@ def test_asl_curves_two_panels_zoomed_on_alpha():
 
 
 def test_scatter_has_error_bars_and_no_diagonal():
-    from meta_eval.figures.correlation import means_scatter
+    from meta_eval.rendering.figures.correlation import means_scatter
 
     s = _scores()
     ma, mb = s["A"].mean(1), s["B"].mean(1)
@@ -93,7 +94,7 @@ def test_scatter_has_error_bars_and_no_diagonal():
 
 
 def test_rank_rank_uses_ranks_one_to_s():
-    from meta_eval.figures.correlation import rank_rank
+    from meta_eval.rendering.figures.correlation import rank_rank
 
     s = _scores(n_sys=12)
     fig = rank_rank(s["A"], s["C"], name_x="A", name_y="C")
@@ -105,7 +106,7 @@ def test_rank_rank_uses_ranks_one_to_s():
 
 
 def test_grids_lay_out_small_multiples_across_the_page():
-    from meta_eval.figures.correlation import rank_grid, scatter_grid
+    from meta_eval.rendering.figures.correlation import rank_grid, scatter_grid
 
     s = _scores()
     fig = scatter_grid(s, ["A", "B", "C"], ["D"])
@@ -120,8 +121,8 @@ def test_grids_lay_out_small_multiples_across_the_page():
 
 
 def test_heatmap_with_two_triangles():
-    from meta_eval.correlation import correlate_systems
-    from meta_eval.figures.correlation import correlation_heatmap
+    from meta_eval.statistics.correlation import correlate_systems
+    from meta_eval.rendering.figures.correlation import correlation_heatmap
 
     res = correlate_systems(_scores(), n_resamples=0)
     fig = correlation_heatmap(res.matrix("kendall_tau_b"), upper=res.matrix("tau_ap_sym"), fmt=".2f")
@@ -135,7 +136,7 @@ def test_heatmap_with_two_triangles():
 
 
 def test_informativeness_figures_draw_error_bars():
-    from meta_eval.figures.informativeness import figure2, rms_bar_figure
+    from meta_eval.rendering.figures.informativeness import figure2, rms_bar_figure
 
     summary = pd.DataFrame({"metric": ["AP", "AP", "GAP", "GAP"], "threshold": [1, 2, 1, 2],
                             "mean_rms": [0.1, 0.2, 0.12, 0.15], "sem_rms": [0.01, 0.02, 0.01, 0.015]})
@@ -164,8 +165,8 @@ def test_background_writer_writes_the_same_files(tmp_path):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
 
-    from meta_eval.figures.correlation import rank_rank
-    from meta_eval.figures.style import BackgroundWriter, figure_paths
+    from meta_eval.rendering.figures.correlation import rank_rank
+    from meta_eval.rendering.figure_style import BackgroundWriter, figure_paths
 
     s = _scores()
     here = save_figure(rank_rank(s["A"], s["B"], name_x="A", name_y="B"), tmp_path / "here", ("pdf",),

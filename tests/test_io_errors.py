@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import meta_eval as me
-from meta_eval.errors import InputError
+from meta_eval.core.errors import InputError
 
 QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n"
 RUN = "1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 r\n1 Q0 z 3 1.0 r\n2 Q0 a 1 1.0 r\n"

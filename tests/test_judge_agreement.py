@@ -21,7 +21,7 @@ import meta_eval as me
 from meta_eval.analyses import AnalysisData, get_analysis
 from meta_eval.analyses.judge_agreement import cohen_kappa
 from meta_eval.cli import app
-from meta_eval.demo import demo_llm_qrels, demo_paths
+from meta_eval.inputs.demo import demo_llm_qrels, demo_paths
 
 MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 
@@ -139,7 +139,7 @@ def test_the_command_refuses_a_missing_file_before_any_work(tmp_path):
 
 
 def test_it_runs_in_a_study_when_named_and_not_otherwise(tmp_path):
-    from meta_eval.study import StudyOptions, run_study
+    from meta_eval.orchestration.study import StudyOptions, run_study
 
     skip = ("discpower", "split-half", "anova", "correlation", "intuitiveness", "incomplete-judgments",
             "reusability", "informativeness")

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("sklearn")
 
 from meta_eval import InputError  # noqa: E402
-from meta_eval.ltr.data import load_folds, read_letor  # noqa: E402
-from meta_eval.ltr.groups import blocks, query_counts, ranked_rankings  # noqa: E402
+from meta_eval.inputs.letor import load_folds, read_letor  # noqa: E402
+from meta_eval.statistics.learning_to_rank.groups import blocks, query_counts, ranked_rankings  # noqa: E402
 
 from conftest import shared_path  # noqa: E402
 

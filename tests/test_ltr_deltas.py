@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from meta_eval import Rankings, get_measure
-from meta_eval.ltr.deltas import closed_form, general_pair_deltas, general_swap_deltas, pair_deltas, swap_deltas
-from meta_eval.rankings import PAD
+from meta_eval.statistics.learning_to_rank.swap_deltas import closed_form, general_pair_deltas, general_swap_deltas, pair_deltas, swap_deltas
+from meta_eval.model.rankings import PAD
 
 CLOSED = ["nDCG", "nDCG(gain=exp)", "nDCG@5", "nDCG(gain=exp,discount=jk,base=3)@7", "AP", "GAP",
           "GAP(g=0.5,0.5)", "GAP(g=0.2,0.8)", "GAP(g=0,1)"]

@@ -12,15 +12,16 @@ pytest.importorskip("lightgbm")
 pytest.importorskip("sklearn")
 
 from meta_eval import InputError  # noqa: E402
-from meta_eval.ltr.data import load_folds  # noqa: E402
-from meta_eval.ltr.experiment import RESULT_COLUMNS, default_data, ltr_stage_table, run_ltr  # noqa: E402
+from meta_eval.inputs.letor import load_folds  # noqa: E402
+from meta_eval.inputs.demo import demo_ltr_data  # noqa: E402
+from meta_eval.statistics.learning_to_rank.experiment import RESULT_COLUMNS, ltr_stage_table, run_ltr  # noqa: E402
 
 QUICK = dict(num_boost_round=15, early_stopping_rounds=5)
 
 
 @pytest.fixture(scope="module")
 def result():
-    folds = load_folds(default_data(), max_folds=2)
+    folds = load_folds(demo_ltr_data(), max_folds=2)
     return run_ltr(folds, ["nDCG", "GAP(g=0.5,0.5)", "AP"], ["nDCG@10", "AP", "P@10"], lambdamart=QUICK,
                    progress=False)
 
@@ -56,9 +57,9 @@ def test_means_and_significance_from_per_query(result):
 def test_per_query_values_are_metascores(result):
     """Recompute one model's test scores with meta-eval's measure on a hand-built Rankings."""
     from meta_eval import Rankings, get_measure
-    from meta_eval.ltr.lambdamart import train_lambdamart
+    from meta_eval.statistics.learning_to_rank.lambdamart import train_lambdamart
 
-    fold = load_folds(default_data(), max_folds=1)[0]
+    fold = load_folds(demo_ltr_data(), max_folds=1)[0]
     booster = train_lambdamart(fold, "nDCG", max_label=2, **QUICK)
     scores = booster.predict(fold.test.X, num_iteration=booster.best_iteration or None)
     pq = result.per_query
@@ -127,9 +128,9 @@ def test_cli_errors(tmp_path):
 
 
 def test_models_trained_on_two_workers_give_the_same_results(result):
-    """Each (fold, algorithm, objective) model trains in a worker process (meta_eval.parallel); the per-query values
+    """Each (fold, algorithm, objective) model trains in a worker process (meta_eval.core.parallel); the per-query values
     are identical to the in-process run, for LambdaMART and SoftRank alike."""
-    folds = load_folds(default_data(), max_folds=2)
+    folds = load_folds(demo_ltr_data(), max_folds=2)
     two = run_ltr(folds, ["nDCG", "GAP(g=0.5,0.5)", "AP"], ["nDCG@10", "AP", "P@10"], lambdamart=QUICK,
                   progress=False, jobs=2)
     pd.testing.assert_frame_equal(two.per_query, result.per_query, check_exact=True)

@@ -11,11 +11,11 @@ lgb = pytest.importorskip("lightgbm")
 pytest.importorskip("sklearn")
 
 from meta_eval import Rankings, get_measure  # noqa: E402
-from meta_eval.ltr.data import LTRSet, load_folds  # noqa: E402
-from meta_eval.ltr.deltas import _ndcg_deltas  # noqa: E402
-from meta_eval.ltr.experiment import default_data  # noqa: E402
-from meta_eval.ltr.groups import ranked_rankings  # noqa: E402
-from meta_eval.ltr.lambdamart import MetricObjective, lightgbm_sigmoid, train_lambdamart  # noqa: E402
+from meta_eval.inputs.letor import LTRSet, load_folds  # noqa: E402
+from meta_eval.statistics.learning_to_rank.swap_deltas import _ndcg_deltas  # noqa: E402
+from meta_eval.inputs.demo import demo_ltr_data  # noqa: E402
+from meta_eval.statistics.learning_to_rank.groups import ranked_rankings  # noqa: E402
+from meta_eval.statistics.learning_to_rank.lambdamart import MetricObjective, lightgbm_sigmoid, train_lambdamart  # noqa: E402
 from meta_eval.measures.graded import _ideal_dcg  # noqa: E402
 from meta_eval.measures.registry import gain_table  # noqa: E402
 
@@ -27,7 +27,7 @@ PARAMS = dict(learning_rate=0.1, num_leaves=15, min_data_in_leaf=10, determinist
 
 @pytest.fixture(scope="module")
 def fold():
-    return load_folds(default_data(), max_folds=1)[0]
+    return load_folds(demo_ltr_data(), max_folds=1)[0]
 
 
 def reference_gradients(measure, scores, labels, sizes, max_label, sigmoid=1.0, norm=True, truncation=30):
@@ -154,7 +154,7 @@ def test_training_for_gap_learns(fold):
 
 def test_plugin_metric_objective(fold, tmp_path):
     """A file.py:function metric trains through the general path."""
-    from meta_eval.plugins import load_metric
+    from meta_eval.measures.resolver import load_metric
 
     path = tmp_path / "top_grade.py"
     path.write_text("import meta_eval as me\n\n@me.per_list\ndef top_grade(grades, counts):\n"

@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
 from meta_eval import InputError, Rankings, get_measure  # noqa: E402
-from meta_eval.ltr.softrank import soft_metric, train_softrank  # noqa: E402
-from meta_eval.rankings import PAD  # noqa: E402
+from meta_eval.statistics.learning_to_rank.softrank import soft_metric, train_softrank  # noqa: E402
+from meta_eval.model.rankings import PAD  # noqa: E402
 
 MEASURES = ["nDCG", "nDCG(gain=exp)@4", "nDCG(discount=jk,base=3)", "GAP", "GAP(g=0.2,0.8)", "AP"]
 
@@ -89,11 +89,11 @@ def test_no_smooth_form():
 
 @pytest.mark.parametrize("model", ["linear", "mlp"])
 def test_training_improves_on_chance(model):
-    from meta_eval.ltr.data import load_folds
-    from meta_eval.ltr.experiment import default_data
-    from meta_eval.ltr.groups import ranked_rankings
+    from meta_eval.inputs.letor import load_folds
+    from meta_eval.inputs.demo import demo_ltr_data
+    from meta_eval.statistics.learning_to_rank.groups import ranked_rankings
 
-    fold = load_folds(default_data(), max_folds=1)[0]
+    fold = load_folds(demo_ltr_data(), max_folds=1)[0]
     trained = train_softrank(fold, "GAP", model=model, epochs=30, eval_every=10, patience=2)
     assert trained.best_epoch in (10, 20, 30) and trained.history
     gap = get_measure("GAP")

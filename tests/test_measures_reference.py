@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import meta_eval as me
-from meta_eval.evaluate import score_lists
+from meta_eval.measures.scoring import score_lists
 
 # NTCIREVAL's sample (methods.md §5): rel dummy01-03 = L3, 04-06 = L2, 07-10 = L1, 11 = L0;
 # run: dummy11, dummy01, dummy12 (unjudged), dummy04; gains -g 1:2:3.

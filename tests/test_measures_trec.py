@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval.rankings import JUDGED_NEG, UNJUDGED
+from meta_eval.model.rankings import JUDGED_NEG, UNJUDGED
 
 # ----------------------------------------------------------------------------------------------- references
 

@@ -16,13 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 import meta_eval as me
-from meta_eval import mem
-from meta_eval.errors import InfeasibleError
-from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.expectations import LinearForm, register_expectation
-from meta_eval.mem.forms import derive_form, metric_form
-from meta_eval.mem.solver import NOT_CONVERGED, OK, solve_mem
-from meta_eval.mem.study import Lists, informativeness, summarise
+from meta_eval.statistics import maxent as mem
+from meta_eval.core.errors import InfeasibleError
+from meta_eval.statistics.maxent.batch import ListBatch
+from meta_eval.statistics.maxent.expectations import LinearForm, register_expectation
+from meta_eval.statistics.maxent.forms import derive_form, metric_form
+from meta_eval.statistics.maxent.solver import NOT_CONVERGED, OK, solve_mem
+from meta_eval.statistics.maxent.pr_inference import Lists, informativeness, summarise
 
 
 def _batch(seed=0, sizes=(5, 12, 12, 30), K=3):
@@ -143,7 +143,7 @@ def _deep_collection(tmp_path):
 
 @pytest.mark.slow
 def test_built_in_metrics_converge_on_depth_1000_lists(tmp_path):
-    from meta_eval.mem.solver import _attainable, count_targets
+    from meta_eval.statistics.maxent.solver import _attainable, count_targets
 
     col = _deep_collection(tmp_path)
     lists = mem.select_lists(mem.lists_from_collection(col))

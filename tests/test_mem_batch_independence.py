@@ -10,9 +10,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from meta_eval import mem
-from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.study import Lists
+from meta_eval.statistics import maxent as mem
+from meta_eval.statistics.maxent.batch import ListBatch
+from meta_eval.statistics.maxent.pr_inference import Lists
 
 
 def _lists(grade_lists, counts):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from meta_eval.errors import InputError
-from meta_eval.mem.curves import (expected_precision_recall, interpolated_precision, pr_error, rms_11pt,
+from meta_eval.core.errors import InputError
+from meta_eval.statistics.maxent.curves import (expected_precision_recall, interpolated_precision, pr_error, rms_11pt,
                                   rms_recall_changes)
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import meta_eval as me
-from meta_eval.errors import InputError
-from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.expectations import (LinearForm, expectation, observed, parse_measure, register_expectation,
+from meta_eval.core.errors import InputError
+from meta_eval.statistics.maxent.batch import ListBatch
+from meta_eval.statistics.maxent.expectations import (LinearForm, expectation, observed, parse_measure, register_expectation,
                                         registered_measures)
 
 # (MEM name, core name, rel_level for the core call)

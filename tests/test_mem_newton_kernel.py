@@ -1,4 +1,4 @@
-"""The compiled dual Newton kernel (meta_eval.mem._newton) against the plain numpy iteration it replaces.
+"""The compiled dual Newton kernel (meta_eval.statistics.maxent._newton) against the plain numpy iteration it replaces.
 
 Same problems, same warm starts: the kernel must reach the same convergence decisions and, on the lists that
 converge, take the same number of steps to the same distributions and multipliers up to round-off (it sums with
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mem_newton_reference import _newton_linear as reference_newton
 
-from meta_eval.mem.solver import _newton_linear
+from meta_eval.statistics.maxent.solver import _newton_linear
 
 
 def _problem(seed: int, n_lists: int, depth: int, grades: int, absent: bool):
@@ -90,7 +90,7 @@ def test_kernel_solves_a_hand_worked_list():
 def test_anderson_kernel_matches_numpy_step(seed, memory, depth):
     from mem_newton_reference import anderson_reference
 
-    from meta_eval.mem._iteration import anderson
+    from meta_eval.statistics.maxent._iteration import anderson
 
     rng = np.random.default_rng(seed)
     L, D = 6, depth * 3
@@ -132,7 +132,7 @@ def test_a_list_without_measurable_progress_stops_and_says_so():
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_lists=st.integers(1, 6), depth=st.integers(1, 30), grades=st.integers(1, 4))
 def test_pass_kernels_match_numpy(seed, n_lists, depth, grades):
-    from meta_eval.mem._iteration import extent, rescale, step_change
+    from meta_eval.statistics.maxent._iteration import extent, rescale, step_change
 
     rng = np.random.default_rng(seed)
     d = rng.normal(size=(n_lists, depth, grades)) * 10.0 ** rng.integers(-3, 4)
@@ -184,7 +184,7 @@ def test_gradient_sums_are_accurate_to_round_off():
     counts are met to 1e-9 it agrees with exactly rounded sums (math.fsum) to 1e-13, far inside the solver's 1e-12."""
     import math
 
-    from meta_eval.mem._newton import _grad_hess
+    from meta_eval.statistics.maxent._newton import _grad_hess
 
     rng = np.random.default_rng(1)
     N, K = 1000, 3

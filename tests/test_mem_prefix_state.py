@@ -1,4 +1,4 @@
-"""Issue 24: the prefix-state form family (meta_eval.mem.prefix_state).
+"""Issue 24: the prefix-state form family (meta_eval.statistics.maxent.prefix_state).
 
 - the identified form's expectation and gradient equal brute-force enumeration of every grade assignment of short
   lists under random product distributions (an independent reference: the metric itself on all K^n lists);
@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval import mem
-from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.forms import metric_form, score_batch
-from meta_eval.mem.groups import grouping
-from meta_eval.mem.prefix_state import prefix_state_form
-from meta_eval.mem.solver import OK, solve_mem
+from meta_eval.statistics import maxent as mem
+from meta_eval.statistics.maxent.batch import ListBatch
+from meta_eval.statistics.maxent.forms import metric_form, score_batch
+from meta_eval.statistics.maxent.groups import grouping
+from meta_eval.statistics.maxent.prefix_state import prefix_state_form
+from meta_eval.statistics.maxent.solver import OK, solve_mem
 
 
 @me.per_list
@@ -186,11 +186,11 @@ def test_a_named_cascade_plug_in_is_probed_once_and_solved_by_workers(tmp_path):
 def test_the_cache_key_covers_the_prefix_state_code():
     from pathlib import Path
 
-    import meta_eval.mem.forms as forms
+    import meta_eval.statistics.maxent.forms as forms
     from meta_eval.measures.fingerprint import closure
 
-    found = closure("meta_eval.mem.forms", Path(forms.__file__).resolve(), "meta_eval.mem")
-    assert {"meta_eval.mem.prefix_state", "meta_eval.mem._prefix_kernel", "meta_eval.mem.sampled"} <= set(found.files)
+    found = closure("meta_eval.statistics.maxent.forms", Path(forms.__file__).resolve(), "meta_eval.statistics.maxent")
+    assert {"meta_eval.statistics.maxent.prefix_state", "meta_eval.statistics.maxent._prefix_kernel", "meta_eval.statistics.maxent.sampled"} <= set(found.files)
 
 
 def test_bad_distribution_shapes_are_clear_errors():

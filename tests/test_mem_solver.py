@@ -9,11 +9,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from meta_eval.errors import InfeasibleError
-from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.expectations import LinearForm, expectation, observed, register_expectation
-from meta_eval.mem.reference import reference_linear, reference_nonlinear
-from meta_eval.mem.solver import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets, entropy,
+from meta_eval.core.errors import InfeasibleError
+from meta_eval.statistics.maxent.batch import ListBatch
+from meta_eval.statistics.maxent.expectations import LinearForm, expectation, observed, register_expectation
+from meta_eval.statistics.maxent.reference import reference_linear, reference_nonlinear
+from meta_eval.statistics.maxent.solver import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets, entropy,
                                    solve_mem, solve_mems)
 
 
@@ -197,7 +197,7 @@ def test_a_list_at_an_extreme_that_fails_is_tried_from_the_other_start(monkeypat
     attainable extreme is solved again from the start near the count-only distribution (37 of the 41 Success@10
     lists at 1 that failed on TREC-COVID were solved so); an interior value is not (it cost ERR 60 % more time
     for 1 list in 10)."""
-    import meta_eval.mem.solver as S
+    import meta_eval.statistics.maxent.solver as S
 
     mixes, calls = [], []
     real_start, real_pass = S._start, S._nonlinear_pass

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import meta_eval as me
-from meta_eval.errors import InputError
-from meta_eval.mem import (Lists, ListBatch, aslam_binary, gap_figure2, g_grid, informativeness,
+from meta_eval.core.errors import InputError
+from meta_eval.statistics.maxent import (Lists, ListBatch, aslam_binary, gap_figure2, g_grid, informativeness,
                            lists_from_collection, predict, prediction_table, retrieved_grade_counts, select_lists,
                            solve_cached, solve_cached_many, solve_mem)
 from tests.conftest import write_collection
@@ -72,7 +72,7 @@ def test_prediction_table_diagonal_and_values():
 
 
 def test_gap_figure2_table_and_figure():
-    from meta_eval.figures.informativeness import figure2, rms_bar_figure
+    from meta_eval.rendering.figures.informativeness import figure2, rms_bar_figure
 
     lists = _synthetic_lists(12)
     grid = g_grid(0.5)
@@ -170,7 +170,7 @@ def test_an_unknown_metric_fails_before_any_work(tmp_path):
     """A metric no worker could rebuild is refused before the runs are read (CLI) or any list solved (library):
     the message names it, with no other metric's work done first."""
     from meta_eval.cli import app
-    from meta_eval.mem.solver import solve_mems
+    from meta_eval.statistics.maxent.solver import solve_mems
 
     result = CliRunner().invoke(app, ["informativeness", str(tmp_path / "no-runs"), "--qrels",
                                       str(tmp_path / "no-qrels"), "-m", "AP", "-m", "nosuch.py:f", "--no-progress"])
@@ -187,7 +187,7 @@ def test_trec_covid_observed_values_match_core(shared_dir):
     data = shared_dir / "data" / "trec-covid-round1"
     col = me.load_collection(qrels=data / "qrels.txt", runs=[data / "runs"])
     lists = lists_from_collection(col)
-    from meta_eval.mem import observed
+    from meta_eval.statistics.maxent import observed
 
     for m in ("AP", "GAP(g=0.5,0.5)", "nDCG(gain=exp)", "nDCG", "P@10", "Rprec", "RR"):
         np.testing.assert_allclose(observed(m, lists.batch), me.score(col, m).reshape(-1), atol=1e-12)

@@ -1,4 +1,4 @@
-"""The meta-evaluation commands and study stages: thin layers over meta_eval.meta (the CSVs hold the library's
+"""The meta-evaluation commands and study stages: thin layers over the statistics engines (the CSVs hold the library's
 numbers), the files the issue names with their columns, findings that quote the tables, and one-line errors."""
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
-from meta_eval.meta import incomplete_judgments, two_way_anova
+from meta_eval.statistics.anova import two_way_anova
+from meta_eval.statistics.incomplete_judgments import incomplete_judgments
 from meta_eval.analyses import AnalysisData, get_analysis
-from meta_eval.errors import MetaEvalDeprecation
-from meta_eval.meta.stages import (anova_stage, incomplete_judgments_stage, intuitiveness_stage, reusability_stage,
-                                   split_half_stage)
+from meta_eval.statistics.reusability import reusability
+from meta_eval.statistics.stability import split_half
 
-pytestmark = pytest.mark.filterwarnings("ignore::meta_eval.errors.MetaEvalDeprecation")
 
 runner = CliRunner()
 
@@ -102,29 +101,9 @@ def test_battery_findings_quote_their_tables():
         ("–" if mf["AP"] != mf["AP"] else f"{100 * mf['AP']:.0f}")
 
 
-def test_deprecated_stage_functions_still_work_and_warn():
-    col = me.demo_collection()
-    scores = me.score(col, ["AP", "nDCG@10"])
-    with pytest.warns(MetaEvalDeprecation, match="meta_eval.analyses.get_analysis"):
-        an = anova_stage(scores, col.systems, min_d=[0.05, 0.1])
-    omega = an.result[0].omega_sq("system")
-    assert f"ω² = {omega['AP']:.3f}" in an.finding
-    assert an.result[1].at(0.05)["AP"] > 0
-    sh = split_half_stage(scores, col.systems, sizes=[10], n_splits=5)
-    assert sh.tables[0][0] == "split_half" and "halves of 10 topics" in sh.finding
-    it = intuitiveness_stage(col, scores)
-    assert it.tables[0][0] == "intuitiveness" and "Intuitiveness against P@10" in it.finding
-    ru = reusability_stage(col, ["AP"], depth=10)
-    assert ru.tables[0][0] == "reusability" and "leave-one-run-out" in ru.finding
-    ij = incomplete_judgments_stage(col, ["AP"], fractions=[0.5, 0.9], n_draws=2, forms=["standard"])
-    assert ij.tables[0][0] == "incomplete_judgments" and "2 draws per fraction" in ij.finding
-    for stage in (ij, an, sh, it, ru):
-        assert stage.text and stage.figures and all(fig.axes for _, _, fig in stage.figures)
-
-
 def test_figures_draw_what_the_tables_hold():
-    from meta_eval.errors import InputError
-    from meta_eval.figures.meta import (incomplete_judgments_figure, reusability_figure, split_half_figure,
+    from meta_eval.core.errors import InputError
+    from meta_eval.rendering.figures.meta import (incomplete_judgments_figure, reusability_figure, split_half_figure,
                                         topic_set_size_figure)
 
     col = me.demo_collection()
@@ -139,11 +118,12 @@ def test_figures_draw_what_the_tables_hold():
     assert labels == ["AP", "nDCG", "τ = 0.9", "full qrels"]
     with pytest.raises(InputError, match="needs a table with columns"):
         incomplete_judgments_figure(ij.draws)
-    tss = anova_stage({"AP": me.score(col, "AP")}, col.systems, min_d=[0.05, 0.1]).result[1]
+    tss = get_analysis("anova")(AnalysisData.from_scores({"AP": me.score(col, "AP")}, col.systems),
+                                min_d=(0.05, 0.1)).design
     assert topic_set_size_figure(tss.table).axes[0].get_yscale() == "log"
-    ru = reusability_stage(col, ["AP"], depth=10).result
+    ru = reusability(col, ["AP"], depth=10)
     with pytest.raises(InputError, match="no rows of form"):
         reusability_figure(ru.runs, form="condensed")
-    sh = split_half_stage({"AP": me.score(col, "AP")}, col.systems, sizes=[3, 6], n_splits=4).result
+    sh = split_half(me.score(col, "AP"), col.systems, sizes=[3, 6], n_splits=4).summary.assign(metric="AP")
     assert [ax.get_title() for ax in split_half_figure(sh).axes] == [r"Kendall's $\tau_b$",
                                                                      r"$\tau_{\mathrm{AP}\text{-}b}$"]

@@ -13,9 +13,11 @@ import pandas as pd
 import pytest
 
 import meta_eval as me
-from meta_eval.errors import InputError
-from meta_eval.meta import (anova_topics, fit_standardisation, intuitiveness, sakai_initial_n, standardise,
-                            standardise_all, topic_set_size, ttest_power, ttest_topics, two_way_anova)
+from meta_eval.core.errors import InputError
+from meta_eval.statistics.anova import two_way_anova
+from meta_eval.statistics.intuitiveness import intuitiveness
+from meta_eval.statistics.standardise import fit_standardisation, standardise, standardise_all
+from meta_eval.statistics.topic_set_size import anova_topics, sakai_initial_n, topic_set_size, ttest_power, ttest_topics
 
 
 @pytest.fixture(scope="module")

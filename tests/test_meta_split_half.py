@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 import meta_eval as me
-from meta_eval.correlation import tau_ap_b
-from meta_eval.discpower import split_half, swap_rates
-from meta_eval.errors import InputError
+from meta_eval.statistics.correlation import tau_ap_b
+from meta_eval.statistics.stability import split_half, swap_rates
+from meta_eval.core.errors import InputError
 
 
 def test_split_half_matches_a_plain_loop():

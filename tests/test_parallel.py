@@ -1,4 +1,4 @@
-"""meta_eval.parallel: the same results, in task order, whatever the engine and the number of workers."""
+"""meta_eval.core.parallel: the same results, in task order, whatever the engine and the number of workers."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import meta_eval as me
-from meta_eval.parallel import check_scheduler, parallel_map, resolve_jobs
-from meta_eval.resampling import bootstrap_indices
+from meta_eval.statistics.significance.discriminative_power import discriminative_power
+from meta_eval.core.parallel import check_scheduler, parallel_map, resolve_jobs
+from meta_eval.core.resampling import bootstrap_indices
 
 
 def test_results_in_task_order_and_identical_for_any_worker_count():
@@ -32,8 +33,8 @@ def test_discriminative_power_is_the_same_on_two_workers():
     col = me.demo_collection()
     scores = me.score(col, ["AP", "nDCG", "P@10"])
     kw = dict(methods=("bootstrap", "tukey", "ttest"), n_resamples=200, seed=1)
-    one = me.discpower.discriminative_power(scores, col.systems, jobs=1, **kw)
-    two = me.discpower.discriminative_power(scores, col.systems, jobs=2, **kw)
+    one = discriminative_power(scores, col.systems, jobs=1, **kw)
+    two = discriminative_power(scores, col.systems, jobs=2, **kw)
     for key, test in one.tests.items():
         np.testing.assert_array_equal(test.asl, two.tests[key].asl)
         np.testing.assert_array_equal(test.diff_required, two.tests[key].diff_required)  # NaN for ttest
@@ -71,10 +72,10 @@ class _Recorder:
 def test_weighted_progress_counts_the_work_not_the_tasks(monkeypatch, jobs):
     """Tasks of uneven cost, costliest first: the display advances by each task's share of the work, so the time
     left extrapolates from work done (counting tasks announced 5 minutes for 22 s of MEM)."""
-    import meta_eval.progress
+    import meta_eval.core.progress
 
     bars = []
-    monkeypatch.setattr(meta_eval.progress, "progress", lambda **kw: bars.append(_Recorder(**kw)) or bars[-1])
+    monkeypatch.setattr(meta_eval.core.progress, "progress", lambda **kw: bars.append(_Recorder(**kw)) or bars[-1])
     weights = [8.0, 4.0, 2.0, 1.0, 1.0]
     out = parallel_map(abs, [-1, -2, -3, -4, -5], jobs=jobs, weights=weights)
     assert out == [1, 2, 3, 4, 5]
@@ -113,7 +114,7 @@ def test_automatic_workers_discount_the_first_tasks_one_time_costs(monkeypatch):
     that is long throughout goes to the workers."""
     import os
 
-    import meta_eval.parallel as par
+    import meta_eval.core.parallel as par
 
     monkeypatch.setattr(par, "time", _Clock)
     monkeypatch.setattr(par, "WORKER_START_S", 0.5)  # workers pay off beyond 1 s of work left on 2 of them

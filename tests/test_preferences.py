@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import meta_eval as me
-from meta_eval.errors import ConflictError, InputError
+from meta_eval.core.errors import ConflictError, InputError
 
 RUN = "q1 Q0 d3 1 5 r\nq1 Q0 d1 2 4 r\nq1 Q0 d9 3 3 r\nq1 Q0 d2 4 2 r\n"  # judged order d3, d1, d2 (d9 unjudged)
 

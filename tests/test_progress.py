@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from meta_eval.errors import InputError
-from meta_eval.progress import progress, progress_mode
+from meta_eval.core.errors import InputError
+from meta_eval.core.progress import progress, progress_mode
 
 
 def test_lines_mode_prints_periodic_plain_lines_with_time_left():

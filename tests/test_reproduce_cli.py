@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meta_eval.cli import app
-from meta_eval.reproduce import COLUMNS, mismatches, reproduce, targets
+from meta_eval.orchestration.reproduce import COLUMNS, mismatches, reproduce, targets
 
 SLOW = {"kishida-table2"}
 REQUIRED = {"kishida-table1", "kishida-table2", "kishida-table3", "kishida-table4", "kishida-table5",

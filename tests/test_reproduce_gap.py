@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval.properties import (check_ideal_maximum, check_reduces_to_ap, check_swap_monotonicity,
+from meta_eval.statistics.metric_properties import (check_ideal_maximum, check_reduces_to_ap, check_swap_monotonicity,
                                   gap_monte_carlo, graded_pr_area, ncp)
 
 lists3 = st.lists(st.integers(0, 3), min_size=1, max_size=12)

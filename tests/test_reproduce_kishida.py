@@ -1,6 +1,6 @@
 """Kishida (NII-2005-014E): Eq. 9-17 and Tables 1-4 (Table 5's patterns are in test_measures_reference.py).
 
-Published numbers are transcribed here from the report (independently of meta_eval/reproduce.py) as printed text;
+Published numbers are transcribed here from the report (independently of meta_eval/orchestration/reproduce.py) as printed text;
 a value printed with d decimals must be the rounding of the computed one: |computed - printed| <= 0.5 * 10^-d.
 """
 
@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval.properties import (ap_increment, decompose_judgment_variation, judgment_variation_from_qrels,
+from meta_eval.statistics.metric_properties import (ap_increment, decompose_judgment_variation, judgment_variation_from_qrels,
                                   kishida_patterns, metric_increment, new_relevant_change, new_relevant_simple,
                                   new_relevant_table, pattern_correlations, pattern_scores, pattern_statistics,
                                   population_judgment_variation, sensitivity_profile, simulate_judgment_variation)
-from meta_eval.properties.patterns import characteristic_patterns
+from meta_eval.statistics.metric_properties.patterns import characteristic_patterns
 
 
 def printed(value: float, text: str) -> bool:

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import meta_eval as me
-from meta_eval.properties.ijcsit import (single_relevant_profile, switched_judgments, tail_relevant_table,
+from meta_eval.statistics.metric_properties.ap_positions import (single_relevant_profile, switched_judgments, tail_relevant_table,
                                          translation_table)
-from meta_eval.properties.irbook import exercise_curves, exercise_measures
-from meta_eval.reproduce import IJCSIT_TABLE1  # (judgments, AP, Precision, Recall) as printed, R = 10
+from meta_eval.statistics.metric_properties.textbook_rankings import exercise_curves, exercise_measures
+from meta_eval.orchestration.reproduce import IJCSIT_TABLE1  # (judgments, AP, Precision, Recall) as printed, R = 10
 
 
 def printed(value: float, text: str) -> bool:

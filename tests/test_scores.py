@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import meta_eval as me
-from meta_eval.evaluate import Scores, format_trec, resolve, scores
+from meta_eval.measures.scoring import Scores, format_trec, resolve, scores
 
 MEASURES = ["AP", "nDCG@10", "gm_map", "num_rel", "P@5"]
 

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
-from meta_eval.errors import InputError, OutputError
-from meta_eval.resultdir import result_folder, verify_folder
-from meta_eval.study import StudyOptions, run_study
-from meta_eval.tables import format_number
+from meta_eval.core.errors import InputError, OutputError
+from meta_eval.outputs.result_folder import result_folder, verify_folder
+from meta_eval.orchestration.study import StudyOptions, run_study
+from meta_eval.rendering.paper_table import format_number
 from tests.test_tables import check_latex, check_markdown, compile_latex
 
 EXAMPLE = Path(__file__).parent / "data" / "my_metric.py"
@@ -157,11 +157,11 @@ def test_findings_quote_numbers_equal_to_the_tables(report):
 
 def test_top_systems_are_listed_with_their_rule(report):
     out, result = report
-    from meta_eval.discpower import best_systems
+    from meta_eval.statistics.best_systems import best_systems
 
     col = me.demo_collection()
     scores = {m: me.score(col, m) for m in ("AP", "Q", "GAP", "nDCG")}
-    from meta_eval.plugins import load_metric
+    from meta_eval.measures.resolver import load_metric
 
     (grbp,) = load_metric(f"{EXAMPLE}:grbp")
     scores["grbp"] = me.score(col, grbp)
@@ -233,9 +233,11 @@ def test_battery_stages_write_their_files_and_their_tables_show_the_csvs(report)
 def test_battery_numbers_are_the_analyses_of_the_studied_scores(report):
     """The study hands each analysis the collection's scores and its options (same seeds): its CSVs equal the
     analyses called directly."""
-    from meta_eval.discpower import split_half
-    from meta_eval.meta import incomplete_judgments, intuitiveness, two_way_anova
-    from meta_eval.plugins import load_metric
+    from meta_eval.statistics.stability import split_half
+    from meta_eval.statistics.anova import two_way_anova
+    from meta_eval.statistics.incomplete_judgments import incomplete_judgments
+    from meta_eval.statistics.intuitiveness import intuitiveness
+    from meta_eval.measures.resolver import load_metric
 
     out, result = report
     col = me.demo_collection()
@@ -309,7 +311,7 @@ def test_a_second_writer_is_refused(tmp_path):
 def test_a_failing_stage_is_reported_not_fatal(tmp_path, monkeypatch):
     from dataclasses import replace
 
-    from meta_eval.analyses import get_analysis, registry
+    from meta_eval.analyses import _registry as registry, get_analysis
 
     def broken(data, **params):
         raise RuntimeError("solver exploded")
@@ -355,10 +357,10 @@ def test_cli_refuses_an_output_that_is_a_file(tmp_path):
 def test_cli_defaults_equal_the_library():
     from meta_eval.cli import study as cli_study
     from meta_eval.cli.discpower import Method
-    from meta_eval.discpower import METHODS
-    from meta_eval.study import DEFAULT_AGAINST, DEFAULT_METRICS
+    from meta_eval.statistics.significance.discriminative_power import METHODS
+    from meta_eval.orchestration.study import DEFAULT_AGAINST, DEFAULT_METRICS
 
-    from meta_eval.study import DEFAULT_FRACTIONS, STAGE_NAMES
+    from meta_eval.orchestration.study import DEFAULT_FRACTIONS, STAGE_NAMES
 
     assert cli_study.DEFAULT_METRICS == DEFAULT_METRICS and cli_study.DEFAULT_AGAINST == DEFAULT_AGAINST
     assert [s.value for s in cli_study.Stage] == list(STAGE_NAMES[1:])
@@ -366,18 +368,17 @@ def test_cli_defaults_equal_the_library():
     assert [m.value for m in Method] == list(METHODS)
 
 
-def test_cli_runs_as_arguments_and_the_deprecated_runs_option(tmp_path):
+def test_cli_runs_as_arguments(tmp_path):
     from tests.conftest import write_collection
 
     qrels, runs = write_collection(tmp_path, n_topics=6, n_docs=30, n_runs=4, depth=15, noise=2.0)
     common = ["study", "-Q", str(qrels), "-B", "20", "--top", "0", "--skip", "informativeness", "--skip",
               "correlation", *_skip(BATTERY), "--format", "png", "--dpi", "50", "--no-progress", "-m", "AP"]
     new = CliRunner().invoke(app, [*common, str(runs), "--out", str(tmp_path / "a")])
+    assert new.exit_code == 0, new.output
+    assert (tmp_path / "a" / "discpower_summary.csv").is_file()
     old = CliRunner().invoke(app, [*common, "--runs", str(runs), "--out", str(tmp_path / "b")])
-    assert new.exit_code == 0 and old.exit_code == 0, (new.output, old.output)
-    assert "--runs is deprecated" in old.output and "deprecated" not in new.output
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "discpower_summary.csv"),
-                                  pd.read_csv(tmp_path / "b" / "discpower_summary.csv"))
+    assert old.exit_code == 2 and "No such option: --runs" in old.output
 
 
 def test_two_workers_write_the_same_csvs(report, tmp_path):

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
-from meta_eval.resultdir import verify_folder
-from meta_eval.study import StudyOptions, run_study
+from meta_eval.outputs.result_folder import verify_folder
+from meta_eval.orchestration.study import StudyOptions, run_study
 
 BATTERY = ("split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability")
 FILES = {"split-half": "split_half", "anova": "anova", "intuitiveness": "intuitiveness",
@@ -77,9 +77,9 @@ def standardised(tmp_path_factory, demo):
 
 
 def test_study_standardise_z_feeds_the_hand_computed_z_scores_to_the_analyses(standardised, demo):
-    from meta_eval.correlation import correlate_systems
-    from meta_eval.discpower import discriminative_power
-    from meta_eval.meta import two_way_anova
+    from meta_eval.statistics.correlation import correlate_systems
+    from meta_eval.statistics.significance.discriminative_power import discriminative_power
+    from meta_eval.statistics.anova import two_way_anova
 
     col, scores = demo
     systems = list(col.systems)
@@ -120,7 +120,7 @@ def test_study_standardise_changes_what_it_should_and_says_so(standardised, tmp_
 
 
 def test_study_standardise_cdf_is_the_normal_cdf_of_the_z_scores(tmp_path, demo):
-    from meta_eval.meta import two_way_anova
+    from meta_eval.statistics.anova import two_way_anova
 
     col, scores = demo
     run_study(col, tmp_path, StudyOptions(metrics=("AP",), against=("ERR",), standardise="cdf", skip=(
@@ -143,7 +143,7 @@ def _run(*args: str):
 
 
 def test_discpower_standardise_z(tmp_path, demo):
-    from meta_eval.discpower import discriminative_power
+    from meta_eval.statistics.significance.discriminative_power import discriminative_power
 
     col, scores = demo
     _run("discpower", "-m", "AP", "-m", "ERR", "--standardise", "z", "-B", "50", "--top", "0", "--no-figures",
@@ -198,7 +198,8 @@ def test_standardise_rejects_other_methods(tmp_path, command):
 
 def test_ltr_data_runs_the_learning_to_rank_stage_on_the_demo_set(tmp_path):
     pytest.importorskip("lightgbm")
-    from meta_eval.ltr.experiment import RESULT_COLUMNS, default_data, run_ltr
+    from meta_eval.inputs.demo import demo_ltr_data
+    from meta_eval.statistics.learning_to_rank.experiment import RESULT_COLUMNS, run_ltr
     from tests.test_study import _tables
     from tests.test_tables import check_latex
 
@@ -212,7 +213,7 @@ def test_ltr_data_runs_the_learning_to_rank_stage_on_the_demo_set(tmp_path):
     rms = pd.read_csv(out / "informativeness.csv").query("threshold == 1").set_index("metric").mean_rms
     assert table.informativeness_rms.to_numpy() == pytest.approx(rms[table.trained_for].to_numpy(), rel=1e-12)
     # the stage is run_ltr with the study's metrics as objectives and test measures, and its seed
-    direct = run_ltr(default_data(), ["AP", "nDCG"], ["AP", "nDCG"], max_folds=1, seed=0,
+    direct = run_ltr(demo_ltr_data(), ["AP", "nDCG"], ["AP", "nDCG"], max_folds=1, seed=0,
                      lambdamart={"num_boost_round": 3}, progress=False).table
     assert table["mean"].to_numpy() == pytest.approx(direct["mean"].to_numpy(), rel=1e-12)
     header, *rows = _tables(out)["ltr"]

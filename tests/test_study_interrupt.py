@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from meta_eval.resultdir import verify_folder
+from meta_eval.outputs.result_folder import verify_folder
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import meta_eval as me
-from meta_eval.study_multi import CollectionSpec, parse_collection, read_study_file
+from meta_eval.orchestration.multi_collection_study import CollectionSpec, parse_collection, read_study_file
 
 DEMO_QRELS, DEMO_RUNS = me.demo_paths()
 
@@ -109,7 +109,7 @@ def dask_cluster(tmp_path):
             client.wait_for_workers(2, timeout=120)
         yield address
     finally:
-        from meta_eval.parallel import close_clusters
+        from meta_eval.core.parallel import close_clusters
 
         close_clusters()
         for proc in reversed(procs):

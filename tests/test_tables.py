@@ -1,4 +1,4 @@
-"""Paper tables (meta_eval.tables): the same cells in Markdown (parsed by markdown-it), LaTeX (a structural parser
+"""Paper tables (meta_eval.rendering.paper_table): the same cells in Markdown (parsed by markdown-it), LaTeX (a structural parser
 check, and pdflatex when it is installed) and HTML; bold best and markers; the compact tables of the analyses."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from meta_eval.errors import InputError
-from meta_eval.tables import PaperTable, best_mask, format_number, latex_escape, matrix_table
+from meta_eval.core.errors import InputError
+from meta_eval.rendering.paper_table import PaperTable, best_mask, format_number, latex_escape, matrix_table
 
 # ------------------------------------------------------------------------------------------------ checkers
 
@@ -173,9 +173,9 @@ def test_matrix_table_puts_two_coefficients_in_the_triangles():
 
 
 def test_compact_tables_of_the_analyses():
-    from meta_eval.correlation import correlate_systems
-    from meta_eval.discpower import discriminative_power
-    from meta_eval.tables import agreement_table, discpower_pairs, discpower_table, informativeness_table
+    from meta_eval.statistics.correlation import correlate_systems
+    from meta_eval.statistics.significance.discriminative_power import discriminative_power
+    from meta_eval.rendering.paper_table import agreement_table, discpower_pairs, discpower_table, informativeness_table
 
     rng = np.random.default_rng(0)
     base = rng.random((8, 12))

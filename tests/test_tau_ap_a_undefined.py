@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_eval.correlation.rank import kendall_tau_b, tau_ap, tau_ap_a
-from meta_eval.correlation.systems import correlate_systems
+from meta_eval.statistics.correlation.rank import kendall_tau_b, tau_ap, tau_ap_a
+from meta_eval.statistics.correlation.systems import correlate_systems
 
 
 def test_constant_reference_is_undefined():

@@ -1,6 +1,6 @@
 """ANOVA, effect sizes and topic-set size: two-way ANOVA of system and topic effects per measure (ω², Ferro &
 Silvello 2018), effect sizes of every system pair, and Sakai's (2016) topic-set-size design from each measure's
-residual variance (the engines are :mod:`meta_eval.meta.anova` and :mod:`meta_eval.meta.topicsize`)."""
+residual variance (the engines are :mod:`meta_eval.statistics.anova` and :mod:`meta_eval.statistics.topic_set_size`)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 
 @dataclass
 class AnovaDesign(Result):
-    """``anova`` (:class:`~meta_eval.meta.Anova`) and ``design`` (:class:`~meta_eval.meta.TopicSetSize`)."""
+    """``anova`` (:class:`~meta_eval.statistics.anova.Anova`) and ``design`` (:class:`~meta_eval.statistics.topic_set_size.TopicSetSize`)."""
 
     anova: Any
     design: Any
@@ -30,7 +30,7 @@ class AnovaDesign(Result):
         return round(1 - float(self.design.table["beta"].iloc[0]), 6)
 
     def tables(self):
-        from meta_eval.tables import anova_table, topic_set_size_table
+        from meta_eval.rendering.paper_table import anova_table, topic_set_size_table
 
         return [
             TableOutput("anova", f"Two-way ANOVA of the {self.scale}s (system + topic, {self.n_topics} topics): F and "
@@ -42,7 +42,7 @@ class AnovaDesign(Result):
             TableOutput("effect_sizes", "Effect sizes of every system pair", self.anova.pairs())]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.meta import omega_figure, topic_set_size_figure
+        from meta_eval.rendering.figures.meta import omega_figure, topic_set_size_figure
 
         # the ω² bar chart repeats the table's two columns: drawn by the command, not in the study report
         return [FigureOutput("anova_omega", "Partial ω² of the system and topic effects",
@@ -51,7 +51,7 @@ class AnovaDesign(Result):
                              lambda: topic_set_size_figure(self.design.table, colors=self.colors))]
 
     def findings(self):
-        from meta_eval.findings import anova_findings, topic_set_size_findings
+        from meta_eval.rendering.findings import anova_findings, topic_set_size_findings
 
         return [*anova_findings(self.compact, name="anova"),
                 *topic_set_size_findings(self.compact, name="topic_set_size", n_topics=self.n_topics,
@@ -74,9 +74,9 @@ def run(data: AnalysisData, *, min_d: tuple[float, ...] | None, alpha: float, po
         n_systems: tuple[int, ...], variance: str) -> AnovaDesign:
     """score = system + topic + error per measure; ω² of each effect; the topics each measure needs for a given
     power at a minimum detectable difference, with σ² the ANOVA's residual variance."""
-    from meta_eval.meta.anova import two_way_anova
-    from meta_eval.meta.standardise import note
-    from meta_eval.meta.topicsize import DEFAULT_MIN_D, topic_set_size
+    from meta_eval.statistics.anova import two_way_anova
+    from meta_eval.statistics.standardise import note
+    from meta_eval.statistics.topic_set_size import DEFAULT_MIN_D, topic_set_size
 
     beta = round(1.0 - power, 12)  # 1 - 0.8 is 0.19999999999999996 in floating point; the design's β is 0.2
     res = two_way_anova(data.scores, data.systems)

@@ -1,6 +1,6 @@
 """Correlation between measures in a study: agreement of their system rankings (Kendall's τ_b, τ_AP, Spearman,
 Pearson, with bootstrap intervals), the system pairs two measures order oppositely and how many of those swaps are
-significant, and the correlation of per-topic scores (the engine is :mod:`meta_eval.correlation`)."""
+significant, and the correlation of per-topic scores (the engine is :mod:`meta_eval.statistics.correlation`)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 CI_METHODS = ("percentile", "basic", "bca", "normal")
 
 
 @dataclass
 class Correlation(Result):
-    """``systems`` (:class:`~meta_eval.correlation.SystemCorrelation`), ``swaps`` (one row per measure pair),
-    ``topics`` (:func:`~meta_eval.correlation.correlate_topics`), the (studied, reference) ``pairs`` the figures
+    """``systems`` (:class:`~meta_eval.statistics.correlation.SystemCorrelation`), ``swaps`` (one row per measure pair),
+    ``topics`` (:func:`~meta_eval.statistics.correlation.correlate_topics`), the (studied, reference) ``pairs`` the figures
     and the swap table show."""
 
     systems: Any
@@ -37,7 +37,7 @@ class Correlation(Result):
     colors: dict | None = None
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.tables import PaperTable, agreement_table, swaps_compact
+        from meta_eval.rendering.paper_table import PaperTable, agreement_table, swaps_compact
 
         sysres = self.systems
         pooled = self.topics.pooled.copy()
@@ -55,7 +55,7 @@ class Correlation(Result):
         ]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.correlation import correlation_heatmap, rank_grid, scatter_grid
+        from meta_eval.rendering.figures.correlation import correlation_heatmap, rank_grid, scatter_grid
 
         sysres = self.systems
         out = [FigureOutput("heatmap_agreement", "Kendall's τ_b (below the diagonal) and symmetrised τ_AP (above) "
@@ -73,7 +73,7 @@ class Correlation(Result):
         return out
 
     def findings(self):
-        from meta_eval.findings import agreement_findings
+        from meta_eval.rendering.findings import agreement_findings
 
         return agreement_findings(self.compact, name="system_correlation", targets=self.targets,
                                   references=self.against, interval=self.systems.ci_method,
@@ -81,8 +81,8 @@ class Correlation(Result):
 
 
 def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
-    from meta_eval.correlation.systems import correlation_bytes
-    from meta_eval.resampling import bootstrap_bytes
+    from meta_eval.statistics.correlation.systems import correlation_bytes
+    from meta_eval.core.resampling import bootstrap_bytes
 
     n_top, B = len(data.topics), params["n_resamples"]
     need = bootstrap_bytes(n_top, B) + correlation_bytes(len(data.measures), len(data.systems), n_top, B)
@@ -100,7 +100,7 @@ def run(data: AnalysisData, *, n_resamples: int, seed: int, confidence: float, c
         alpha: float) -> Correlation:
     """Correlate the measures' system rankings (bootstrap intervals over topics), count the pairs each two order
     oppositely (significant by the discriminative-power test when it ran), correlate per-topic scores."""
-    from meta_eval.correlation import correlate_systems, correlate_topics, swap_table
+    from meta_eval.statistics.correlation import correlate_systems, correlate_topics, swap_table
 
     systems = data.systems
     sysres = correlate_systems(data.scores, systems, n_resamples=n_resamples, seed=seed, confidence=confidence,

@@ -1,5 +1,5 @@
 """Discriminative power in a study: Sakai's (2006) paired bootstrap test over every system pair, and over the top-k
-systems, with ASL curves and the difference required (the engine is :mod:`meta_eval.discpower`)."""
+systems, with ASL curves and the difference required (the engine is :mod:`meta_eval.statistics.significance`)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from typing import Any
 
 import pandas as pd
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 
 @dataclass
 class DiscriminativePower(Result):
     """The test over all systems (``all``) and over the ``best`` top-k systems (``top``, None when not run)."""
 
-    all: Any  # meta_eval.discpower.DiscriminativePower
+    all: Any  # meta_eval.statistics.significance.DiscriminativePower
     top: Any
     best: list[str]
     k: int
@@ -27,7 +27,7 @@ class DiscriminativePower(Result):
     colors: dict | None = None
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.tables import discpower_table
+        from meta_eval.rendering.paper_table import discpower_table
 
         summary = self.all.summary().assign(subset="all")
         asl = self.all.asl_table().assign(subset="all")
@@ -36,7 +36,7 @@ class DiscriminativePower(Result):
             asl = pd.concat([asl, self.top.asl_table().assign(subset=f"top {self.k}")], ignore_index=True)
         compact = discpower_table(self.all.summary(), self.top.summary() if self.top else None,
                                   self.k if self.top else None)
-        from meta_eval.tables import discpower_pairs
+        from meta_eval.rendering.paper_table import discpower_pairs
 
         top_text = (f" and over the top {self.k} ({discpower_pairs(self.top.summary()):,} pairs)" if self.top
                     else "")
@@ -47,7 +47,7 @@ class DiscriminativePower(Result):
                 TableOutput("asl", "Achieved significance level of every system pair", asl)]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.asl import asl_curve_figure
+        from meta_eval.rendering.figures.asl import asl_curve_figure
 
         def draw():
             return asl_curve_figure(self.all, top=self.top, method="bootstrap", colors=self.colors,
@@ -58,9 +58,9 @@ class DiscriminativePower(Result):
                              "metric tells apart", draw)]
 
     def findings(self):
-        from meta_eval.findings import discpower_findings
+        from meta_eval.rendering.findings import discpower_findings
 
-        from meta_eval.tables import discpower_pairs
+        from meta_eval.rendering.paper_table import discpower_pairs
 
         pairs = {"all": discpower_pairs(self.all.summary()),
                  "top": discpower_pairs(self.top.summary()) if self.top is not None else None}
@@ -70,7 +70,7 @@ class DiscriminativePower(Result):
 
 
 def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
-    from meta_eval.resampling import bootstrap_bytes
+    from meta_eval.core.resampling import bootstrap_bytes
 
     n_top, B = len(data.topics), params["n_resamples"]
     return [MemoryNeed(bootstrap_bytes(n_top, B), f"the study's bootstrap of {B:,} replicates over {n_top} topics",
@@ -85,7 +85,8 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
 def run(data: AnalysisData, *, n_resamples: int, alpha: float, seed: int, top: int) -> DiscriminativePower:
     """Sakai's paired bootstrap test of every system pair under every measure, one replicate matrix shared by
     every pair and measure; the same over the ``top`` systems that rank best under every measure at once."""
-    from meta_eval.discpower import best_systems, discriminative_power
+    from meta_eval.statistics.best_systems import best_systems
+    from meta_eval.statistics.significance.discriminative_power import discriminative_power
 
     systems = data.systems
     common = dict(methods=("bootstrap",), alpha=alpha, n_resamples=n_resamples, seed=seed, progress=data.progress,

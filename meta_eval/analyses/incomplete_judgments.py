@@ -1,22 +1,22 @@
 """Robustness to incomplete judgments (Buckley & Voorhees 2004; Sakai 2007): every run re-scored under reduced
 qrels, each measure's system ranking compared with its full-qrels ranking, with intervals over seeded draws (the
-engine is :mod:`meta_eval.meta.judgments`)."""
+engine is :mod:`meta_eval.statistics.incomplete_judgments`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 DEFAULT_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 @dataclass
 class IncompleteJudgmentsResult(Result):
-    """``result`` (:class:`~meta_eval.meta.IncompleteJudgments`) with the settings its table and findings quote."""
+    """``result`` (:class:`~meta_eval.statistics.incomplete_judgments.IncompleteJudgments`) with the settings its table and findings quote."""
 
     result: Any
     n_draws: int
@@ -26,7 +26,7 @@ class IncompleteJudgmentsResult(Result):
     colors: dict | None = None
 
     def tables(self):
-        from meta_eval.tables import judgments_table
+        from meta_eval.rendering.paper_table import judgments_table
 
         return [TableOutput("incomplete_judgments", "Robustness to incomplete judgments: agreement of each metric's "
                             "system ranking under reduced qrels with its full-qrels ranking, and the pairs a paired "
@@ -35,7 +35,7 @@ class IncompleteJudgmentsResult(Result):
                 TableOutput("incomplete_judgments_draws", "Every draw", self.result.draws)]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.meta import incomplete_judgments_figure
+        from meta_eval.rendering.figures.meta import incomplete_judgments_figure
 
         return [FigureOutput("incomplete_judgments", "Ranking agreement and discriminative power against the fraction "
                              "of judgments kept (standard: solid; condensed: dashed)",
@@ -43,14 +43,14 @@ class IncompleteJudgmentsResult(Result):
                                                                  colors=self.colors))]
 
     def findings(self):
-        from meta_eval.findings import judgments_findings
+        from meta_eval.rendering.findings import judgments_findings
 
         return judgments_findings(self.compact, name="incomplete_judgments", sampling=self.sampling,
                                   n_draws=self.n_draws, threshold=self.threshold)
 
 
 def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
-    from meta_eval.meta.judgments import masks_bytes
+    from meta_eval.statistics.incomplete_judgments import masks_bytes
 
     need = masks_bytes(len(data.collection.judgments), params["n_draws"], len(params["fractions"]),
                        len(data.systems), len(data.topics), len(data.measures))
@@ -84,8 +84,8 @@ def run(data: AnalysisData, *, fractions: tuple[float, ...], n_draws: int, sampl
         seed: int) -> IncompleteJudgmentsResult:
     """Reduced qrels (seeded draws of each fraction), every run re-scored in each form, each measure's ranking
     compared with the full-qrels ranking (τ_b, τ_AP), and the share of system pairs a paired t-test separates."""
-    from meta_eval.meta.judgments import incomplete_judgments
-    from meta_eval.meta.standardise import note
+    from meta_eval.statistics.incomplete_judgments import incomplete_judgments
+    from meta_eval.statistics.standardise import note
 
     forms = tuple(forms) if forms else data.forms
     res = incomplete_judgments(data.collection, data.measures, fractions=fractions, n_draws=n_draws,

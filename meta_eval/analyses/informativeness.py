@@ -1,6 +1,6 @@
 """Informativeness in a study: how much a measure's value says about the list it scores, by the maximum-entropy
 method (Aslam, Yilmaz & Pavlu 2005; graded as in the GAP paper §4.1). The engine — forms, solver, cache — is
-:mod:`meta_eval.mem`; this module declares the analysis, its sample of lists, its tables, figures and findings."""
+:mod:`meta_eval.statistics.maxent`; this module declares the analysis, its sample of lists, its tables, figures and findings."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.errors import InputError
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.errors import InputError
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Informativeness(Result):
         return dict(zip(first["metric"], first["mean_rms"].astype(float)))
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.tables import g_grid_table, informativeness_table
+        from meta_eval.rendering.paper_table import g_grid_table, informativeness_table
 
         out = [TableOutput("informativeness", f"Informativeness: mean RMS error (± s.e.) of the precision-recall "
                            f"curves inferred by the maximum-entropy method from each metric's value, over "
@@ -50,7 +50,7 @@ class Informativeness(Result):
         return out
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.informativeness import figure2, inferred_curves_figure, rms_bar_figure
+        from meta_eval.rendering.figures.informativeness import figure2, inferred_curves_figure, rms_bar_figure
 
         out = [FigureOutput("informativeness_rms", "Mean RMS error of inferred vs actual PR curves (±1 s.e.)",
                             lambda: rms_bar_figure(self.summary, colors=self.colors))]
@@ -62,14 +62,14 @@ class Informativeness(Result):
         return out
 
     def findings(self):
-        from meta_eval.findings import informativeness_findings
+        from meta_eval.rendering.findings import informativeness_findings
 
         return informativeness_findings(self.compact, name="informativeness", targets=self.targets,
                                         references=self.against)
 
 
 def _grid_problem(step: Any) -> str | None:
-    from meta_eval.mem.study import g_grid
+    from meta_eval.statistics.maxent.pr_inference import g_grid
 
     try:
         g_grid(step)
@@ -86,7 +86,7 @@ def _warm_solver():
     """
     import threading
 
-    from meta_eval.mem._newton import warm_up
+    from meta_eval.statistics.maxent._newton import warm_up
 
     thread = threading.Thread(target=warm_up, name="meta-eval-warm-solver", daemon=True)
     thread.start()
@@ -105,7 +105,7 @@ def _warm_solver():
 def run(data: AnalysisData, *, lists: int, g_grid_step: float, seed: int) -> Informativeness:
     """For each measure, the maximum-entropy probability-at-rank distribution consistent with a list's value and
     its retrieved grade counts; the RMS error of its expected precision-recall curve against the actual one."""
-    from meta_eval import mem
+    from meta_eval.statistics import maxent as mem
 
     sample = _sample(data, lists, seed)
     ready = data.prepared.pop("informativeness", None)
@@ -143,8 +143,8 @@ def run(data: AnalysisData, *, lists: int, g_grid_step: float, seed: int) -> Inf
 
 def _sample(data: AnalysisData, limit: int, seed: int):
     """The lists of the analysis: those with a relevant document retrieved, a seeded sample of ``limit``."""
-    from meta_eval import mem
-    from meta_eval.params import rng
+    from meta_eval.statistics import maxent as mem
+    from meta_eval.core.params import rng
 
     eligible = mem.qualifying_lists(mem.retrieved_grade_counts(data.collection), min_relevant=1, min_high=0)
     if limit and eligible.size > limit:
@@ -154,8 +154,8 @@ def _sample(data: AnalysisData, limit: int, seed: int):
 
 def _inferred_curves(lists, measures: list[str], seed: int, n_lists: int = 3) -> pd.DataFrame:
     """Tidy actual and inferred PR curves (threshold grade >= 1) for a few sample lists."""
-    from meta_eval import mem
-    from meta_eval.params import rng
+    from meta_eval.statistics import maxent as mem
+    from meta_eval.core.params import rng
 
     pick = np.sort(rng(seed, "study").choice(lists.batch.n_lists, size=min(n_lists, lists.batch.n_lists),
                                              replace=False))

@@ -1,19 +1,19 @@
 """Intuitiveness (Sakai 2012): on the topic-level disagreements between two measures, how often a simple gold
-criterion sides with each (the engine is :mod:`meta_eval.meta.intuitiveness`)."""
+criterion sides with each (the engine is :mod:`meta_eval.statistics.intuitiveness`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.params import Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.params import Param
 
 
 @dataclass
 class IntuitivenessResult(Result):
-    """``result`` (:class:`~meta_eval.meta.Intuitiveness`) against the gold criterion ``gold``."""
+    """``result`` (:class:`~meta_eval.statistics.intuitiveness.Intuitiveness`) against the gold criterion ``gold``."""
 
     result: Any
     gold: str
@@ -21,29 +21,29 @@ class IntuitivenessResult(Result):
     against: list[str]
 
     def tables(self):
-        from meta_eval.tables import intuitiveness_table
+        from meta_eval.rendering.paper_table import intuitiveness_table
 
         return [TableOutput("intuitiveness", f"Intuitiveness against {self.gold} (Sakai 2012): row metric's share of "
                             f"its disagreements with the column metric on which {self.gold} sides with it",
                             self.result.table, intuitiveness_table(self.result.matrix(), self.gold))]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.meta import intuitiveness_figure
+        from meta_eval.rendering.figures.meta import intuitiveness_figure
 
         return [FigureOutput("intuitiveness", f"Intuitiveness matrix against {self.gold}",
                              lambda: intuitiveness_figure(self.result.matrix(), gold=self.gold))]
 
     def findings(self):
-        from meta_eval.findings import intuitiveness_findings
+        from meta_eval.rendering.findings import intuitiveness_findings
 
         return intuitiveness_findings(self.compact, name="intuitiveness", gold=self.gold, targets=self.targets,
                                       references=self.against)
 
 
 def _one_measure(spec: Any) -> str | None:
-    from meta_eval.measures.resolver import measures_of
+    from meta_eval.measures.resolver import load_metric
 
-    return None if len(measures_of(spec)) == 1 else "names several metrics; give one (e.g. P@10)"
+    return None if len(load_metric(spec)) == 1 else "names several metrics; give one (e.g. P@10)"
 
 
 @analysis("intuitiveness", title="Intuitiveness", command="intuitiveness",
@@ -55,8 +55,8 @@ def _one_measure(spec: Any) -> str | None:
 def run(data: AnalysisData, *, gold: str) -> IntuitivenessResult:
     """Sakai's concordance test of every measure pair against ``gold``, on the metric values themselves
     (standardisation, an increasing map per topic, would change no preference)."""
-    from meta_eval.evaluate import score
-    from meta_eval.meta.intuitiveness import intuitiveness
+    from meta_eval.measures.scoring import score
+    from meta_eval.statistics.intuitiveness import intuitiveness
 
     metrics = {k: v for k, v in data.raw.items() if k != gold}
     label = f"{gold} (relevant documents in the top {gold.split('@')[1]})" if gold.startswith("P@") else gold

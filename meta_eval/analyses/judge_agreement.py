@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.errors import InputError
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.errors import InputError
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 WEIGHTS = ("none", "linear", "quadratic")
 
@@ -114,7 +114,7 @@ class JudgeAgreement(Result):
     colors: dict | None = None
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.tables import PaperTable, best_mask
+        from meta_eval.rendering.paper_table import PaperTable, best_mask
 
         r = self.rankings.set_index("measure")
         values = pd.DataFrame({
@@ -147,7 +147,7 @@ class JudgeAgreement(Result):
                              lambda: rank_change_figure(self.ranks, colors=self.colors))]
 
     def findings(self):
-        from meta_eval.findings import Quoter, _ranked
+        from meta_eval.rendering.findings import Quoter, _ranked
 
         q = Quoter(self.compact)
         kappa = self.compact["judge_kappa"]
@@ -203,8 +203,8 @@ def run(data: AnalysisData, *, other_qrels: str | None, weights: str, other_name
         alpha: float) -> JudgeAgreement:
     """Cohen's κ of the two judges' labels; each measure's system ranking under both sets of qrels (τ_b, τ_AP, the
     pairs that swap, each system's change of rank), on the topics both judged."""
-    from meta_eval.demo import demo_llm_qrels
-    from meta_eval.io import read_qrels
+    from meta_eval.inputs.demo import demo_llm_qrels
+    from meta_eval.inputs.trec import read_qrels
 
     if other_qrels is None:
         raise InputError("analysis judge-agreement: parameter other_qrels is needed (the other judge's qrels file)")
@@ -230,7 +230,7 @@ def _weighting(weights: str) -> str:
 
 def _collections(collection, path: Path):
     """The runs under the reference and the other qrels, on the topics both judged."""
-    from meta_eval.collection import load_collection
+    from meta_eval.model.collection import load_collection
 
     runs = collection.options.get("runs") or []
     if not runs or not all(Path(r).is_file() for r in runs):
@@ -272,10 +272,10 @@ def _ranking_agreement(data: AnalysisData, reference, other, alpha: float):
     """Per measure: τ_b, τ_AP, swaps (with paired t-tests under both qrels) and every system's rank change."""
     from scipy.stats import rankdata
 
-    from meta_eval.correlation.agreement import ranking_swaps
-    from meta_eval.correlation.rank import kendall_tau_b, tau_ap
-    from meta_eval.discpower.classical import classical_test
-    from meta_eval.evaluate import aggregate, per_topic
+    from meta_eval.statistics.correlation.agreement import ranking_swaps
+    from meta_eval.statistics.correlation.rank import kendall_tau_b, tau_ap
+    from meta_eval.statistics.significance.classical import classical_test
+    from meta_eval.measures.scoring import aggregate, per_topic
 
     systems = list(reference.systems)
     rows, ranks, swaps = [], [], []
@@ -307,7 +307,7 @@ def _ranking_agreement(data: AnalysisData, reference, other, alpha: float):
 
 def rank_change_figure(ranks: pd.DataFrame, colors=None):
     """Rank under the reference qrels (x) against rank under the other qrels (y), one panel per measure."""
-    from meta_eval.figures.style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
+    from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
 
     @styled
     def draw():

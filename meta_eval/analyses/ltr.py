@@ -1,5 +1,5 @@
 """Effectiveness when trained for it: a LambdaMART ranker trained for each measure of a study, every ranker scored
-with every measure, beside the measure's informativeness (the GAP paper §5; the engine is :mod:`meta_eval.ltr`).
+with every measure, beside the measure's informativeness (the GAP paper §5; the engine is :mod:`meta_eval.statistics.learning_to_rank`).
 Runs in a study only when given learning-to-rank data (a LETOR file or folder, or ``demo``)."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from typing import Any
 
 import pandas as pd
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 
 @dataclass
 class LearningToRank(Result):
-    """The experiment (:class:`~meta_eval.ltr.LTRResult`) and the informativeness of each measure (mean RMS
+    """The experiment (:class:`~meta_eval.statistics.learning_to_rank.LTRResult`) and the informativeness of each measure (mean RMS
     error, when that analysis ran)."""
 
     experiment: Any
@@ -25,7 +25,7 @@ class LearningToRank(Result):
     alpha: float
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.tables import ltr_table
+        from meta_eval.rendering.paper_table import ltr_table
 
         res = self.experiment
         full = res.table.assign(informativeness_rms=res.table["trained_for"].map(self.rms or {}).astype(float))
@@ -35,14 +35,14 @@ class LearningToRank(Result):
                 TableOutput("ltr_per_query", "Every test query's score", res.per_query)]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.ltr import ltr_figure
+        from meta_eval.rendering.figures.ltr import ltr_figure
 
         return [FigureOutput("ltr", "Mean paired difference (95 % t-interval over test queries) of each objective "
                              "from the best objective, per test metric",
                              lambda: ltr_figure(self.experiment, alpha=self.alpha))]
 
     def findings(self):
-        from meta_eval.findings import ltr_findings
+        from meta_eval.rendering.findings import ltr_findings
 
         return ltr_findings(self.compact, name="ltr", algorithm="LambdaMART",
                             n_queries=self.experiment.settings["n_test_queries"])
@@ -69,12 +69,13 @@ def run(data: AnalysisData, *, letor: str | None, folds: int | None, rounds: int
         alpha: float) -> LearningToRank:
     """LambdaMART (LightGBM with RankNet gradients scaled by |ΔM|) trained for each measure; every ranker's test
     queries scored with every measure, each row tested against the best row of its test measure."""
-    from meta_eval.errors import InputError
-    from meta_eval.ltr.experiment import default_data, run_ltr
+    from meta_eval.core.errors import InputError
+    from meta_eval.inputs.demo import demo_ltr_data
+    from meta_eval.statistics.learning_to_rank.experiment import run_ltr
 
     if letor is None:
         raise InputError("analysis ltr: parameter letor is needed (a LETOR file or folder, or 'demo')")
-    path = default_data() if str(letor) == "demo" else Path(letor)
+    path = demo_ltr_data() if str(letor) == "demo" else Path(letor)
     res = run_ltr(path, train_for=data.measures, test=data.measures, algorithms=("lambdamart",), max_folds=folds,
                   seed=seed, rel_level=data.collection.rel_level, lambdamart={"num_boost_round": rounds},
                   progress=data.progress, jobs=data.jobs, scheduler=data.scheduler)
@@ -83,7 +84,7 @@ def run(data: AnalysisData, *, letor: str | None, folds: int | None, rounds: int
     s = res.settings
     text = (
         f"LambdaMART (LightGBM with a custom objective: RankNet gradients scaled by |ΔM| for the metric M trained "
-        f"for; meta_eval.ltr) trained for each metric of the study on {path.name} ({s['folds']} fold(s) of "
+        f"for; meta_eval.statistics.learning_to_rank) trained for each metric of the study on {path.name} ({s['folds']} fold(s) of "
         f"cross-validation over queries, seed {seed}, at most {rounds} boosting rounds with early "
         f"stopping on the trained-for metric on the validation queries); every ranker's test queries are scored "
         f"with every metric ({s['n_test_queries']} test queries; {res.skipped} without a relevant document not "

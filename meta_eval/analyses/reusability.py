@@ -1,5 +1,5 @@
 """Pool reusability (Zobel 1998; Büttcher et al. 2007): each run (or group of runs) left out of the depth-k pool and
-re-scored without the judgments only it contributed (the engine is :mod:`meta_eval.meta.reusability`)."""
+re-scored without the judgments only it contributed (the engine is :mod:`meta_eval.statistics.reusability`)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.errors import InputError
-from meta_eval.params import Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.errors import InputError
+from meta_eval.core.params import Param
 
 
 @dataclass
 class ReusabilityResult(Result):
-    """``result`` (:class:`~meta_eval.meta.Reusability`), the pool depth and what was left out (run or group)."""
+    """``result`` (:class:`~meta_eval.statistics.reusability.Reusability`), the pool depth and what was left out (run or group)."""
 
     result: Any
     depth: int
@@ -30,7 +30,7 @@ class ReusabilityResult(Result):
         return bool((self.result.runs["rank_change"] == 0).all())
 
     def tables(self):
-        from meta_eval.tables import reusability_table
+        from meta_eval.rendering.paper_table import reusability_table
 
         return [TableOutput("reusability", f"Pool reusability (leave-one-{self.unit}-out, pool depth {self.depth}): "
                             f"change of a run's mean {self.scale} and rank when the judgments only it contributed "
@@ -38,7 +38,7 @@ class ReusabilityResult(Result):
                 TableOutput("reusability_summary", "Per metric", self.result.summary)]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.meta import reusability_figure
+        from meta_eval.rendering.figures.meta import reusability_figure
 
         if self.still:
             return []
@@ -47,7 +47,7 @@ class ReusabilityResult(Result):
                 for form in dict.fromkeys(self.result.runs["form"])]
 
     def findings(self):
-        from meta_eval.findings import reusability_findings
+        from meta_eval.rendering.findings import reusability_findings
 
         return reusability_findings(self.compact, name="reusability", unit=self.unit, depth=self.depth)
 
@@ -60,7 +60,7 @@ def _groups(group_by):
     path = Path(group_by)
     if not path.is_file():
         raise InputError(f"--group-by must be 'prefix' or a file of 'run group' lines; {group_by!r} is neither")
-    from meta_eval.io import read_run_groups
+    from meta_eval.inputs.trec import read_run_groups
 
     return read_run_groups(path)
 
@@ -78,8 +78,8 @@ def run(data: AnalysisData, *, pool_depth: int, group_by: str | None,
         forms: tuple[str, ...] | None) -> ReusabilityResult:
     """Leave-one-run-out (or leave-one-group-out): the runs of the left-out unit re-scored without its unique
     judgments and ranked among the other runs' official scores."""
-    from meta_eval.meta.reusability import reusability
-    from meta_eval.meta.standardise import note
+    from meta_eval.statistics.reusability import reusability
+    from meta_eval.statistics.standardise import note
 
     groups = _groups(group_by)
     res = reusability(data.collection, data.measures, groups=groups, depth=pool_depth,

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses.base import AnalysisData, Result, TableOutput
-from meta_eval.analyses.registry import analysis
+from meta_eval.analyses._base import AnalysisData, Result, TableOutput
+from meta_eval.analyses._registry import analysis
 
 
 @dataclass
@@ -23,7 +23,7 @@ class Scores(Result):
     n_topics: int
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.tables import means_table
+        from meta_eval.rendering.paper_table import means_table
 
         out = [TableOutput("system_means", f"Mean score of each system over {self.n_topics} topics (best in bold)",
                            self.means.reset_index().rename(columns={"system": "run"}), means_table(self.means)),
@@ -38,8 +38,8 @@ class Scores(Result):
 def run(data: AnalysisData) -> Scores:
     """Mean of each measure over the topics per system (the measure's own aggregate: mean, geometric mean or sum),
     and every per-topic value."""
-    from meta_eval.evaluate import aggregate
-    from meta_eval.meta.standardise import describe
+    from meta_eval.measures.scoring import aggregate
+    from meta_eval.statistics.standardise import describe
 
     col = data.collection
     means = pd.DataFrame({m.output_name: aggregate(data.raw[m.output_name], m) for m in data.measures},
@@ -71,7 +71,7 @@ def _tidy(data: AnalysisData) -> pd.DataFrame:
 
 def _standardisation_frame(data: AnalysisData) -> pd.DataFrame:
     """Per measure and topic: the reference mean and s.d. of the standardisation (to standardise new runs)."""
-    from meta_eval.meta.standardise import fit_standardisation
+    from meta_eval.statistics.standardise import fit_standardisation
 
     frames = [fit_standardisation(x, data.standardise, topics=data.topics).to_frame().assign(measure=name)
               for name, x in data.raw.items()]

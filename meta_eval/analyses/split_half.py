@@ -1,5 +1,5 @@
 """Split-half stability (Voorhees 2009): the agreement of the system rankings of two disjoint halves of the topics,
-against the half size (the engine is :func:`meta_eval.discpower.split_half`)."""
+against the half size (the engine is :func:`meta_eval.statistics.stability.split_half`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses.base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
-from meta_eval.analyses.registry import analysis
-from meta_eval.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._registry import analysis
+from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 
 @dataclass
@@ -23,7 +23,7 @@ class SplitHalfStability(Result):
     colors: dict | None = None
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.tables import split_half_table
+        from meta_eval.rendering.paper_table import split_half_table
 
         return [TableOutput("split_half", "Split-half stability: Kendall's τ_b and τ_AP-b between the system rankings "
                             "of two disjoint halves of n topics "
@@ -31,13 +31,13 @@ class SplitHalfStability(Result):
                             split_half_table(self.summary))]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.figures.meta import split_half_figure
+        from meta_eval.rendering.figures.meta import split_half_figure
 
         return [FigureOutput("split_half", "Split-half stability against topic-set size",
                              lambda: split_half_figure(self.summary, colors=self.colors))]
 
     def findings(self):
-        from meta_eval.findings import split_half_findings
+        from meta_eval.rendering.findings import split_half_findings
 
         return split_half_findings(self.compact, name="split_half", n_splits=self.n_splits)
 
@@ -49,7 +49,7 @@ def half_sizes(n_topics: int, most: int = 10) -> list[int]:
 
 
 def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
-    from meta_eval.discpower.stability import split_half_bytes
+    from meta_eval.statistics.stability import split_half_bytes
 
     n_sizes = len(params["sizes"]) if params["sizes"] else len(half_sizes(len(data.topics)))
     return [MemoryNeed(split_half_bytes(len(data.systems), len(data.topics), params["n_splits"], n_sizes),
@@ -66,8 +66,8 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
           memory=_memory, standardised=True)
 def run(data: AnalysisData, *, sizes: tuple[int, ...] | None, n_splits: int, seed: int) -> SplitHalfStability:
     """Voorhees' split-half stability of each measure; the same splits for every measure (one seed)."""
-    from meta_eval.discpower.stability import split_half
-    from meta_eval.meta.standardise import note
+    from meta_eval.statistics.stability import split_half
+    from meta_eval.statistics.standardise import note
 
     frames = []
     for name, values in data.scores.items():

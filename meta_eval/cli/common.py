@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Callable, Optional
 
 import typer
 
-from meta_eval.errors import MetaEvalError
+from meta_eval.core.errors import MetaEvalError
 
 if TYPE_CHECKING:  # pragma: no cover - the collection (numpy, Arrow) is imported when a command runs, not for --help
-    from meta_eval.collection import Collection
+    from meta_eval.model.collection import Collection
 
 
 class Missing(str, Enum):
@@ -77,8 +77,6 @@ RelFormatOpt = Annotated[RelFormat, typer.Option(
     "--rel-format", "-R", help="How --qrels is read: qrels; qrels_jg (judgment groups: every measure averaged over a "
     "topic's groups); prefs or qrels_prefs (preference judgments, for the prefs_* measures). trec_eval -R.")]
 Float32Opt = Annotated[bool, typer.Option("--float32", help="32-bit scores: reproduce trec_eval 9.x / pytrec_eval ties.")]
-RunsOptDeprecated = Annotated[Optional[list[str]], typer.Option("--runs", "-r", hidden=True,
-                                                                help="Deprecated: give the runs as arguments.")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**53, help="Seed of every randomised procedure (bootstrap, permutations, "
                                       "samples); the same seed gives the same numbers.")]
 def _open_unit(value: float) -> float:
@@ -117,10 +115,10 @@ StandardiseOpt = Annotated[Optional[Standardise], typer.Option(
 
 def declared_inputs(qrels=None, runs=None, measures=None, files=()) -> list[str]:
     """The files a command will read, named before it reads them, so an output that would replace one is refused
-    before any work (:mod:`meta_eval.output`, :mod:`meta_eval.resultdir`; what is actually read is checked again
+    before any work (:mod:`meta_eval.outputs.writer`, :mod:`meta_eval.outputs.result_folder`; what is actually read is checked again
     when writing): the qrels, the run files (folders and globs expanded), plug-in files of ``-m file.py:function``
     and any other ``files``."""
-    from meta_eval.files import named_files
+    from meta_eval.core.file_identity import named_files
     from meta_eval.measures.plugins import parse_spec
 
     plugins = [spec for spec in map(parse_spec, map(str, measures or ())) if spec is not None]
@@ -129,24 +127,24 @@ def declared_inputs(qrels=None, runs=None, measures=None, files=()) -> list[str]
 
 def folder_target(out, kind: str, *, overwrite: bool = False, qrels=None, runs=None, measures=None, files=()):
     """The ``--out`` result folder of a command, checked before any work (None without ``--out``):
-    :class:`meta_eval.resultdir.FolderTarget` with the command's :func:`declared_inputs`."""
+    :class:`meta_eval.outputs.result_folder.FolderTarget` with the command's :func:`declared_inputs`."""
     if out is None:
         return None
-    from meta_eval.resultdir import FolderTarget
+    from meta_eval.outputs.result_folder import FolderTarget
 
     return FolderTarget(out, kind, inputs=declared_inputs(qrels, runs, measures, files), overwrite=overwrite)
 
 
 def standardise_scores(scores: dict, method, topics=None) -> tuple[dict, object]:
     """``--standardise``: every (S, T) array standardised per topic against its own systems
-    (:mod:`meta_eval.meta.standardise`), and the per-topic reference (``measure, topic, mean, sd``) to write beside
+    (:mod:`meta_eval.statistics.standardise`), and the per-topic reference (``measure, topic, mean, sd``) to write beside
     the results; the scores unchanged and None without a method."""
     method = _value(method)
     if method is None:
         return scores, None
     import pandas as pd
 
-    from meta_eval.meta.standardise import fit_standardisation
+    from meta_eval.statistics.standardise import fit_standardisation
 
     refs = {name: fit_standardisation(x, method, topics=topics) for name, x in scores.items()}
     frame = pd.concat([r.to_frame().assign(measure=name) for name, r in refs.items()], ignore_index=True)
@@ -186,14 +184,6 @@ def measures_option(defaults: tuple[str, ...] | list[str], what: str = "Measure"
 def figure_formats(formats: list | None) -> tuple[str, ...]:
     """The ``--format`` values (default: pdf)."""
     return tuple(_value(f) for f in formats) if formats else ("pdf",)
-
-
-def merge_runs(runs: list[str] | None, deprecated: list[str] | None) -> list[str] | None:
-    """Positional runs plus those of the deprecated ``--runs`` option (with a warning on stderr)."""
-    if deprecated:
-        print("meta-eval: warning: --runs is deprecated; give the runs as arguments", file=sys.stderr)
-    merged = [*(runs or []), *(deprecated or [])]
-    return merged or None
 
 
 @dataclass
@@ -281,10 +271,10 @@ def collection_from_cli(
     rel_format: RelFormat = RelFormat.qrels,
 ) -> Collection:
     """Load the collection named on the command line, or the demo collection when none is; ``rel_format`` reads
-    the qrels as judgment groups or preference judgments instead (:mod:`meta_eval.judgment_groups`,
-    :mod:`meta_eval.preferences`)."""
-    from meta_eval.collection import load_collection
-    from meta_eval.demo import demo_collection
+    the qrels as judgment groups or preference judgments instead (:mod:`meta_eval.model.judgment_groups`,
+    :mod:`meta_eval.model.preferences`)."""
+    from meta_eval.model.collection import load_collection
+    from meta_eval.inputs.demo import demo_collection
 
     keep_freed_memory()
     options = dict(depth=depth, rel_level=rel_level, missing=_value(missing), unjudged=_value(unjudged),
@@ -300,12 +290,12 @@ def collection_from_cli(
         raise typer.BadParameter("--qrels was given without any run")
     rel_format = _value(rel_format)
     if rel_format == "qrels_jg":
-        from meta_eval.judgment_groups import load_judgment_groups
+        from meta_eval.model.judgment_groups import load_judgment_groups
 
         del options["score_precision"]
         return load_judgment_groups(qrels, runs, **options)
     if rel_format in ("prefs", "qrels_prefs"):
-        from meta_eval.preferences import load_preferences
+        from meta_eval.model.preferences import load_preferences
 
         return load_preferences(qrels, runs, fmt=rel_format, depth=depth, missing=_value(missing), progress=progress)
     return load_collection(qrels, runs, progress=progress, **options)
@@ -347,7 +337,7 @@ def reports_errors(func: Callable) -> Callable:
     """Run a command as a user expects of a Unix tool:
 
     * meta-eval's own errors: one line on stderr and exit status 2 (no traceback); its warnings
-      (:class:`~meta_eval.errors.MetaEvalWarning`): one line on stderr;
+      (:class:`~meta_eval.core.errors.MetaEvalWarning`): one line on stderr;
     * Ctrl-C: "interrupted", status 130; SIGTERM: status 143, quietly; a reader that went away (``| head``):
       status 141, quietly — in each case the worker processes are stopped first (none keeps computing) and the
       tracebacks of the engine's own threads, which the abrupt end may cause, are not printed.
@@ -394,7 +384,7 @@ def _one_line(show: Callable) -> Callable:
     """``warnings.showwarning`` printing meta-eval's own warnings as one line, like its errors."""
 
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-        from meta_eval.errors import MetaEvalWarning
+        from meta_eval.core.errors import MetaEvalWarning
 
         if issubclass(category, MetaEvalWarning):
             print(f"meta-eval: warning: {message}", file=sys.stderr)
@@ -415,8 +405,8 @@ def _stop_workers() -> None:
     import threading
 
     threading.excepthook = lambda args: None
-    if "meta_eval.parallel" in sys.modules:
-        sys.modules["meta_eval.parallel"].terminate_workers()
+    if "meta_eval.core.parallel" in sys.modules:
+        sys.modules["meta_eval.core.parallel"].terminate_workers()
 
 
 def _silence_stdout() -> None:

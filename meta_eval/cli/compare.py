@@ -35,8 +35,8 @@ class Correction(str, Enum):
 
 def _check_output(path: Path | None, inputs: list[str]) -> None:
     """The output file's format from its extension, and that it can be written — before any work."""
-    from meta_eval.errors import InputError
-    from meta_eval.output import check_output
+    from meta_eval.core.errors import InputError
+    from meta_eval.outputs.writer import check_output
 
     if path is None:
         return
@@ -76,8 +76,8 @@ def compare(
     from rich.console import Console
 
     import meta_eval as me
-    from meta_eval.compare import compare as run_compare
-    from meta_eval.output import write_output
+    from meta_eval.statistics.comparison import compare as run_compare
+    from meta_eval.outputs.writer import write_output
 
     declared = declared_inputs(qrels, runs, measures)
     _check_output(out, declared)

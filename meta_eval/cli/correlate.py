@@ -33,10 +33,10 @@ class TopicMethod(str, Enum):
 
 def _pvalues(scores, systems: list[str], test: SignificanceTest, n_resamples: int, alpha: float, seed: int | None,
              progress: bool):
-    """Condensed pairwise p-values (pairs a < b, row-major) per metric, from meta_eval.discpower."""
+    """Condensed pairwise p-values (pairs a < b, row-major) per metric, from meta_eval.statistics.significance."""
     if test is SignificanceTest.none:
         return None
-    from meta_eval import discpower
+    from meta_eval.statistics import significance as discpower
 
     out = {}
     for name, s in scores.items():
@@ -84,9 +84,9 @@ def correlate(
     from rich.console import Console
 
     import meta_eval as me
-    from meta_eval.correlation import correlate_systems, correlate_topics, swap_table
-    from meta_eval.figures.style import check_formats
-    from meta_eval.tables import PaperTable, agreement_table, swaps_compact
+    from meta_eval.statistics.correlation import correlate_systems, correlate_topics, swap_table
+    from meta_eval.rendering.figure_style import check_formats
+    from meta_eval.rendering.paper_table import PaperTable, agreement_table, swaps_compact
 
     console = Console()
     if not console.is_terminal:  # files and pipes: wide enough for the tables
@@ -136,8 +136,8 @@ def correlate(
 
 
 def _figures(folder, scores, sysres, topres, per_topic: str, formats, dpi: int) -> None:
-    from meta_eval.figures.correlation import correlation_heatmap, rank_grid, scatter_grid
-    from meta_eval.figures.style import metric_colors, save_figure
+    from meta_eval.rendering.figures.correlation import correlation_heatmap, rank_grid, scatter_grid
+    from meta_eval.rendering.figure_style import metric_colors, save_figure
 
     colors = metric_colors(list(scores))
     names = list(scores)

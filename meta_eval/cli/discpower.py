@@ -9,14 +9,14 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.parallel import connect_scheduler
+from meta_eval.core.parallel import connect_scheduler
 from meta_eval.cli.common import (AlphaOpt, CollectionOptions, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt,
                                   SchedulerOpt, SeedOpt, StandardiseOpt, figure_formats, folder_target,
                                   measures_option, reports_errors, resamples_option, standardise_label,
                                   standardise_scores, with_collection, write_standardisation)
 
 DEFAULT_MEASURES = ("GAP", "nDCG", "AP")
-# meta_eval.discpower.METHODS, listed here so that --help does not import scipy (a test keeps them equal)
+# meta_eval.statistics.significance.METHODS, listed here so that --help does not import scipy (a test keeps them equal)
 _TESTS, _CORRECTIONS = ("ttest", "wilcoxon", "sign"), ("holm", "bonferroni", "bh")
 Method = Enum("Method", {m: m for m in ("bootstrap", "unpaired-bootstrap", "tukey", *_TESTS,
                                         *(f"{t}-{c}" for t in _TESTS for c in _CORRECTIONS))}, type=str)
@@ -75,9 +75,10 @@ def discpower(
     from rich.console import Console
 
     import meta_eval as me
-    from meta_eval.discpower import best_systems, discriminative_power
-    from meta_eval.figures.style import check_formats
-    from meta_eval.report import slug
+    from meta_eval.statistics.best_systems import best_systems
+    from meta_eval.statistics.significance.discriminative_power import discriminative_power
+    from meta_eval.rendering.figure_style import check_formats
+    from meta_eval.rendering.report import slug
 
     console = Console()
     names = list(measures or DEFAULT_MEASURES)
@@ -126,8 +127,8 @@ def discpower(
             top_result.asl_table().to_csv(tmp / "asl_top.csv", index=False)
             (tmp / "top_systems.txt").write_text("\n".join(best) + "\n")
         if figures:
-            from meta_eval.figures.asl import asl_curve_figure
-            from meta_eval.figures.style import save_figure
+            from meta_eval.rendering.figures.asl import asl_curve_figure
+            from meta_eval.rendering.figure_style import save_figure
 
             for m in methods:
                 stem = "asl_curve" if len(methods) == 1 else f"asl_curve_{slug(m)}"

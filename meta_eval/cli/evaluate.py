@@ -23,12 +23,12 @@ import typer
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (CollectionOptions, RelFormat, RelFormatOpt, declared_inputs, measures_option,
                                   reports_errors, with_collection)
-from meta_eval.errors import InputError
+from meta_eval.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from meta_eval.evaluate import Scores
+    from meta_eval.measures.scoring import Scores
 
 DEFAULT_MEASURES = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
 MeasuresOpt = measures_option(DEFAULT_MEASURES, "Measure (see 'meta-eval measures'; trec_eval -m specs such as "
@@ -70,8 +70,8 @@ def evaluate(
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
     qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
-    from meta_eval.evaluate import resolve, scores
-    from meta_eval.output import STDOUT, check_output, write_output
+    from meta_eval.measures.scoring import resolve, scores
+    from meta_eval.outputs.writer import STDOUT, check_output, write_output
 
     declared = declared_inputs(qrels, runs, measure)
     target = check_output(out, inputs=declared) if out is not None else None  # before any work
@@ -116,7 +116,7 @@ def warn_rel_level(rel_level: int, max_grade: int) -> None:
 def render(results: Scores, fmt: Format, *, per_topic: bool, digits: int = 4) -> str | bytes:
     """The results in a format: tidy rows (machine formats, exact floats), trec_eval's layout, or tables. Only the
     tidy formats need pandas: the everyday table is printed from the arrays, without importing it."""
-    from meta_eval.evaluate import format_trec
+    from meta_eval.measures.scoring import format_trec
 
     if fmt == Format.trec:
         return format_trec(results, results.measures, per_topic_rows=per_topic)

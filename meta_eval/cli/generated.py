@@ -3,7 +3,7 @@
 Every built-in analysis that declares a ``command`` (``incomplete-judgments``, ``reusability``, ``anova``,
 ``intuitiveness``, ``split-half``, ``judge-agreement``) gets one: the runs, ``--qrels`` and ``--measure`` (the
 analysis's default measures), one option per declared parameter (its flags, type, repeatability, help and domain
-from the :class:`~meta_eval.params.Param`, its value checked against the declaration), ``--standardise`` and
+from the :class:`~meta_eval.core.params.Param`, its value checked against the declaration), ``--standardise`` and
 ``--jobs/--scheduler`` where the analysis uses them, the result folder options and the collection options
 (:class:`~meta_eval.cli.common.CollectionOptions`). ``meta-eval analysis SPEC`` runs any analysis, a plug-in
 (``my.py:NAME(param=value)``) included, and lists them without a SPEC.
@@ -38,7 +38,7 @@ def _closed_range(param) -> dict[str, float]:
     as every command does: ``-1 is not in the range 0<=x<=...``); open ends are checked by the declaration."""
     import math
 
-    from meta_eval.params import interval
+    from meta_eval.core.params import interval
 
     if not param.within or param.parse not in (int, float):
         return {}
@@ -90,7 +90,7 @@ def run_analysis(decl, params: dict[str, Any], *, inputs: CollectionOptions, mea
                  jobs=None, scheduler=None, out=None, overwrite=False, fmt=None, dpi=300) -> Any:
     """Load the collection, run the analysis, print its tables and findings, write ``--out``."""
     from meta_eval.analyses import AnalysisData
-    from meta_eval.parallel import connect_scheduler
+    from meta_eval.core.parallel import connect_scheduler
 
     specs = list(dict.fromkeys(measures or decl.measures))
     target = folder_target(out, decl.command or decl.name, overwrite=overwrite, qrels=inputs.qrels,
@@ -120,11 +120,11 @@ def show(result) -> None:
 
 def write_result(result, target, fmt, dpi: int, title: str = "") -> None:
     """Write a result into the result folder ``target`` (checked at the command's start by
-    :func:`meta_eval.cli.common.folder_target`) through the study's writer (:meth:`meta_eval.report.Report.add`):
+    :func:`meta_eval.cli.common.folder_target`) through the study's writer (:meth:`meta_eval.rendering.report.Report.add`):
     each table's CSV, its LaTeX form when it has a compact one, every figure, and ``report.md``/``report.html``
     with the findings, the method and the tables."""
-    from meta_eval.figures.style import check_formats
-    from meta_eval.report import Report
+    from meta_eval.rendering.figure_style import check_formats
+    from meta_eval.rendering.report import Report
 
     formats = check_formats(figure_formats(fmt))
     with target.open() as tmp:
@@ -240,6 +240,6 @@ def _list(found) -> None:
 
 
 def _shown(value) -> str:
-    from meta_eval.params import format_value
+    from meta_eval.core.params import format_value
 
     return "None" if value is None else format_value(value)

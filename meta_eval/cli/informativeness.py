@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from meta_eval.cli.app import app
-from meta_eval.parallel import connect_scheduler
+from meta_eval.core.parallel import connect_scheduler
 from meta_eval.cli.common import (CollectionOptions, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt, SchedulerOpt,
                                   figure_formats, folder_target, measures_option, reports_errors, with_collection)
-from meta_eval.errors import InputError
+from meta_eval.core.errors import InputError
 
 
 class Protocol(str, Enum):
@@ -39,10 +39,10 @@ def parse_g_grid(values: list[str] | None) -> float | list[tuple[float, ...]] | 
     """``--g-grid``, checked before any file is read: a step (``0.1`` gives (0, 1), (0.1, 0.9) ... (1, 0); ``0``
     for none), explicit distributions (``--g-grid 0.5,0.5 --g-grid 1,0``: each a valid GAP ``g``), or None for the
     default grid. The step is expanded by :func:`g_grid_for` once the grades are known."""
-    from meta_eval.mem import g_grid
-    from meta_eval.mem.study import gap_measure
+    from meta_eval.statistics.maxent import g_grid
+    from meta_eval.statistics.maxent.pr_inference import gap_measure
     from meta_eval.measures import resolve
-    from meta_eval.params import parse_float, parse_floats
+    from meta_eval.core.params import parse_float, parse_floats
 
     if not values:
         return None
@@ -76,7 +76,7 @@ def _is_default_gap(g: tuple[float, ...], measures) -> bool:
 def g_grid_for(grid: float | list[tuple[float, ...]] | None, n_grades: int) -> list[tuple[float, ...]]:
     """The g points of a parsed ``--g-grid`` for qrels with grades 0..n_grades-1 (GAP's g has one value per
     positive grade); the default is the 11-point grid of the GAP paper's Figure 2 where the grades are 0/1/2."""
-    from meta_eval.mem import g_grid
+    from meta_eval.statistics.maxent import g_grid
 
     if grid is None:
         return g_grid(0.1) if n_grades == 3 else []
@@ -164,11 +164,11 @@ def informativeness(
     figures; without -m (or with --g-grid) also the GAP paper's Figure 2 (figure2.csv); with --aslam Aslam et al.'s
     binary comparison."""
     qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
-    from meta_eval.figures.style import check_formats
-    from meta_eval.mem import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
+    from meta_eval.rendering.figure_style import check_formats
+    from meta_eval.statistics.maxent import (aslam_binary, gap_measure, informativeness as run_info, lists_from_collection,
                                qualifying_lists, retrieved_grade_counts)
-    from meta_eval.mem.cache import MemCache
-    from meta_eval.mem.forms import check_metric
+    from meta_eval.statistics.maxent.cache import MemCache
+    from meta_eval.statistics.maxent.forms import check_metric
 
     console = Console(stderr=True)
     formats = check_formats(figure_formats(fmt))
@@ -197,7 +197,7 @@ def informativeness(
     levels = list(threshold) if threshold else list(range(1, K))
     common = dict(counts=counts.value, protocol=protocol.value, cache_dir=cache_dir, jobs=jobs, scheduler=scheduler)
 
-    # every metric at once: the workers take all their chunks in one pass (meta_eval.mem.solve_mems)
+    # every metric at once: the workers take all their chunks in one pass (meta_eval.statistics.maxent.solve_mems)
     result = run_info(sel, names, levels, align=align.value, progress=progress, **common)
     lists_df, summary = result.lists, result.summary
     for warning in result.warnings:
@@ -207,13 +207,13 @@ def informativeness(
 
     pred = None
     if predict:
-        from meta_eval.mem import prediction_table
+        from meta_eval.statistics.maxent import prediction_table
 
         pred = prediction_table(sel, names, list(predict), counts=counts.value, cache_dir=cache_dir, jobs=jobs,
                                 scheduler=scheduler)
     f2 = None
     if grid and K == 3:
-        from meta_eval.mem import gap_figure2
+        from meta_eval.statistics.maxent import gap_figure2
 
         baselines = [m for m in ("nDCG(gain=exp)", "nDCG") if m in names]
         f2 = gap_figure2(sel, grid, baselines, filter_lists=False, **common)
@@ -240,8 +240,8 @@ def informativeness(
 
 
 def _figures(folder: Path, summary, f2, formats, dpi: int) -> None:
-    from meta_eval.figures.informativeness import figure2, rms_bar_figure
-    from meta_eval.figures.style import metric_colors, save_figure
+    from meta_eval.rendering.figures.informativeness import figure2, rms_bar_figure
+    from meta_eval.rendering.figure_style import metric_colors, save_figure
 
     colors = metric_colors(list(dict.fromkeys(summary.metric)))
     shown = summary[~summary.metric.str.startswith("GAP(") | summary.metric.eq("GAP(g=0.5,0.5)")]

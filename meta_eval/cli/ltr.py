@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.parallel import connect_scheduler
+from meta_eval.core.parallel import connect_scheduler
 from meta_eval.cli.common import (AlphaOpt, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt, ProgressOpt,
                                   SchedulerOpt, SeedOpt, figure_formats, folder_target, reports_errors)
 
@@ -91,8 +91,8 @@ def ltr(
     printed)."""
     from rich.console import Console
 
-    from meta_eval.figures.style import check_formats
-    from meta_eval.ltr.experiment import run_ltr
+    from meta_eval.rendering.figure_style import check_formats
+    from meta_eval.statistics.learning_to_rank.experiment import run_ltr
 
     console = Console()
     formats = check_formats(figure_formats(fmt))

@@ -14,7 +14,7 @@ from meta_eval.cli.common import (DpiOpt, FormatOpt, OutDirOpt, OverwriteOpt, fi
                                   reports_errors)
 
 if TYPE_CHECKING:  # pragma: no cover - numpy/pandas are imported when the command runs, not for --help
-    from meta_eval.reproduce import Reproduction
+    from meta_eval.orchestration.reproduce import Reproduction
 
 _STYLE = {"ok": "green", "MISMATCH": "bold red", "documented": "yellow", "info": "cyan"}
 
@@ -60,9 +60,9 @@ def reproduce(
 ) -> None:
     """Reproduce the seed papers' tables and figures and compare them with the published numbers. With --out:
     TARGET.csv (target,row,column,published,computed) and TARGET.pdf (or --format) per target."""
-    from meta_eval.figures.style import check_formats, save_figure
-    from meta_eval.reproduce import TARGETS
-    from meta_eval.reproduce import reproduce as run_target
+    from meta_eval.rendering.figure_style import check_formats, save_figure
+    from meta_eval.orchestration.reproduce import TARGETS
+    from meta_eval.orchestration.reproduce import reproduce as run_target
 
     console = Console()
     if not console.is_terminal:  # files and pipes: wide enough for the tables

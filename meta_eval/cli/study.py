@@ -10,14 +10,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from meta_eval.analyses.registry import builtin_names
+from meta_eval.analyses._registry import builtin_names
 from meta_eval.cli.app import app
 from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, CollectionOptions, ConfidenceOpt, DpiOpt, FormatOpt,
-                                  JobsOpt, OverwriteOpt, RunsOptDeprecated, SchedulerOpt, SeedOpt, StandardiseOpt,
-                                  declared_inputs, figure_formats, measures_option, merge_runs, reports_errors,
+                                  JobsOpt, OverwriteOpt, SchedulerOpt, SeedOpt, StandardiseOpt,
+                                  declared_inputs, figure_formats, measures_option, reports_errors,
                                   resamples_option, with_collection)
 
-# the defaults are repeated here (meta_eval.study would import numpy at --help time); a test keeps them equal
+# the defaults are repeated here (meta_eval.orchestration.study would import numpy at --help time); a test keeps them equal
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
 DEFAULT_AGAINST = ("GAP", "nDCG")
 
@@ -78,7 +78,6 @@ def study(
                                             "stopping on validation).")] = 500,
     fmt: FormatOpt = None,
     dpi: DpiOpt = 300,
-    runs_option: RunsOptDeprecated = None,
     collection: Annotated[Optional[list[str]], typer.Option(
         "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, several "
         "separated by commas): study each and compare them side by side in one report.", show_default=False)] = None,
@@ -101,15 +100,15 @@ def study(
 
     started = time.perf_counter()
 
-    from meta_eval.parallel import connect_scheduler
-    from meta_eval.resultdir import _signals_blocked, check_output_folder
+    from meta_eval.core.parallel import connect_scheduler
+    from meta_eval.outputs.result_folder import _signals_blocked, check_output_folder
 
     # Ctrl-C while a C extension initialises (pandas, numpy) leaves a half-imported module and a confusing error
     # instead of a KeyboardInterrupt: the study's libraries are imported with SIGINT held until they are loaded.
     with _signals_blocked():
         import pandas  # noqa: F401
 
-        from meta_eval.study import DEFAULT_FRACTIONS, StudyOptions, analysis_inputs, run_study
+        from meta_eval.orchestration.study import DEFAULT_FRACTIONS, StudyOptions, analysis_inputs, run_study
 
     options = StudyOptions(
         metrics=tuple(metric or DEFAULT_METRICS), against=tuple(against or DEFAULT_AGAINST), n_resamples=resamples,
@@ -120,7 +119,7 @@ def study(
         judgment_draws=judgment_draws, split_half_splits=split_half_splits, pool_depth=pool_depth, gold=gold,
         ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds, analyses=tuple(analysis or ())).check()
     qrels, progress = inputs.qrels, inputs.progress
-    runs = merge_runs(inputs.runs, runs_option)
+    runs = inputs.runs
     declared = declared_inputs(qrels, runs, [*options.metrics, *options.against, options.gold],
                                [study_file, options.ltr_data, *_collection_files(collection),
                                 *analysis_inputs(options)])
@@ -128,7 +127,7 @@ def study(
     connect_scheduler(scheduler, jobs)
     command = {"command": "meta-eval " + shlex.join(sys.argv[1:])}
     if collection or study_file:
-        from meta_eval.study_multi import run_several
+        from meta_eval.orchestration.multi_collection_study import run_several
 
         result = run_several(collection, study_file, inputs.load_options(), options, out, jobs=jobs,
                              scheduler=scheduler, progress=progress, inputs=command, extra=runs or qrels,

@@ -3,7 +3,7 @@
 Options are read as trec_eval reads them (GNU ``getopt_long``: options anywhere, ``-qc``, ``-mmap``, ``--measure=map``,
 unique prefixes of the long names); the measures are the registry's, under their trec_eval names
 (:mod:`meta_eval.measures.trec_names`); the lists come from the same loaders as ``evaluate`` (qrels, judgment groups,
-preferences); the report is :mod:`meta_eval.trec_layout`. Exit statuses are trec_eval's (``trec_eval.c``).
+preferences); the report is :mod:`meta_eval.rendering.trec_layout`. Exit statuses are trec_eval's (``trec_eval.c``).
 """
 
 from __future__ import annotations
@@ -194,9 +194,9 @@ def _atol(text: str) -> int:
 
 def evaluate(options: Options, rel_file: str, result_files: list[str]) -> int:
     """Read, score and print every run; the status of the first run that fails, else 0."""
-    from meta_eval.errors import ConflictError, InputError
+    from meta_eval.core.errors import ConflictError, InputError
     from meta_eval.measures.trec_names import trec_eval_selection
-    from meta_eval.trec_layout import numbers, report
+    from meta_eval.rendering.trec_layout import numbers, report
 
     judgments = _read_judgments(options, rel_file)
     if options.results_format != "trec_results":
@@ -233,7 +233,7 @@ def evaluate(options: Options, rel_file: str, result_files: list[str]) -> int:
 
 
 def _read_judgments(options: Options, path: str):
-    from meta_eval import io
+    from meta_eval.inputs import trec as io
 
     if options.rel_format not in REL_FORMATS:
         raise Exit(2, f"illegal rel_format '{options.rel_format}' (qrels, qrels_jg, prefs or qrels_prefs)")
@@ -242,14 +242,14 @@ def _read_judgments(options: Options, path: str):
 
 
 def _read_zscores(path: str):
-    from meta_eval import io
+    from meta_eval.inputs import trec as io
 
     return _read(io.read_zscores, path, 255)  # trec_eval returns UNDEF from main: status 255
 
 
 def _read(reader, path: str, status: int):
     """``reader(path)``, or stop with ``status`` and the reader's message (file and line)."""
-    from meta_eval.errors import InputError
+    from meta_eval.core.errors import InputError
 
     try:
         return reader(path)
@@ -283,23 +283,23 @@ def _collection(options: Options, judgments, result_files: list[str]):
         raise Exit(1, f"-M {options.depth}: the number of documents kept per topic must be at least 1")
     runs = [Path(f) if f != "-" else f for f in result_files]
     if options.rel_format == "qrels":
-        from meta_eval.collection import load_collection
+        from meta_eval.model.collection import load_collection
 
         return load_collection(judgments, runs, depth=options.depth, rel_level=options.rel_level, missing=missing,
                                unjudged="remove" if options.judged_only else "nonrel", disjoint=True)
     if options.rel_format == "qrels_jg":
-        from meta_eval.judgment_groups import load_judgment_groups
+        from meta_eval.model.judgment_groups import load_judgment_groups
 
         return load_judgment_groups(judgments, runs, depth=options.depth, rel_level=options.rel_level,
                                     missing=missing, unjudged="remove" if options.judged_only else "nonrel")
-    from meta_eval.preferences import load_preferences
+    from meta_eval.model.preferences import load_preferences
 
     return load_preferences(judgments, runs, depth=options.depth, missing=missing)
 
 
 def _values(collection, selection) -> dict:
     """Per measure output name, the (S, T) per-topic values (every measure in one pass over the lists)."""
-    from meta_eval.evaluate import per_topic_many
+    from meta_eval.measures.scoring import per_topic_many
 
     measures = [m for chosen in selection for m in chosen.values]
     return {m.output_name: v for m, v in zip(measures, per_topic_many(collection, measures))} if measures else {}
@@ -307,7 +307,7 @@ def _values(collection, selection) -> dict:
 
 def _relstrings(collection, selection):
     from meta_eval.measures.trec_names import c_atof
-    from meta_eval.trec_layout import relstrings
+    from meta_eval.rendering.trec_layout import relstrings
 
     for chosen in selection:
         if chosen.measure.kind == "relstring":

@@ -1,4 +1,4 @@
-"""The metric library: every measure is a vectorised function of :class:`~meta_eval.rankings.Rankings`.
+"""The metric library: every measure is a vectorised function of :class:`~meta_eval.model.rankings.Rankings`.
 
 Importing this package registers the built-in measures; ``get_measure`` parses canonical names and trec_eval
 spellings; ``register`` adds a user measure with the same interface; ``resolve`` is the one way from what a user

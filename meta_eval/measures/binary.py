@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from meta_eval.errors import InputError
+from meta_eval.core.errors import InputError
 from meta_eval.measures.registry import Param, parse_floats, register
-from meta_eval.rankings import Rankings
+from meta_eval.model.rankings import Rankings
 
 K = Param("k", None, int, "rank cutoff", within="[1, inf)")
 

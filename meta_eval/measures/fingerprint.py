@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 #: meta-eval's modules whose code a solved MEM distribution depends on (their imports are followed).
-MEM_ROOTS = ("meta_eval.mem.study", "meta_eval.mem.solver", "meta_eval.mem.forms", "meta_eval.measures")
+MEM_ROOTS = ("meta_eval.statistics.maxent.pr_inference", "meta_eval.statistics.maxent.solver", "meta_eval.statistics.maxent.forms", "meta_eval.measures")
 
 
 @lru_cache(maxsize=1)

@@ -1,8 +1,8 @@
 """Measures for incomplete judgments: inferred AP, and how much of a ranking is judged.
 
 Two kinds of missing judgment, as in trec_eval: a retrieved document absent from the qrels (not in the pool,
-:data:`~meta_eval.rankings.UNJUDGED`, trec_eval's ``RELVALUE_NONPOOL``) and one the qrels list with a negative grade
-(in the pool but not judged, e.g. a sampled pool; :data:`~meta_eval.rankings.JUDGED_NEG`, ``RELVALUE_UNJUDGED``).
+:data:`~meta_eval.model.rankings.UNJUDGED`, trec_eval's ``RELVALUE_NONPOOL``) and one the qrels list with a negative grade
+(in the pool but not judged, e.g. a sampled pool; :data:`~meta_eval.model.rankings.JUDGED_NEG`, ``RELVALUE_UNJUDGED``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from meta_eval.measures.binary import (K, _div, at_relevant, cutoff, judged_nonrelevant_above, relevant_ranks,
                                       sum_at_relevant)
 from meta_eval.measures.registry import register
-from meta_eval.rankings import JUDGED_NEG, UNJUDGED, Rankings
+from meta_eval.model.rankings import JUDGED_NEG, UNJUDGED, Rankings
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from meta_eval.measures.binary import _div
 from meta_eval.measures.registry import register
-from meta_eval.rankings import Rankings
+from meta_eval.model.rankings import Rankings
 
 
 def _x(r: Rankings) -> np.ndarray:

@@ -13,7 +13,7 @@ Namespace
     told from GAP. What a plug-in registers while it is imported stays with it (the built-in registry is never
     changed). :attr:`Measure.spec` (the absolute path or the module, and the name) rebuilds it in a worker process.
 Contract, checked on every call (:func:`guarded`)
-    A plug-in receives a :class:`~meta_eval.rankings.Rankings` whose ``grades``, ``n_ret`` and ``counts`` are
+    A plug-in receives a :class:`~meta_eval.model.rankings.Rankings` whose ``grades``, ``n_ret`` and ``counts`` are
     read-only copies (so nothing it does can reach a built-in measure scored in the same pass), with a cache of its
     own; it returns one real, finite number per list: an array of exactly the leading shape ``r.shape`` (a
     :func:`per_list` function: one number for its list, whose ``grades`` and ``counts`` are read-only too). NaN is
@@ -53,10 +53,10 @@ from typing import Callable
 
 import numpy as np
 
-from meta_eval.errors import InputError
+from meta_eval.core.errors import InputError
 from meta_eval.measures.registry import (Family, Measure, PLUGIN_HINTS, bind_text, check_new_name, families,
                                          make_measure, name_taken, plugin_registrations, split_name)
-from meta_eval.rankings import PAD, Rankings
+from meta_eval.model.rankings import PAD, Rankings
 
 # ------------------------------------------------------------------------------------------------------------
 # The contract
@@ -380,7 +380,7 @@ def load(spec: PluginSpec) -> list[Measure]:
 
 def load_code(spec: PluginSpec, what: str = "metric plug-in") -> _Module:
     """The loaded module of a plug-in specification (imported once, again when its code changed); ``what`` names
-    the kind of plug-in in messages (analysis plug-ins, :mod:`meta_eval.analyses.registry`, load the same way)."""
+    the kind of plug-in in messages (analysis plug-ins, :mod:`meta_eval.analyses._registry`, load the same way)."""
     with _LOCK:
         return _load_file(spec.target, what) if spec.kind == "file" else _load_module(spec.target, what)
 
@@ -478,8 +478,8 @@ def _check_neighbours(loaded: _Module, folder: Path, what: str = "metric plug-in
 
 def _fingerprint(loaded: _Module, name: str, path: Path, package: str, label: str | None) -> None:
     """Hash the plug-in's code right after it ran (:mod:`meta_eval.measures.fingerprint`), and record its files as
-    inputs of the command (:mod:`meta_eval.files`: no output may replace them)."""
-    from meta_eval.files import record_inputs
+    inputs of the command (:mod:`meta_eval.core.file_identity`: no output may replace them)."""
+    from meta_eval.core.file_identity import record_inputs
     from meta_eval.measures.fingerprint import closure
 
     try:

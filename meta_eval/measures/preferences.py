@@ -1,6 +1,6 @@
 """Preference measures (trec_eval's ``prefs_*``, Buckley): how many of the users' preferences a ranking fulfils.
 
-Each function receives a :class:`meta_eval.preferences.PreferenceLists` (one topic, every run) and returns one
+Each function receives a :class:`meta_eval.model.preferences.PreferenceLists` (one topic, every run) and returns one
 value per run. For a preference A > B of a judgment group (JG):
 
 * fulfilled, both retrieved: A ranked above B; possible, both retrieved: both retrieved (``_ret`` measures);
@@ -22,7 +22,7 @@ import numpy as np
 from meta_eval.measures.registry import register
 
 if TYPE_CHECKING:  # pragma: no cover - the model (Arrow) is imported where preference judgments are read
-    from meta_eval.preferences import PreferenceLists
+    from meta_eval.model.preferences import PreferenceLists
 
 
 def _total(lists: PreferenceLists, *keys: str) -> np.ndarray:

@@ -14,10 +14,10 @@ it does not cover them):
 
 ``expectation(rel_level=1, **params) -> builder(index, batch)``
     the exact expected value under a distribution over lists, which informativeness needs (MEM,
-    :mod:`meta_eval.mem.expectations`; otherwise MEM derives or samples one);
+    :mod:`meta_eval.statistics.maxent.expectations`; otherwise MEM derives or samples one);
 ``swap_delta(**params) -> delta(grades, counts, rel_level, top)``
     the change of the measure when two documents trade places, which LambdaMART needs
-    (:mod:`meta_eval.ltr.deltas`; otherwise every swapped list is scored).
+    (:mod:`meta_eval.statistics.learning_to_rank.swap_deltas`; otherwise every swapped list is scored).
 
 meta-eval's modules that provide them register them for the built-in families (:func:`register_slot`); a user's
 family declares them with :func:`register` (``expectation=``, ``swap_delta=``).
@@ -39,10 +39,10 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from meta_eval.errors import InputError
-from meta_eval.params import (Param, _parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
+from meta_eval.core.errors import InputError
+from meta_eval.core.params import (Param, _parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
                                parse_floats)
-from meta_eval.rankings import MAX_GRADE, Rankings
+from meta_eval.model.rankings import MAX_GRADE, Rankings
 
 MeasureFunction = Callable[..., np.ndarray]
 
@@ -238,11 +238,11 @@ def register(
 ) -> Callable[[MeasureFunction], MeasureFunction]:
     """Decorator registering a vectorised measure function under ``name`` (and ``aliases``).
 
-    The function receives a :class:`~meta_eval.rankings.Rankings` and the declared parameters as keyword arguments
+    The function receives a :class:`~meta_eval.model.rankings.Rankings` and the declared parameters as keyword arguments
     and returns one value per list (the leading shape of the rankings). Parameters declare their domain
     (:class:`Param`), checked once when a name is parsed; ``undefined`` says in words when the measure is NaN
     (leave empty for a measure that is always defined). ``input="preferences"`` declares a measure of preference
-    judgments: it receives a :class:`meta_eval.preferences.PreferenceLists` instead. ``qrels_only`` (the value
+    judgments: it receives a :class:`meta_eval.model.preferences.PreferenceLists` instead. ``qrels_only`` (the value
     depends on the judgments alone) and ``empty_list`` (the value of an empty list is not 0) keep the value of a
     topic a run lacks under ``missing="zero"`` instead of scoring it 0. ``expectation`` and ``swap_delta``
     fill the family's optional slots (module docstring).

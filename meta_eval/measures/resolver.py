@@ -10,16 +10,17 @@ specification imports code.
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import Iterable
 
-from meta_eval.errors import InputError, MetaEvalDeprecation
+from meta_eval.core.errors import InputError
 from meta_eval.measures.registry import Measure, get_measure
 from meta_eval.measures.trec_names import expand_trec_spec
 
 
-def measures_of(spec: "str | Measure") -> list[Measure]:
-    """The measures one specification names (one, or several for a trec_eval list or ``file.py:*``).
+def load_metric(spec: "str | Measure") -> list[Measure]:
+    """The measures one specification names (one, or several for a trec_eval list or ``file.py:*``): ``NAME``
+    (``AP``, ``GAP(g=0.5,0.5)``, ``map``; never imports anything), ``module:function``, ``path/to/file.py:function``,
+    or ``...:*`` (every metric the module registers).
 
     Raises
     ------
@@ -39,9 +40,8 @@ def measures_of(spec: "str | Measure") -> list[Measure]:
     if plugin is not None:
         return plugins.load(plugin)
     if text.endswith(".py") and ":" not in text:
-        warnings.warn(f"-m {text}: naming a file alone is deprecated; write {text}:* for every metric it registers "
-                      f"(or {text}:FUNCTION)", MetaEvalDeprecation, stacklevel=3)
-        return plugins.load(plugins.PluginSpec("file", text, "*"))
+        raise InputError(f"measure {text}: a file names no metric by itself; write {text}:FUNCTION for one of its "
+                         f"functions or {text}:* for every metric it registers")
     names = expand_trec_spec(text)
     return [get_measure(name) for name in names]
 
@@ -68,7 +68,7 @@ def resolve(specs: "str | Measure | Iterable[str | Measure]") -> list[Measure]:
     out: list[Measure] = []
     seen: dict[str, tuple] = {}
     for spec in specs:
-        for m in measures_of(spec):
+        for m in load_metric(spec):
             key = m.output_name.lower()
             identity = (m.output_name, m.spec, id(inspect.unwrap(m.family.func)))
             if key not in seen:

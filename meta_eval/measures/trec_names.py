@@ -16,8 +16,8 @@ textbook one, the alias binds the parameter that reproduces it and the canonical
 ``rbp`` is ``RBP(p=0.9,graded=true,max=topic)``, ``rbp_resid`` is ``RBP_resid(p=0.9,fully_judged=zero)``,
 ``num_rel`` is ``NumRel(summary=trec_eval)``, ``set_F_x`` is ``SetF(beta2=x)`` (trec_eval weighs with x = β²).
 The ``*_avgjg`` measures are their plain families: averaging over judgment groups is what a collection of
-judgment groups does with every measure (:mod:`meta_eval.judgment_groups`); ``runid``, ``num_q`` and ``relstring``
-are printed by trec_eval's layout (:mod:`meta_eval.trec_layout`), not computed as numbers.
+judgment groups does with every measure (:mod:`meta_eval.model.judgment_groups`); ``runid``, ``num_q`` and ``relstring``
+are printed by trec_eval's layout (:mod:`meta_eval.rendering.trec_layout`), not computed as numbers.
 
 :func:`expand_trec_spec` turns one ``-m`` argument into names for ``evaluate`` (``P.5,10``, ``all_trec``);
 :func:`trec_eval_selection` reads a whole trec_eval command line's ``-m`` arguments as trec_eval does (print
@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from meta_eval.errors import InputError
+from meta_eval.core.errors import InputError
 from meta_eval.measures.registry import Measure, make_measure
 
 QRELS, PREFS, JG = frozenset({"qrels"}), frozenset({"prefs", "qrels_prefs"}), frozenset({"qrels_jg"})

@@ -1,0 +1,349 @@
+"""The shape of every analysis: what it declares (:class:`Analysis`), what it receives (:class:`AnalysisData`) and
+what it returns (:class:`Result`).
+
+An analysis is a function from data to a result object, declared once with its parameters (the shared
+:class:`~meta_eval.core.params.Param` machinery: name, default, domain, help), the analyses whose results it reads, and
+optionally its memory estimate. Every result answers the same four questions, whoever asks (the study report, the
+analysis's own command, a notebook):
+
+``to_frame()``  the full tidy table (its CSV);
+``table()``     the compact table a paper shows (a :class:`~meta_eval.rendering.paper_table.PaperTable`, written as LaTeX);
+``figures()``   the figures, drawn when asked for;
+``findings()``  sentences whose every number is quoted from the result's own compact tables
+                (:class:`~meta_eval.rendering.findings.Quoter`), so a test can check the text against the table.
+
+A result with several tables lists them all in :meth:`Result.tables` (the first is the one of ``to_frame`` and
+``table``); a table without a compact form is written as its CSV only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from meta_eval.core.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from meta_eval.model.collection import Collection
+    from meta_eval.rendering.findings import Finding
+    from meta_eval.measures import Measure
+    from meta_eval.core.params import Param
+    from meta_eval.rendering.paper_table import PaperTable
+
+__all__ = ["Analysis", "AnalysisData", "FigureOutput", "MemoryNeed", "Result", "TableOutput"]
+
+
+@dataclass
+class TableOutput:
+    """One table of a result: ``stem``.csv holds ``frame`` (the full detail); ``compact``, when there is one, is
+    the paper table shown in reports and written as ``stem``.tex with ``caption``."""
+
+    stem: str
+    caption: str
+    frame: pd.DataFrame
+    compact: PaperTable | None = None
+
+
+@dataclass
+class FigureOutput:
+    """One figure of a result, drawn by ``draw()`` when it is written. ``in_report=False``: written by the
+    analysis's own command only (the study report's table already shows the same numbers)."""
+
+    stem: str
+    caption: str
+    draw: Callable[[], Figure]
+    in_report: bool = True
+
+
+@dataclass
+class Result:
+    """Base class of analysis results: the protocol every layer above the analyses uses.
+
+    A subclass (a dataclass of its numbers) implements :meth:`tables` and, when it has them, :meth:`figures` and
+    :meth:`findings`; it is given :attr:`text` (how the numbers were obtained: method, parameters, seed, in a few
+    sentences). Running the declaration records in :attr:`analysis` which analysis produced it and in
+    :attr:`params` with what parameters.
+    """
+
+    text: str = field(default="", kw_only=True)
+    analysis: str = field(default="", kw_only=True)
+    params: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
+
+    def tables(self) -> list[TableOutput]:
+        """Every table of the result, the main one first."""
+        raise NotImplementedError(f"{type(self).__name__} must implement tables()")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The full tidy table of the result (its main CSV)."""
+        return self.outputs[0].frame
+
+    def table(self) -> PaperTable:
+        """The compact table a paper shows (the first table that has one; else the main frame as a table)."""
+        from meta_eval.rendering.paper_table import PaperTable
+
+        compact = next((t.compact for t in self.outputs if t.compact is not None), None)
+        return compact if compact is not None else PaperTable(self.to_frame().set_index(self.to_frame().columns[0]))
+
+    def figures(self) -> list[FigureOutput]:
+        """The result's figures (none by default)."""
+        return []
+
+    def findings(self) -> list[Finding]:
+        """Sentences quoting the result's compact tables (none by default)."""
+        return []
+
+    @property
+    def compact(self) -> dict[str, PaperTable]:
+        """The compact tables by file stem: what :class:`~meta_eval.rendering.findings.Quoter` quotes."""
+        return {t.stem: t.compact for t in self.outputs if t.compact is not None}
+
+    @cached_property
+    def outputs(self) -> list[TableOutput]:
+        """:meth:`tables`, built once (the writers and :attr:`compact` read the same objects)."""
+        return self.tables()
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    """The peak memory one part of an analysis will hold (bytes), described for the message, and the parameter to
+    lower when it does not fit (:func:`meta_eval.core.memory_budget.require`)."""
+
+    n_bytes: float
+    what: str
+    lower: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The declaration of an analysis: everything the study, the command line and the contract test need.
+
+    Attributes
+    ----------
+    name : str
+        Its name (``anova``, ``judge-agreement``): the command, ``study --skip NAME``, ``study --analysis NAME``.
+    title : str
+        The report section's title.
+    run : callable
+        ``run(data: AnalysisData, **params) -> Result``.
+    params : tuple of Param
+        Its parameters with their domains; each is checked before ``run`` is called.
+    requires : tuple of str
+        Analyses whose results ``run`` needs (``data.results[name]``): they run first, and without them this one
+        does not run.
+    after : tuple of str
+        Analyses whose results ``run`` uses when they ran (run first when selected; ``data.results.get(name)``).
+    summary : str
+        One line for listings and the command's help.
+    study : mapping
+        Parameter -> the :class:`~meta_eval.orchestration.study.StudyOptions` field that sets it in a study (others take their
+        default there).
+    command : str or None
+        The command generated for it (:mod:`meta_eval.cli.generated`); None when it has a module of its own.
+    measures : tuple of str
+        Default measures of its command.
+    enabled : callable or None
+        ``enabled(params) -> bool``: whether it runs in a study with these parameters (e.g. only with a second
+        qrels); None: always.
+    memory : callable or None
+        ``memory(data, params) -> list[MemoryNeed]``: what it will allocate, checked before a study's first
+        analysis runs.
+    prepare : callable or None
+        Started when a study that will run it begins (e.g. compiling a solver in a thread); its return value is
+        ``data.prepared[name]``.
+    files : tuple of str
+        Parameters whose value may name an input file (recorded as inputs: no output may replace them).
+    standardised : bool
+        Whether it compares systems on ``data.scores`` (per-topic standardised on request): its command then takes
+        ``--standardise``.
+    parallel : bool
+        Whether it runs tasks on workers (``data.jobs``, ``data.scheduler``): its command then takes ``--jobs`` and
+        ``--scheduler``.
+    source : str
+        A plug-in's file or module ("" for meta-eval's own analyses).
+    """
+
+    name: str
+    title: str
+    run: Callable[..., Result]
+    params: tuple[Param, ...] = ()
+    requires: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    summary: str = ""
+    study: Mapping[str, str] = field(default_factory=dict)
+    command: str | None = None
+    measures: tuple[str, ...] = ("AP", "nDCG", "nDCG@10", "P@10")
+    enabled: Callable[[Mapping[str, Any]], bool] | None = None
+    memory: Callable[[AnalysisData, Mapping[str, Any]], list[MemoryNeed]] | None = None
+    prepare: Callable[[], Any] | None = None
+    files: tuple[str, ...] = ()
+    standardised: bool = False
+    parallel: bool = False
+    source: str = ""
+
+    def input_files(self, params: Mapping[str, Any]) -> list[str]:
+        """The files the parameters name (of the ``files`` parameters, the values that are existing files)."""
+        from pathlib import Path
+
+        return [str(params[p]) for p in self.files if params.get(p) is not None and Path(str(params[p])).is_file()]
+
+    def param(self, name: str) -> Param:
+        """The declared parameter ``name``."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise InputError(unknown_parameter(self, name))
+
+    def defaults(self) -> dict[str, Any]:
+        """Every parameter's default."""
+        return {p.name: p.default for p in self.params}
+
+    def bind(self, values: Mapping[str, Any] | None = None, where: str | None = None) -> dict[str, Any]:
+        """Every parameter, from ``values`` (checked against its declaration) or its default.
+
+        Raises
+        ------
+        InputError
+            An undeclared parameter, or a value outside its domain (naming the analysis, the parameter and the
+            allowed values).
+        """
+        where = where or f"analysis {self.name}"
+        values = dict(values or {})
+        unknown = [k for k in values if k not in {p.name for p in self.params}]
+        if unknown:
+            raise InputError(unknown_parameter(self, unknown[0]))
+        return {p.name: p.validate(values[p.name], where) if p.name in values else p.default for p in self.params}
+
+    def __call__(self, data: AnalysisData, **params: Any) -> Result:
+        """Run the analysis on ``data`` with ``params`` (checked; undeclared ones take their defaults)."""
+        bound = self.bind(params)
+        result = self.run(data, **bound)
+        if not isinstance(result, Result):
+            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a Result "
+                             "(meta_eval.analyses.Result)")
+        result.analysis, result.params = self.name, bound
+        return result
+
+
+def unknown_parameter(analysis: Analysis, name: str) -> str:
+    """``analysis anova has no parameter 'alpah' (did you mean alpha?); parameters: ...``."""
+    from meta_eval.core.params import did_you_mean
+
+    names = [p.name for p in analysis.params]
+    close = did_you_mean(name, names)
+    return (f"analysis {analysis.name} has no parameter {name!r}" + (f" (did you mean {close}?)" if close else "")
+            + f"; parameters: {', '.join(names) or 'none'}")
+
+
+@dataclass
+class AnalysisData:
+    """What an analysis receives: the collection, the measures and their per-topic scores, the results of the
+    analyses that ran before it, and how to run (workers, progress).
+
+    ``raw`` are the metric values, (systems, topics) per measure; :attr:`scores` the arrays the analyses that
+    compare systems use: the same, or their per-topic standardised form when ``standardise`` is ``"z"`` or
+    ``"cdf"`` (:mod:`meta_eval.statistics.standardise`). ``against`` names the reference measures of a study (the
+    others are its :attr:`targets`). ``specs`` maps each measure's output name to the specification a worker
+    process rebuilds it from. ``systems`` and ``topics`` are the collection's (given only for data without a
+    collection, :meth:`from_scores`).
+    """
+
+    collection: Collection | None
+    measures: list[Measure]
+    raw: dict[str, np.ndarray]
+    standardise: str | None = None
+    against: list[str] = field(default_factory=list)
+    jobs: int | None = 1
+    scheduler: str | None = None
+    progress: bool = False
+    specs: dict[str, str] = field(default_factory=dict)
+    results: dict[str, Result] = field(default_factory=dict)
+    prepared: dict[str, Any] = field(default_factory=dict)
+    colors: dict | None = None
+    systems: list[str] | None = None
+    topics: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.collection is not None:
+            self.systems = list(self.collection.systems) if self.systems is None else list(self.systems)
+            self.topics = list(self.collection.topics) if self.topics is None else list(self.topics)
+        elif self.systems is None:
+            raise InputError("analysis data without a collection needs the system names")
+        if self.colors is None:
+            from meta_eval.rendering.figure_style import metric_colors
+
+            self.colors = metric_colors(list(self.raw), references=self.against)
+
+    @classmethod
+    def from_collection(cls, collection: Collection, measures: Iterable[str | Measure] | str, *,
+                        against: Sequence[str | Measure] = (), standardise: str | None = None, **how: Any
+                        ) -> "AnalysisData":
+        """Score ``measures`` (then ``against``) on ``collection``: every specification the one resolver accepts
+        (:func:`meta_eval.measures.resolve`), each measure once. ``how``: ``jobs``, ``scheduler``, ``progress``."""
+        import numpy as np
+
+        from meta_eval.measures.scoring import per_topic
+        from meta_eval.measures.resolver import resolve
+        from meta_eval.statistics.standardise import check_method
+
+        check_method(standardise)
+        specs = [measures] if isinstance(measures, str) else list(measures)
+        resolved = resolve([*specs, *against])
+        reference = [m.output_name for m in resolve(list(against))] if against else []
+        raw = {m.output_name: np.asarray(per_topic(collection, m)) for m in resolved}
+        return cls(collection, resolved, raw, standardise, reference,
+                   specs={m.output_name: m.spec for m in resolved}, **how)
+
+    @classmethod
+    def from_scores(cls, scores: Mapping[str, np.ndarray], systems: Sequence[str], *,
+                    topics: Sequence[str] | None = None, standardise: str | None = None, **how: Any
+                    ) -> "AnalysisData":
+        """Data of (S, T) score arrays alone, without a collection: for the analyses that only compare systems on
+        scores (split-half, ANOVA, discriminative power, correlation)."""
+        import numpy as np
+
+        from meta_eval.statistics.standardise import check_method
+
+        check_method(standardise)
+        raw = {name: np.asarray(x, dtype=np.float64) for name, x in scores.items()}
+        if not raw:
+            raise InputError("analysis data needs at least one score array")
+        n_top = next(iter(raw.values())).shape[-1]
+        return cls(None, [], raw, standardise, systems=list(systems),
+                   topics=list(topics) if topics is not None else [str(t) for t in range(n_top)], **how)
+
+    @cached_property
+    def scores(self) -> dict[str, np.ndarray]:
+        """The arrays the analyses compare systems on (standardised per topic when the data is)."""
+        from meta_eval.statistics.standardise import standardise_all
+
+        return standardise_all(self.raw, self.standardise)
+
+    @property
+    def targets(self) -> list[str]:
+        """The measures under study (every measure that is not a reference)."""
+        return [m for m in self.raw if m not in set(self.against)] or list(self.raw)
+
+    @property
+    def scale(self) -> str:
+        """What the analysed scores are: ``"score"``, ``"z-score"`` or ``"standardised score"``."""
+        return {None: "score", "z": "z-score", "cdf": "standardised score"}[self.standardise]
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        """Score forms the re-judging analyses can use: the standard form needs the unjudged documents."""
+        if self.collection is not None and self.collection.options.get("unjudged") == "remove":
+            return ("condensed",)
+        return ("standard", "condensed")
+
+    def standardise_note(self) -> str:
+        """`` Computed on per-topic z-scores.`` (empty for raw scores), for method texts."""
+        if self.standardise is None:
+            return ""
+        how = "z-scores" if self.standardise == "z" else "normal-CDF standardised scores"
+        return f" Computed on per-topic {how}."

@@ -1,0 +1,332 @@
+"""One execution layer for meta-eval's embarrassingly parallel work: every core through joblib, or a Dask cluster.
+
+:func:`parallel_map` runs ``func(task, **common)`` for every task and returns the results in task order:
+
+* ``jobs=1`` (or a single task): a plain loop in this process (each task on one BLAS thread, as in workers);
+* otherwise, by default, joblib's loky worker processes (``jobs`` of them; ``None``: every core) — processes, not
+  threads, because the work is many medium-sized numpy calls that contend on the GIL;
+* ``scheduler="local"``: a Dask ``LocalCluster`` of ``jobs`` single-threaded worker processes, made once per
+  process; ``scheduler="tcp://HOST:PORT"``: the Dask cluster whose scheduler listens there (``dask scheduler`` and
+  ``dask worker`` on the machines). Dask needs the ``meta-eval[dask]`` extra.
+
+Results never depend on the engine or the number of workers: randomised tasks carry their own seeds (a task's
+seed is part of the task, never derived from the worker), and inside workers BLAS and numba run on one thread
+(threadpoolctl), so no floating-point sum depends on how a library split it.
+
+Large inputs go in ``common``: joblib memory-maps the numpy arrays it holds (each worker maps the same file
+instead of receiving a copy per task), Dask scatters it to every worker once, as one object under a key of its own
+(never under names such as ``seed`` that another map of the same cluster could share and release). Tasks
+themselves should be small (slices, indices, seeds): pass chunks, not the whole batch.
+
+Workers die with their parent: each worker watches its parent process and exits when it is gone (a SIGKILLed
+command leaves no worker behind), ignores Ctrl-C (the parent handles it), and :func:`terminate_workers` stops them
+all when a command ends abnormally. A Dask scheduler is reached (or refused) before any work
+(:func:`connect_scheduler`), and a local cluster keeps its scratch space in a private temporary folder.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+from meta_eval.core.errors import InputError
+
+__all__ = ["parallel_map", "resolve_jobs", "check_scheduler", "connect_scheduler", "close_clusters",
+           "terminate_workers", "init_worker"]
+
+_CLIENTS: dict[tuple[str, int], Any] = {}
+_SCRATCH: list[str] = []  # private scratch folders of the local clusters this process made
+#: Seconds to wait for a Dask scheduler before giving up (each command checks it once, before any work).
+CONNECT_TIMEOUT = 10
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """The number of workers: ``None`` or 0 -> every core; negative -> cores + 1 + jobs (joblib's convention)."""
+    cores = os.cpu_count() or 1
+    if jobs is None or jobs == 0:
+        return cores
+    if isinstance(jobs, bool) or not isinstance(jobs, int):
+        raise InputError(f"jobs must be an integer (workers; 0 or None: every core); got {jobs!r}")
+    return max(1, cores + 1 + jobs) if jobs < 0 else jobs
+
+
+def check_scheduler(scheduler: str | None) -> str | None:
+    """``None`` (joblib), ``"local"`` (a Dask LocalCluster) or a Dask scheduler address ``tcp://HOST:PORT``."""
+    if scheduler is None or scheduler == "local":
+        return scheduler
+    if not isinstance(scheduler, str) or "://" not in scheduler:
+        raise InputError(f"scheduler must be 'local' or a Dask scheduler address such as tcp://127.0.0.1:8786; "
+                         f"got {scheduler!r}")
+    return scheduler
+
+
+def parallel_map(
+    func: Callable[..., Any],
+    tasks: Sequence[Any],
+    *,
+    common: dict[str, Any] | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    desc: str = "",
+    unit: str = "task",
+    progress: bool = True,
+    weights: Sequence[float] | None = None,
+) -> list:
+    """``[func(task, **common) for task in tasks]``, on every core or a cluster (module docstring).
+
+    Parameters
+    ----------
+    func : callable
+        A module-level function (workers import it by name).
+    tasks : sequence
+        Small per-task arguments (chunks, indices, seeds).
+    common : dict, optional
+        Keyword arguments shared by every task (large arrays, the collection): sent once per worker.
+    jobs : int, optional
+        Worker processes; 1 runs in this process. None (the default): chosen from the size of the work — the first
+        task runs here and is timed, and the others go to every core only when the work left would take longer
+        than starting the workers costs (:func:`_workers_pay_off`), so the default is never the slow choice; the
+        progress line says which was chosen.
+    scheduler : str, optional
+        ``"local"`` or ``"tcp://HOST:PORT"`` to run on Dask instead of joblib.
+    desc, unit, progress
+        The progress display (:func:`meta_eval.core.progress.progress`), counted in tasks.
+    weights : sequence of float, optional
+        Each task's expected cost (any unit). Progress and the time left then count work done rather than tasks,
+        and the automatic choice of workers extrapolates the first task's time by its share of the work: tasks of
+        uneven cost, run costliest first, made the time left several times too long (5 minutes announced, 22 s
+        taken).
+
+    Returns
+    -------
+    list
+        The results, in task order.
+    """
+    from meta_eval.core.progress import progress as show
+
+    tasks = list(tasks)
+    common = common or {}
+    scheduler = check_scheduler(scheduler)
+    n_jobs = resolve_jobs(jobs)
+    share = _shares(weights, len(tasks))
+    bar = show(total=len(tasks) if share is None else 100.0, desc=desc or "tasks", unit=unit if share is None
+               else "% of the work", enabled=progress)
+    step = (lambda i: bar.update(1)) if share is None else (lambda i: bar.update(100.0 * share[i]))
+    with bar:
+        if scheduler is not None and tasks:
+            return _on_dask(func, tasks, common, n_jobs, scheduler, step)
+        out: list = []
+        if jobs is None and n_jobs > 1 and len(tasks) > 1:  # automatic: time the first task(s) here
+            n_jobs = _choose_jobs(func, tasks, common, share, n_jobs, out, step)
+            bar.set_description(f"{desc or 'tasks'} ({'in this process' if n_jobs == 1 else f'{n_jobs} workers'})")
+        if n_jobs == 1 or len(tasks) - len(out) <= 1:
+            for i in range(len(out), len(tasks)):
+                out.append(_in_worker(func, tasks[i], common))  # one BLAS thread here too: the same sums everywhere
+                step(i)
+            return out
+        from joblib import Parallel, delayed
+
+        runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator",
+                          initializer=init_worker, initargs=(os.getpid(),))
+        for result in runner(delayed(_in_worker)(func, task, common) for task in tasks[len(out):]):
+            step(len(out))
+            out.append(result)
+        return out
+
+
+def _choose_jobs(func, tasks: list, common: dict, share: list[float] | None, n_jobs: int, out: list,
+                 step: Callable[[int], None]) -> int:
+    """Run the first task here (and the second, when there are three or more), appending the results to ``out``,
+    and return ``n_jobs`` if the work left pays for starting the workers, else 1.
+
+    The work left is extrapolated from the time of the last task run here by its share of the work. With three
+    tasks or more that is the second: the first also pays one-time costs in this process (lazy imports, compiled
+    kernels loaded from numba's cache), which made the first task look several times its size and chose workers
+    for work that ran faster here (informativeness on the demo: 5.7 s by default against 4.4 s with --jobs 1).
+    """
+    fractions = share if share is not None else [1.0 / len(tasks)] * len(tasks)
+    for i in range(2 if len(tasks) >= 3 else 1):
+        started = time.perf_counter()
+        out.append(_in_worker(func, tasks[i], common))
+        step(i)
+        seconds = time.perf_counter() - started
+    left = 1.0 - sum(fractions[:len(out)])
+    return n_jobs if _workers_pay_off(seconds * left / max(fractions[len(out) - 1], 1e-12), n_jobs) else 1
+
+
+def _shares(weights: Sequence[float] | None, n: int) -> list[float] | None:
+    """Each task's share of the work (summing to 1), or None without weights."""
+    if weights is None:
+        return None
+    w = [float(x) for x in weights]
+    if len(w) != n or not all(x >= 0 and x == x and x != float("inf") for x in w):
+        raise ValueError(f"weights must be {n} finite non-negative numbers, one per task")
+    total = sum(w)
+    return [x / total for x in w] if total > 0 else [1.0 / max(n, 1)] * n
+
+
+#: Seconds it costs to start the worker processes and import meta-eval's modules in them (measured about 1.5 s on
+#: an idle 2-core machine, 3 s on a busy one: ``scripts/bench_parallel.py``).
+WORKER_START_S = 2.0
+
+
+def _workers_pay_off(serial_seconds: float, n_jobs: int) -> bool:
+    """Whether ``serial_seconds`` of work left finishes sooner on ``n_jobs`` workers than here: with a start-up
+    cost S (none when this process's workers are already running), workers take S + T / n against T here, so they
+    pay off when T > S n / (n - 1)."""
+    start = 0.1 if _workers_running(n_jobs) else WORKER_START_S
+    return serial_seconds > start * n_jobs / (n_jobs - 1)
+
+
+def _workers_running(n_jobs: int) -> bool:
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(loky, "_executor", None)
+    return executor is not None and getattr(executor, "_max_workers", 0) == n_jobs and \
+        not getattr(executor, "_broken", False) and not getattr(executor, "_shutdown_thread", False)
+
+
+def _in_worker(func: Callable[..., Any], task: Any, common: dict[str, Any]) -> Any:
+    """Run one task with BLAS and numba on one thread (the workers share the cores)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        if "numba" in sys.modules:
+            sys.modules["numba"].set_num_threads(1)
+        return func(task, **common)
+
+
+def init_worker(parent: int) -> None:
+    """Run in every worker process when it starts (joblib's, and the figure writer's): Ctrl-C is the parent's to
+    handle (a worker printing its own KeyboardInterrupt traceback helps nobody), SIGTERM ends the worker silently,
+    and the worker exits as soon as its parent is gone (a SIGKILLed parent cannot stop it; a worker would otherwise
+    idle for minutes)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    threading.Thread(target=_exit_with, args=(parent,), name="meta-eval-parent-watch", daemon=True).start()
+
+
+def _exit_with(parent: int, every: float = 0.25) -> None:
+    """Exit this process once ``parent`` is no longer its parent (it died and the process was re-parented).
+    Polling: no portable notification of a parent's death exists (Linux's PR_SET_PDEATHSIG follows the thread that
+    forked, which for loky may be a thread that ends before the work does)."""
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
+
+
+def quiet_killed_pools() -> None:
+    """Keep the management threads of process pools that are being killed from printing tracebacks (a killed
+    worker's pending item is missing when the thread looks it up: ``KeyError`` in concurrent.futures); exceptions
+    of every other thread are printed as before."""
+    previous = threading.excepthook
+
+    def hook(args) -> None:
+        if args.thread is None or not args.thread.name.endswith("ManagerThread"):
+            previous(args)
+
+    threading.excepthook = hook
+
+
+def terminate_workers() -> None:
+    """Stop every worker process this process started (joblib's loky workers, Dask clusters): called when a
+    command is interrupted or fails, so nothing keeps computing after it."""
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")  # no workers if joblib was never imported
+    executor = getattr(loky, "_executor", None)
+    if executor is not None:
+        try:
+            executor.shutdown(wait=False, kill_workers=True)
+        except Exception:  # pragma: no cover - best effort while exiting
+            pass
+    close_clusters()
+
+
+def _on_dask(func, tasks, common, n_jobs: int, scheduler: str, step: Callable[[int], None]) -> list:
+    client = _client(scheduler, n_jobs)
+    # ``common`` travels as ONE object under a fresh random key (hash=False), held by this call until every result
+    # is back: scattering the dict itself would name the data by its keys ('seed', 'alpha'), shared by every map on
+    # the cluster, so the end of one map could release the data another still needs ("lost dependencies").
+    shared = client.scatter([common], broadcast=True, hash=False)[0] if common else None
+    futures = client.map(_in_worker_dask, [func] * len(tasks), tasks, [shared] * len(tasks), pure=False)
+    out = []
+    try:
+        for future in futures:
+            result = future.result()
+            step(len(out))
+            out.append(result)
+    finally:
+        client.cancel(futures)
+        if shared is not None:
+            client.cancel([shared])
+    return out
+
+
+def _in_worker_dask(func, task, common):
+    return _in_worker(func, task, common or {})
+
+
+def _client(scheduler: str, n_jobs: int):
+    """A Dask client for the scheduler, made once per process (a LocalCluster of ``n_jobs`` workers for
+    ``"local"``)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError("the Dask engine needs dask[distributed]: pip install 'meta-eval[dask]'") from None
+    key = (scheduler, n_jobs if scheduler == "local" else 0)
+    client = _CLIENTS.get(key)
+    if client is not None and client.status == "running":
+        return client
+    if scheduler == "local":
+        # scratch space (spilled data, worker files) in a private folder of this process, not in the shared /tmp
+        scratch = tempfile.mkdtemp(prefix="meta-eval-dask-")
+        _SCRATCH.append(scratch)
+        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+                               host="127.0.0.1", local_directory=scratch)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"--scheduler {scheduler}: cannot reach the Dask scheduler within {CONNECT_TIMEOUT} s "
+                             f"({exc}); start it (dask scheduler --host 127.0.0.1 --port PORT) or drop --scheduler"
+                             ) from None
+        if not client.scheduler_info().get("workers"):
+            client.close()
+            raise InputError(f"--scheduler {scheduler}: the scheduler has no workers; start some with "
+                             f"dask worker {scheduler}")
+    _CLIENTS[key] = client
+    return client
+
+
+def connect_scheduler(scheduler: str | None, jobs: int | None = None) -> str | None:
+    """Check ``--scheduler`` before any work: the address is well formed, Dask is installed, and the scheduler
+    answers within :data:`CONNECT_TIMEOUT` seconds with at least one worker (a local cluster is started). Returns
+    the scheduler; the connection is kept for the work that follows."""
+    scheduler = check_scheduler(scheduler)
+    if scheduler is not None:
+        _client(scheduler, resolve_jobs(jobs))
+    return scheduler
+
+
+@atexit.register
+def close_clusters() -> None:
+    """Close the Dask clients (and the local clusters) this process opened."""
+    while _CLIENTS:
+        _, client = _CLIENTS.popitem()
+        cluster = getattr(client, "cluster", None)
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        except Exception:  # pragma: no cover - closing at exit is best effort
+            pass
+    while _SCRATCH:
+        shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)

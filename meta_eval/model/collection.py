@@ -1,0 +1,766 @@
+"""A collection: the qrels and many runs, read once into dense arrays (systems × topics × depth).
+
+Ordering of each ranked list (``ties``):
+
+``"trec_eval"`` (default)
+    score descending, ties broken by docid in *descending* byte order (trec_eval's ``comp_sim_docno``:
+    ``strcmp(docno_b, docno_a)``); the rank column is ignored.
+``"docid_asc"``
+    score descending, ties by docid ascending (trectools' default on load, some ir_measures providers).
+``"input"``
+    the order of lines in the file (cwl-eval, NTCIREVAL); scores ignored.
+``"rank"``
+    the rank column ascending, ties by docid descending.
+
+``score_precision="float32"`` rounds scores to 32-bit floats before ordering, which reproduces the extra ties of
+trec_eval <= 9.0.8 and pytrec_eval.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Callable, Literal, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from meta_eval.inputs import trec as io
+from meta_eval.inputs.arrow_numpy import from_numpy, strings, to_numpy
+from meta_eval.core.errors import ConflictError, InputError
+from meta_eval.model.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+TiePolicy = Literal["trec_eval", "docid_asc", "input", "rank"]
+TIE_POLICIES = ("trec_eval", "docid_asc", "input", "rank")
+
+
+@dataclass(eq=False)
+class Block:
+    """Topics of similar depth, stored densely.
+
+    Attributes
+    ----------
+    topics : numpy.ndarray
+        (Tb,) indices of the block's topics in :attr:`Collection.topics` (ascending).
+    rankings : Rankings
+        ``grades`` (S, Tb, Db) int8, ``n_ret`` (S, Tb), ``counts`` (Tb, G + 1).
+    docs : numpy.ndarray
+        (S, Tb, Db) int32 code of the document at each rank (an index into :attr:`Collection.doc_names`; the last
+        code for a document the qrels do not judge), -1 past the end of a list.
+    """
+
+    topics: np.ndarray
+    rankings: Rankings
+    docs: np.ndarray
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """The qrels as arrays, one entry per judgment, sorted by (topic, document).
+
+    ``topic`` indexes :attr:`Collection.topics`, ``doc`` :attr:`Collection.doc_names`; ``grade`` is the integer
+    grade as written (negative grades kept).
+    """
+
+    topic: np.ndarray
+    doc: np.ndarray
+    grade: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.grade)
+
+
+@dataclass(eq=False)
+class Collection:
+    """Runs and qrels as dense arrays, one block per group of topics of similar depth.
+
+    Memory follows what was retrieved: the topics are grouped by the length of their longest list (powers of
+    two), and each group is a dense (systems × topics × depth) block, so one long list or many topics no run
+    retrieved for do not inflate the others. Measures are computed block by block (:meth:`map_blocks`).
+
+    Attributes
+    ----------
+    systems : list of str
+        Run names (S).
+    topics : list of str
+        Topic ids from the qrels (T), in trec_eval's order (byte order of the id).
+    blocks : list of Block
+        The ranked lists, by groups of topics.
+    n_ret : numpy.ndarray
+        (S, T) documents retrieved per list (after ``depth`` and ``unjudged="remove"``).
+    present : numpy.ndarray
+        (S, T) bool: the run retrieved something for the topic.
+    counts : numpy.ndarray
+        (T, G + 1) judged documents per topic and grade 0..G (negative grades not counted).
+    judgments : Judgments
+        The qrels as arrays (topic index, document code, grade).
+    doc_names : pyarrow.Array
+        Document id of each document code: the documents of the qrels, then one empty name whose code stands for
+        every retrieved document the qrels do not judge (no analysis needs their identity: their grade is
+        "unjudged" whatever subset of the qrels is used, and keeping them would make memory follow the text of the
+        runs rather than their lists).
+    rel_level : int
+        Binary relevance threshold (relevant = grade >= rel_level).
+    missing : {"zero", "skip"}
+        How topics absent from a run are averaged: scored 0 (trec_eval ``-c``) or left out.
+    options : dict
+        The options the collection was built with (for manifests and reproducibility).
+    """
+
+    systems: list[str]
+    topics: list[str]
+    blocks: list[Block]
+    n_ret: np.ndarray
+    present: np.ndarray
+    counts: np.ndarray
+    judgments: Judgments
+    doc_names: pa.Array
+    rel_level: int = 1
+    missing: str = "zero"
+    options: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------------------------------ shape
+
+    @property
+    def depth(self) -> int:
+        """The longest list's length (at least 1)."""
+        return max((b.rankings.depth for b in self.blocks), default=1)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(systems, topics, longest list)."""
+        return len(self.systems), len(self.topics), self.depth
+
+    @property
+    def max_grade(self) -> int:
+        """The highest grade of the qrels (G)."""
+        return self.counts.shape[1] - 1
+
+    # ------------------------------------------------------------------------------------------ scoring
+
+    def map_blocks(self, func: Callable[[Rankings], np.ndarray]) -> np.ndarray:
+        """Apply a vectorised function of :class:`Rankings` to every list: the (S, T) float64 result."""
+        return self.map_lists([func])[0]
+
+    #: Cells (systems × topics × depth) of one piece of :meth:`map_lists`: small enough for the temporaries of a
+    #: measure (a few float64 arrays of this size) to stay in the CPU cache.
+    PIECE_CELLS = 1 << 18
+
+    def map_lists(self, funcs: Sequence[Callable[[Rankings], np.ndarray]], *, threads: int | None = None
+                  ) -> list[np.ndarray]:
+        """Apply several vectorised functions of :class:`Rankings` (each list's value a function of that list): one
+        (S, T) float64 array per function.
+
+        The lists are taken in pieces (a block's topics × a few systems, about :attr:`PIECE_CELLS` cells): every
+        function runs on a piece before the next piece, so the arrays they share (relevance masks, cumulative
+        counts: the :class:`Rankings` cache) are computed once per piece and stay in the CPU cache, and nothing of
+        the size of the collection is allocated. Pieces run on ``threads`` threads (default: every core; numpy
+        releases the GIL); the result does not depend on their number.
+        """
+
+        check_input_kind(funcs, "rankings")
+        S, T = len(self.systems), len(self.topics)
+        out = [np.zeros((S, T)) for _ in funcs]
+        pieces = []
+        for block in self.blocks:
+            r = block.rankings
+            step = max(1, self.PIECE_CELLS // max(r.grades[0].size, 1))
+            pieces += [(block, slice(lo, min(lo + step, S))) for lo in range(0, S, step)]
+
+        def run(piece) -> None:
+            from meta_eval.measures.plugins import PluginError
+
+            block, rows = piece
+            r = block.rankings
+            sub = Rankings(r.grades[rows], r.n_ret[rows], r.counts, rel_level=r.rel_level)
+            for values, func in zip(out, funcs):
+                try:
+                    result = func(sub)
+                except PluginError as exc:  # name the run and topic of the list it failed on
+                    if exc.index is None:
+                        raise
+                    system, topic = exc.index
+                    raise exc.at(f"run {self.systems[rows.start + system]}, topic "
+                                 f"{self.topics[block.topics[topic]]}") from None
+                values[rows, block.topics] = np.broadcast_to(np.asarray(result, dtype=np.float64), sub.shape)
+
+        threads = min(len(pieces), threads or os.cpu_count() or 1)
+        if threads <= 1:
+            for piece in pieces:
+                run(piece)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(run, pieces))
+        return out
+
+    # ------------------------------------------------------------------------------------------ dense views
+
+    @cached_property
+    def rankings(self) -> Rankings:
+        """All lists as one dense :class:`Rankings` (S, T, longest list). Convenient for small collections; the
+        memory is S × T × the longest list, so large collections should work block by block."""
+        S, T, D = self.shape
+        grades = np.full((S, T, D), PAD, dtype=np.int8)
+        for block in self.blocks:
+            grades[:, block.topics, : block.rankings.depth] = block.rankings.grades
+        return Rankings(grades, self.n_ret, self.counts, rel_level=self.rel_level)
+
+    @property
+    def grades(self) -> np.ndarray:
+        """Dense grade array (S, T, D); see :mod:`meta_eval.model.rankings` for the codes."""
+        return self.rankings.grades
+
+    @property
+    def unjudged(self) -> np.ndarray:
+        """(S, T, D) bool: the retrieved document is not in the qrels."""
+        return self.grades == UNJUDGED
+
+    # ------------------------------------------------------------------------------------------ derived collections
+
+    def subset(self, systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> "Collection":
+        """A collection restricted to some systems and/or topics, in the order given (same options)."""
+        s_idx = _indices(self.systems, systems, "system")
+        t_idx = _indices(self.topics, topics, "topic")
+        new_index = np.full(len(self.topics), -1, dtype=np.int64)
+        new_index[t_idx] = np.arange(len(t_idx))
+        blocks = []
+        for block in self.blocks:
+            local = np.flatnonzero(new_index[block.topics] >= 0)
+            if local.size == 0:
+                continue
+            pick = np.ix_(s_idx, local)
+            r = block.rankings
+            rankings = Rankings(r.grades[pick], r.n_ret[pick], r.counts[local], rel_level=r.rel_level)
+            blocks.append(Block(new_index[block.topics[local]], rankings, block.docs[pick]))
+        keep = new_index[self.judgments.topic] >= 0
+        j = self.judgments
+        judgments = _sorted_judgments(new_index[j.topic[keep]], j.doc[keep], j.grade[keep])
+        return replace(self, systems=[self.systems[i] for i in s_idx], topics=[self.topics[i] for i in t_idx],
+                       blocks=blocks, n_ret=self.n_ret[np.ix_(s_idx, t_idx)],
+                       present=self.present[np.ix_(s_idx, t_idx)], counts=self.counts[t_idx], judgments=judgments,
+                       options=dict(self.options))
+
+    def with_judgments(self, keep: np.ndarray) -> "Collection":
+        """The same runs judged by a subset of the qrels: judgments where ``keep`` is False are dropped.
+
+        Retrieved documents whose judgment is dropped become unjudged (removed from the lists when the collection
+        was built with ``unjudged="remove"``), and the per-topic grade counts are recomputed. Used to study
+        incomplete judgments and pool reusability.
+
+        Parameters
+        ----------
+        keep : numpy.ndarray
+            bool, one entry per row of :attr:`judgments`.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        j = self.judgments
+        if keep.shape != (len(j),):
+            raise InputError(f"keep must have one entry per judgment ({len(j)}); got shape {keep.shape}")
+        judgments = Judgments(j.topic[keep], j.doc[keep], j.grade[keep])
+        counts = _grade_counts(judgments.topic, judgments.grade, len(self.topics), self.max_grade)
+        lookup = _GradeLookup(judgments, len(self.doc_names))
+        blocks = []
+        for block in self.blocks:
+            topic = np.broadcast_to(block.topics[None, :, None], block.docs.shape)
+            grades = np.where(block.docs >= 0, lookup(topic, block.docs), PAD).astype(np.int8)
+            rankings = Rankings(grades, block.rankings.n_ret, counts[block.topics], rel_level=self.rel_level)
+            blocks.append(Block(block.topics, rankings, block.docs))
+        out = replace(self, blocks=blocks, counts=counts, judgments=judgments, options=dict(self.options))
+        return out.condensed() if self.options.get("unjudged") == "remove" else out
+
+    def condensed(self) -> "Collection":
+        """Condensed lists: unjudged documents and negative judgments removed (Sakai 2007; trec_eval ``-J``)."""
+        blocks, n_ret = [], self.n_ret.copy()
+        for block in self.blocks:
+            g = block.rankings.grades
+            judged = g >= 0
+            pos = np.cumsum(judged, axis=-1) - 1
+            s, t, d = np.nonzero(judged)
+            grades = np.full(g.shape, PAD, dtype=np.int8)
+            docs = np.full(g.shape, -1, dtype=np.int32)
+            grades[s, t, pos[s, t, d]] = g[s, t, d]
+            docs[s, t, pos[s, t, d]] = block.docs[s, t, d]
+            kept = judged.sum(-1)
+            n_ret[:, block.topics] = kept
+            r = block.rankings
+            blocks.append(Block(block.topics, Rankings(grades, kept, r.counts, rel_level=r.rel_level), docs))
+        return replace(self, blocks=blocks, n_ret=n_ret, options={**self.options, "unjudged": "remove"})
+
+    def __repr__(self) -> str:
+        s, t, d = self.shape
+        return f"Collection({s} systems × {t} topics × depth {d}, grades 0..{self.max_grade})"
+
+
+class ListsView:
+    """A collection built over an inner :class:`Collection` of ranked lists (``self.lists``): judgment groups,
+    preference judgments. It takes its runs, missing-topic policy and options from the inner one, and gives what
+    :mod:`meta_eval.measures.scoring` needs (``systems``, ``topics``, ``present``, ``missing``, ``map_lists``)."""
+
+    lists: Collection
+
+    @property
+    def systems(self) -> list[str]:
+        return self.lists.systems
+
+    @property
+    def missing(self) -> str:
+        return self.lists.missing
+
+    @property
+    def options(self) -> dict:
+        return self.lists.options
+
+
+_KIND_HINT = {"preferences": "preference judgments (trec_eval -R prefs or qrels_prefs; "
+                              "meta_eval.model.preferences.load_preferences)",
+              "rankings": "graded judgments (qrels)"}
+
+
+def check_input_kind(funcs: Sequence[Callable], kind: str) -> None:
+    """Refuse measures that need another kind of judgments than a collection holds (a preference measure of a
+    qrels collection, AP of preference judgments), naming the measure and what it needs."""
+    for func in funcs:
+        family = getattr(func, "family", None)
+        needs = getattr(family, "input", "rankings")
+        if needs != kind:
+            raise InputError(f"measure {func.output_name} needs {_KIND_HINT[needs]}; these runs are judged by "
+                             f"{_KIND_HINT[kind]}")
+
+
+def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:
+    if wanted is None:
+        return np.arange(len(names))
+    lookup = {name: i for i, name in enumerate(names)}
+    unknown = [w for w in wanted if w not in lookup]
+    if unknown:
+        raise InputError(f"unknown {kind}(s) {unknown[:5]}; known: {names[:10]}{' ...' if len(names) > 10 else ''}")
+    return np.array([lookup[w] for w in wanted], dtype=np.int64)
+
+
+# --------------------------------------------------------------------------------------------- loading
+
+
+def load_collection(
+    qrels: io.PathLike | pd.DataFrame,
+    runs: Sequence[io.PathLike | pd.DataFrame] | io.PathLike | pd.DataFrame,
+    *,
+    depth: int | None = None,
+    rel_level: int = 1,
+    missing: Literal["zero", "skip"] = "zero",
+    unjudged: Literal["nonrel", "remove"] = "nonrel",
+    ties: TiePolicy = "trec_eval",
+    score_precision: Literal["float64", "float32"] = "float64",
+    progress: bool = False,
+    disjoint: bool = False,
+) -> Collection:
+    """Read qrels and runs into a :class:`Collection`.
+
+    The runs are streamed: each file is read, parsed, ordered and cut to ``depth`` on its own (several files at
+    once, one per core), and only its ordered document codes are kept, never the text of all runs at once.
+
+    Parameters
+    ----------
+    qrels : path or DataFrame
+        TREC qrels (``topic iteration docid grade``). Its topics define the topic set.
+    runs : paths, directories, globs or DataFrames
+        TREC runs (``topic Q0 docid rank score tag``), plain or gzip.
+    depth : int, optional
+        Keep only the top ``depth`` documents of each list after ordering (trec_eval ``-M``).
+    rel_level : int
+        Binary relevance threshold: relevant = grade >= rel_level (trec_eval ``-l``, default 1).
+    missing : {"zero", "skip"}
+        Topics of the qrels that a run does not retrieve for score 0 (trec_eval ``-c``, default) or are left out
+        of that run's mean.
+    unjudged : {"nonrel", "remove"}
+        Retrieved documents without a judgment count as not relevant (default) or are removed before scoring
+        (condensed lists, trec_eval ``-J``; documents with negative grades are removed too, as in trec_eval).
+    ties : {"trec_eval", "docid_asc", "input", "rank"}
+        Ordering policy (module docstring).
+    score_precision : {"float64", "float32"}
+        Round scores to 32-bit floats first to reproduce trec_eval 9.x / pytrec_eval ties.
+    progress : bool
+        Show a progress bar while reading run files.
+    disjoint : bool
+        Keep a run that has no topic in common with the qrels (every topic missing: scored 0 under
+        ``missing="zero"``, as trec_eval ``-c`` scores it) instead of refusing it.
+
+    Raises
+    ------
+    InputError
+        Malformed files (file and line named), a docid twice for one topic in a run or in the qrels, a run with no
+        topic in common with the qrels, bad options.
+    """
+    _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
+    # The qrels are read in a thread while the first runs are decompressed and parsed (a run needs them only to
+    # grade its lists, after parsing).
+    with ThreadPoolExecutor(1) as pool:
+        reading_qrels = pool.submit(lambda: _Qrels(io.read_qrels(qrels)))
+
+        def prepare(table: io.RunTable) -> _RunLists:
+            return _RunLists.from_table(table, qrels=reading_qrels.result(), depth=depth, ties=ties,
+                                        score_precision=score_precision, remove_unjudged=(unjudged == "remove"),
+                                        disjoint=disjoint)
+
+        try:
+            lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
+        except InputError:
+            reading_qrels.result()  # a bad qrels file is reported first, as when it was read first
+            raise
+        base = reading_qrels.result()
+    return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
+                     score_precision=score_precision)
+
+
+def _check_options(depth, rel_level, missing, unjudged, ties, score_precision) -> None:
+    if depth is not None and depth < 1:
+        raise InputError(f"depth must be a positive integer, got {depth}")
+    if missing not in ("zero", "skip"):
+        raise InputError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if unjudged not in ("nonrel", "remove"):
+        raise InputError(f"unjudged must be 'nonrel' or 'remove', got {unjudged!r}")
+    if ties not in TIE_POLICIES:
+        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+    if score_precision not in ("float64", "float32"):
+        raise InputError(f"score_precision must be 'float64' or 'float32', got {score_precision!r}")
+    if int(rel_level) != rel_level:
+        raise InputError(f"rel_level must be an integer, got {rel_level!r}")
+
+
+def build_collection(
+    qrels: io.QrelsTable,
+    runs: list[io.RunTable],
+    *,
+    depth: int | None = None,
+    rel_level: int = 1,
+    missing: str = "zero",
+    unjudged: str = "nonrel",
+    ties: str = "trec_eval",
+    score_precision: str = "float64",
+) -> Collection:
+    """Assemble parsed tables into dense blocks (see :func:`load_collection` for the options)."""
+    _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
+    base = _Qrels(qrels)
+    lists = [_RunLists.from_table(run, base, depth=depth, ties=ties, score_precision=score_precision,
+                                  remove_unjudged=(unjudged == "remove")) for run in runs]
+    return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
+                     score_precision=score_precision)
+
+
+def _assemble(base: "_Qrels", lists: list["_RunLists"], *, rel_level, missing, unjudged, **options) -> Collection:
+    """Fill the blocks from the prepared runs."""
+    if not lists:
+        raise InputError("no runs given")
+    n_sys, n_top = len(lists), len(base.topics)
+    counts = _grade_counts(base.judgments.topic, base.judgments.grade, n_top)
+    n_ret = np.zeros((n_sys, n_top), dtype=np.int64)
+    present = np.zeros((n_sys, n_top), dtype=bool)
+    for s, run in enumerate(lists):
+        n_ret[s, run.topics] = run.lengths
+        present[s, run.present] = True
+    doc_names = pa.concat_arrays([base.dictionary.cast(pa.string()), strings([""])])
+    unjudged_code = len(doc_names) - 1
+    blocks = _blocks(lists, n_ret, counts, int(rel_level), unjudged_code)
+    options = dict(options, rel_level=int(rel_level), missing=missing, unjudged=unjudged,
+                   qrels=base.source, runs=[run.source for run in lists])
+    options = {key: options[key] for key in ("depth", "rel_level", "missing", "unjudged", "ties", "score_precision",
+                                             "qrels", "runs")}
+    return Collection([run.name for run in lists], base.topics, blocks, n_ret, present, counts, base.judgments,
+                      doc_names, rel_level=int(rel_level), missing=missing, options=options)
+
+
+def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel_level: int,
+            unjudged_code: int) -> list[Block]:
+    """Group topics by the length of their longest list (powers of two) and fill one dense array per group, run by
+    run."""
+    n_sys, n_top = n_ret.shape
+    topic_depth = n_ret.max(axis=0, initial=0)
+    bucket = np.ceil(np.log2(np.maximum(topic_depth, 1))).astype(np.int64)
+    local = np.empty(n_top, dtype=np.int64)
+    blocks = []
+    for b in np.unique(bucket):
+        topics = np.flatnonzero(bucket == b)
+        local[topics] = np.arange(len(topics))
+        width = max(int(topic_depth[topics].max(initial=0)), 1)
+        grades = np.full((n_sys, len(topics), width), PAD, dtype=np.int8)
+        docs = np.full((n_sys, len(topics), width), -1, dtype=np.int32)
+        for s, run in enumerate(lists):
+            topic, pos = run.rows()
+            grade, doc = run.grade, run.doc
+            if len(topics) != n_top:
+                sel = np.flatnonzero(bucket[topic] == b)
+                topic, pos, grade, doc = topic[sel], pos[sel], grade[sel], doc[sel]
+            flat = (local[topic] + s * len(topics)) * width + pos  # one flat scatter: cheaper than (s, t, p) indexing
+            grades.reshape(-1)[flat] = grade
+            docs.reshape(-1)[flat] = np.where(doc >= 0, doc, unjudged_code)
+        rankings = Rankings(grades, n_ret[:, topics], counts[topics], rel_level=rel_level)
+        blocks.append(Block(topics, rankings, docs))
+    return blocks
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+class _Qrels:
+    """The qrels indexed: topic ids in byte order, documents coded in order of first appearance, judgments sorted by
+    (topic, document); a document judged twice for a topic is an error."""
+
+    def __init__(self, table: io.QrelsTable):
+        self.source = table.source
+        topic = pc.dictionary_encode(_plain_strings(table.topic))
+        names = topic.dictionary.to_pylist()
+        order = sorted(range(len(names)), key=lambda i: names[i].encode())  # trec_eval's order: bytes (strcmp)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        self.topics = [names[i] for i in order]
+        self._topic_values = strings(self.topics)
+        doc = pc.dictionary_encode(_plain_strings(table.docid))
+        self.dictionary = doc.dictionary
+        self.judgments = _sorted_judgments(rank[to_numpy(topic.indices)], to_numpy(doc.indices), table.grade)
+        j = self.judgments
+        dup = np.flatnonzero((j.topic[1:] == j.topic[:-1]) & (j.doc[1:] == j.doc[:-1]))
+        if len(dup):
+            name, docid = self.topics[j.topic[dup[0]]], self.dictionary[int(j.doc[dup[0]])].as_py()
+            line = io.line_of_pair(self.source, name, docid)
+            raise ConflictError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
+        self._lookup = _GradeLookup(self.judgments, len(self.dictionary))
+
+    def topic_index(self, values: pa.Array) -> np.ndarray:
+        """Index of each topic id in :attr:`topics`, -1 for topics absent from the qrels."""
+        found = pc.index_in(_plain_strings(values), value_set=self._topic_values)
+        return to_numpy(found, null=-1).astype(np.int64)
+
+    def doc_index(self, values: pa.Array) -> np.ndarray:
+        """Code of each docid among the qrels' documents, -1 for documents the qrels do not judge."""
+        found = pc.index_in(_plain_strings(values), value_set=self.dictionary)
+        return to_numpy(found, null=-1).astype(np.int64)
+
+    def grade(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """Grade codes of (topic, qrels document code) pairs; documents coded -1 are unjudged."""
+        return np.where(doc >= 0, self._lookup(topic, doc), UNJUDGED).astype(np.int8)
+
+
+@dataclass(eq=False)
+class _RunLists:
+    """One run's ranked lists, ordered, cut to the depth and graded: the documents of each list in rank order.
+
+    Built from a parsed run on its own, in the reading thread (runs are prepared in parallel and their text dropped
+    at once). What is kept is what the blocks need, 5 bytes a document: its code (the qrels' code of a judged
+    document, :data:`UNJUDGED_DOC` for the others) and its grade code; the lists are ``lengths[i]`` documents of
+    topic ``topics[i]``, one after the other."""
+
+    name: str
+    source: str
+    topics: np.ndarray  # (L,) topic index of each list
+    lengths: np.ndarray  # (L,) documents of each list
+    doc: np.ndarray  # (n,) int32 document code, -1 for a document absent from the qrels
+    grade: np.ndarray  # (n,) int8 grade code
+    present: np.ndarray  # topics the run retrieved for (before the depth cut and the removal of unjudged documents)
+
+    @classmethod
+    def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
+                   remove_unjudged: bool, disjoint: bool = False) -> "_RunLists":
+        topic_codes = _dictionary(run.topic)
+        topic = qrels.topic_index(topic_codes.dictionary)[to_numpy(topic_codes.indices)]
+        docs = _dictionary(run.docid)
+        doc = to_numpy(docs.indices)
+        score = run.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else run.score
+        rank, position = run.rank, None
+        keep = topic >= 0  # run topics absent from the qrels are ignored, as in trec_eval
+        if not keep.all():
+            position = np.flatnonzero(keep)
+            topic, doc, score = topic[position], doc[position], score[position]
+            rank = None if rank is None else rank[position]
+        if len(topic) == 0 and not disjoint:
+            raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
+                             f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
+        if position is None and ties == "input":
+            position = np.arange(len(topic))
+        _check_duplicates(run, topic, doc, len(docs.dictionary), position)
+        order = _order(topic, score, partial(_byte_order, doc, docs.dictionary), position, rank, ties)
+        topic, doc = topic[order], doc[order]
+        present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
+        if depth is not None:
+            cut = _position_in_group(topic) < depth
+            if not cut.all():
+                topic, doc = topic[cut], doc[cut]
+        doc = qrels.doc_index(docs.dictionary)[doc]  # the qrels' code of each judged document, -1 for the others
+        grade = qrels.grade(topic, doc)
+        if remove_unjudged:
+            kept = grade >= 0
+            if not kept.all():
+                topic, doc, grade = topic[kept], doc[kept], grade[kept]
+        start = _group_starts(topic)
+        lengths = np.diff(np.concatenate([start, [len(topic)]]))
+        return cls(run.name, run.source, topic[start].astype(np.int32), lengths.astype(np.int32),
+                   doc.astype(np.int32), grade, present)
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(topic, rank - 1) of every document."""
+        topic = np.repeat(self.topics, self.lengths)
+        start = np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
+        return topic, np.arange(len(topic)) - start
+
+
+def _group_starts(group: np.ndarray) -> np.ndarray:
+    """Indices where a run of equal values starts."""
+    if len(group) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+
+
+def _byte_order(doc: np.ndarray, dictionary: pa.Array, rows: np.ndarray) -> np.ndarray:
+    """Rank of the docids of ``rows`` among themselves in byte order (trec_eval compares docids with strcmp)."""
+    codes, inverse = np.unique(doc[rows], return_inverse=True)
+    order = to_numpy(pc.sort_indices(dictionary.take(from_numpy(codes)).cast(pa.binary())))
+    rank = np.empty(len(codes), dtype=np.int64)
+    rank[order] = np.arange(len(codes))
+    return rank[inverse]
+
+
+def _plain_strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A string array (dictionary-encoded or chunked input decoded and combined)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.cast(pa.string()) if values.type != pa.string() else values
+
+
+def _dictionary(values: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
+    """Dictionary-encoded strings with unique dictionary entries (as Arrow's CSV reader makes them per file)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(values.type) \
+            else values.combine_chunks()
+    if pa.types.is_dictionary(values.type):  # distinct entries: RunTable's contract (read_run makes them so)
+        return values
+    return pc.dictionary_encode(_plain_strings(values))
+
+
+def _check_duplicates(run: io.RunTable, topic: np.ndarray, doc: np.ndarray, n_docs: int,
+                      position: np.ndarray | None) -> None:
+    """A document listed twice for one topic of a run is an error naming the file and the line."""
+    key = topic.astype(np.int64) * max(n_docs, 1) + doc
+    cells = (int(topic.max(initial=-1)) + 1) * max(n_docs, 1)
+    if cells <= 8 * len(key) + (1 << 20):  # a mark per (topic, document) cell: linear, a third of a sort's time
+        marked = np.zeros(cells, dtype=bool)
+        marked[key] = True
+        if np.count_nonzero(marked) == len(key):
+            return
+    else:  # many topics × documents: a plain sort (much cheaper than argsort)
+        ordered = np.sort(key)
+        if not (ordered[1:] == ordered[:-1]).any():
+            return
+    order = np.argsort(key, kind="stable")
+    i = int(order[np.flatnonzero(key[order][1:] == key[order][:-1])[0] + 1])
+    row = i if position is None else int(position[i])
+    docid, name = run.docid[row].as_py(), run.topic[row].as_py()
+    line = io.line_of_pair(run.source, name, docid)
+    raise ConflictError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source,
+                        line)
+
+
+def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> Judgments:
+    order = np.lexsort((doc, topic))
+    return Judgments(topic[order].astype(np.int32), doc[order].astype(np.int32), np.asarray(grade)[order])
+
+
+class _GradeLookup:
+    """Grade code of (topic, document) pairs: the qrels grade, UNJUDGED if absent, JUDGED_NEG if negative.
+
+    A dense topics × documents table makes a lookup one gather when it is small enough; otherwise a binary search
+    over the sorted judgment keys."""
+
+    _DENSE_LIMIT = 64_000_000  # table cells (int8)
+
+    def __init__(self, judgments: Judgments, n_docs: int):
+        self.n_docs = n_docs
+        self.key = judgments.topic.astype(np.int64) * n_docs + judgments.doc
+        self.coded = np.where(judgments.grade < 0, JUDGED_NEG, judgments.grade).astype(np.int8)
+        n_topics = int(judgments.topic.max(initial=-1)) + 1
+        self.table = None
+        if n_topics * n_docs <= self._DENSE_LIMIT:
+            self.table = np.full(max(n_topics * n_docs, 1), UNJUDGED, dtype=np.int8)
+            self.table[self.key] = self.coded
+
+    def __call__(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        key = np.asarray(topic, dtype=np.int64) * self.n_docs + np.maximum(doc, 0)
+        if self.table is not None:
+            inside = key < len(self.table)
+            return np.where(inside, self.table[np.where(inside, key, 0)], UNJUDGED).astype(np.int8)
+        if len(self.key) == 0:
+            return np.full(key.shape, UNJUDGED, dtype=np.int8)
+        pos = np.minimum(np.searchsorted(self.key, key), len(self.key) - 1)
+        return np.where(self.key[pos] == key, self.coded[pos], UNJUDGED).astype(np.int8)
+
+
+def _grade_counts(topic: np.ndarray, grade: np.ndarray, n_topics: int, top: int | None = None) -> np.ndarray:
+    """Judged documents per topic and grade 0..top (default: the highest grade); negative grades are not counted,
+    as in trec_eval."""
+    top = max(int(grade.max(initial=0)), 0) if top is None else top
+    ok = grade >= 0
+    flat = np.bincount(topic[ok].astype(np.int64) * (top + 1) + grade[ok], minlength=n_topics * (top + 1))
+    return flat.reshape(n_topics, top + 1).astype(np.int64)
+
+
+def _order(group, score, doc_key, position, rank, ties: str) -> np.ndarray:
+    """Permutation ordering the rows by group, then by the tie policy. ``doc_key(rows)`` gives the byte order of
+    the docids of some rows (ascending integers); it is only asked for rows whose order the score leaves open."""
+    if ties == "input":
+        return np.lexsort((position, group))
+    if ties == "rank":
+        return _sort_rows(group, -rank, lambda rows: -doc_key(rows))
+    secondary = (lambda rows: -doc_key(rows)) if ties == "trec_eval" else doc_key
+    return _sort_rows(group, score, secondary)
+
+
+def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Make each group contiguous (groups themselves may come in any order), then order rows within a group by
+    (primary descending, secondary ascending); ``secondary(rows)`` gives the secondary keys of some rows (computed
+    only for the rows that need them: tied scores, badly ordered groups).
+
+    Written by hand because numpy's ``lexsort`` over millions of rows costs seconds, while TREC runs are nearly
+    always already grouped by topic and sorted by score: only groups that violate that order, and blocks of tied
+    scores, are sorted (with ``lexsort``); everything else stays in place. Rows are sorted by their contiguous
+    *block* (its position in the file), never by group id, so a group keeps its place among the others.
+    """
+    n = len(group)
+    perm = np.arange(n)
+    if n == 0:
+        return perm
+    boundary = group[1:] != group[:-1]
+    if np.count_nonzero(boundary) + 1 != np.count_nonzero(np.bincount(group)):  # a group's rows are not contiguous
+        perm = np.argsort(group, kind="stable")
+        g = group[perm]
+        boundary = g[1:] != g[:-1]
+    block = np.concatenate([[0], np.cumsum(boundary)])  # contiguous block id, increasing along the rows
+    same = ~boundary
+    p = primary[perm]
+    unsorted = same & (p[1:] > p[:-1])
+    if unsorted.any():
+        sub = np.flatnonzero(np.isin(block, np.unique(block[1:][unsorted])))
+        rows = perm[sub]
+        perm[sub] = rows[np.lexsort((secondary(rows), -primary[rows], block[sub]))]
+        p = primary[perm]
+    tie = same & (p[1:] == p[:-1])
+    if tie.any():
+        in_block = np.zeros(n, dtype=bool)
+        in_block[1:] |= tie
+        in_block[:-1] |= tie
+        tie_block = np.cumsum(np.concatenate([[True], ~tie]))
+        sub = np.flatnonzero(in_block)
+        perm[sub] = perm[sub][np.lexsort((secondary(perm[sub]), tie_block[sub]))]
+    return perm
+
+
+def _position_in_group(group: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its (contiguous) group."""
+    n = len(group)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    start = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    lengths = np.diff(np.concatenate([start, [n]]))
+    return np.arange(n) - np.repeat(start, lengths)

@@ -1,0 +1,409 @@
+"""A study of several collections: each collection's full study, and the cross-collection tables and figures.
+
+A metric paper evaluates on several collections (the GAP paper: TREC 9, 10 and 12). :func:`run_multi_study` runs
+:func:`meta_eval.orchestration.study.run_study` on every collection — in parallel through :mod:`meta_eval.core.parallel` (joblib
+processes or a Dask cluster: each task loads its collection from the files and returns its report folder) — and
+writes one result folder::
+
+    OUT/report.md, report.html      cross-collection sections, a link to each collection's report
+    OUT/<name>/...                   the full study of collection <name> (as ``meta-eval study`` writes it)
+    OUT/discpower_by_collection.csv  pairs told apart per metric, side by side
+    OUT/agreement_by_collection.csv  Kendall's τ_b and τ_AP with each reference metric, side by side
+    OUT/informativeness_by_collection.csv, OUT/rms_vs_g_by_collection.*  the GAP paper's Figure 2, one panel per
+                                     collection
+    OUT/manifest.json                every input (with checksums), the options, per-collection timings
+
+Collections are given as ``NAME=QRELS:RUNS`` (:func:`parse_collection`) or in a TOML study file
+(:func:`read_study_file`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from meta_eval.core.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from meta_eval.orchestration.study import StudyOptions
+
+LOAD_OPTIONS = ("depth", "rel_level", "missing", "unjudged", "ties", "score_precision")
+
+
+@dataclass
+class CollectionSpec:
+    """One collection of a multi-collection study: its name, qrels, runs and loading options
+    (:func:`meta_eval.load_collection` keywords)."""
+
+    name: str
+    qrels: str
+    runs: list[str]
+    load: dict[str, Any] = field(default_factory=dict)
+
+    def check(self) -> "CollectionSpec":
+        if not self.name or any(c in self.name for c in "/\\") or self.name.startswith("."):
+            raise InputError(f"collection name {self.name!r}: give a non-empty name without '/' (it names a folder)")
+        unknown = sorted(set(self.load) - set(LOAD_OPTIONS))
+        if unknown:
+            raise InputError(f"collection {self.name!r}: unknown option(s) {unknown}; allowed: {', '.join(LOAD_OPTIONS)}")
+        if not self.runs:
+            raise InputError(f"collection {self.name!r}: no runs given")
+        return self
+
+
+@dataclass
+class MultiStudyResult:
+    """Where the report went, each collection's timings and failed stages, and the cross-collection tables."""
+
+    out: Path
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_collection(text: str, **load) -> CollectionSpec:
+    """``NAME=QRELS:RUNS`` (RUNS a file, folder or glob pattern; several separated by commas) -> a spec."""
+    name, eq, rest = text.partition("=")
+    qrels, colon, runs = rest.partition(":")
+    if not eq or not colon or not qrels or not runs:
+        raise InputError(f"--collection {text!r}: expected NAME=QRELS:RUNS (e.g. covid=qrels.txt:runs/)")
+    return CollectionSpec(name.strip(), qrels, [r for r in runs.split(",") if r], dict(load)).check()
+
+
+def read_study_file(path: str | Path) -> tuple[list[CollectionSpec], dict[str, Any]]:
+    """Collections and study options from a TOML file; relative paths are relative to the file's folder.
+
+    Example::
+
+        [study]                      # any StudyOptions field: metrics, against, n_resamples, seed, skip, ...
+        metrics = ["AP", "nDCG@10"]
+        n_resamples = 1000
+
+        [[collection]]
+        name = "covid"
+        qrels = "covid/qrels.txt"
+        runs = ["covid/runs"]        # a string or a list; files, folders or globs
+        depth = 100                  # optional loading options (depth, rel_level, missing, unjudged, ties, ...)
+
+    Returns
+    -------
+    (collections, study options as a dict)
+    """
+    import tomllib
+
+    from meta_eval.inputs.trec import read_text
+
+    path = Path(path)
+    try:
+        data = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not a valid TOML study file ({exc})", str(path)) from None
+    unknown = sorted(set(data) - {"study", "collection"})
+    if unknown:
+        raise InputError(f"unknown section(s) {unknown}; a study file has [study] and [[collection]]", str(path))
+    base = path.parent
+    specs = []
+    for i, entry in enumerate(data.get("collection", [])):
+        entry = dict(entry)
+        missing = [key for key in ("name", "qrels", "runs") if key not in entry]
+        if missing:
+            raise InputError(f"collection {i + 1} lacks {', '.join(missing)}", str(path))
+        runs = entry.pop("runs")
+        runs = [runs] if isinstance(runs, str) else list(runs)
+        specs.append(CollectionSpec(str(entry.pop("name")), str(base / entry.pop("qrels")),
+                                    [str(base / r) for r in runs], entry).check())
+    if not specs:
+        raise InputError("no [[collection]] in the study file", str(path))
+    return specs, dict(data.get("study", {}))
+
+
+def run_multi_study(
+    collections: Sequence[CollectionSpec],
+    out: str | Path,
+    options: StudyOptions | None = None,
+    *,
+    jobs: int | None = 1,
+    scheduler: str | None = None,
+    inputs: dict | None = None,
+    progress: bool = False,
+    overwrite: bool = False,
+) -> MultiStudyResult:
+    """Study every collection (:func:`meta_eval.orchestration.study.run_study`) and compare them side by side.
+
+    Parameters
+    ----------
+    collections : sequence of CollectionSpec
+        Distinct names; each collection's files are read by the task that studies it.
+    out : path
+        The result folder (module docstring), written atomically.
+    options : StudyOptions
+        The same options for every collection.
+    jobs, scheduler
+        Collections studied in parallel (:func:`meta_eval.core.parallel.parallel_map`): ``jobs`` worker processes
+        (None: every core) or a Dask cluster (``"local"``, ``"tcp://HOST:PORT"``: the workers must see the input
+        files). Every collection's numbers are the same whatever the engine.
+    inputs : dict, optional
+        Extra manifest entries (e.g. the command line).
+    progress : bool
+        Show progress over collections.
+    overwrite : bool
+        Replace ``out`` even when it holds another command's results (:func:`meta_eval.outputs.result_folder.result_folder`).
+    """
+    from meta_eval.core.file_identity import named_files
+    from meta_eval.core.parallel import parallel_map
+    from meta_eval.outputs.result_folder import result_folder
+    from meta_eval.orchestration.study import StudyOptions
+
+    options = (options or StudyOptions()).check()
+    specs = [spec.check() for spec in collections]
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names) or not names:
+        raise InputError(f"collections need distinct names; got {names}")
+    started = time.perf_counter()
+    result = MultiStudyResult(Path(out))
+    read = named_files([path for spec in specs for path in (spec.qrels, *spec.runs)])
+    with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
+        done = parallel_map(_study_one, specs, common=dict(options=options), jobs=jobs, scheduler=scheduler,
+                            desc="collections", unit="collection", progress=progress)
+        for spec, (files, info) in zip(specs, done):
+            for rel, data in files.items():
+                target = tmp / spec.name / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            result.timings[spec.name] = info["timings"]
+            result.errors[spec.name] = info["errors"]
+        result.tables = _cross_tables(tmp, specs)
+        _write_report(tmp, specs, done, result, options)
+        _write_manifest(tmp, specs, done, result, options, inputs or {}, time.perf_counter() - started)
+    return result
+
+
+def run_several(collections: Sequence[str] | None, study_file: str | Path | None, load: dict, options: StudyOptions,
+                out: str | Path, *, jobs: int | None, scheduler: str | None, progress: bool, inputs: dict,
+                extra=None, overwrite: bool = False) -> MultiStudyResult:
+    """``meta-eval study --collection ... / --study-file ...``: the collections of both, the study file's options
+    over the command line's; prints each collection's stage timings and the report's path."""
+    from dataclasses import fields, replace
+
+    if extra:
+        raise InputError("with --collection or --study-file, give the runs and qrels inside them (NAME=QRELS:RUNS), "
+                         "not as arguments or --qrels")
+    specs = [parse_collection(text, **load) for text in collections or ()]
+    if study_file is not None:
+        from_file, settings = read_study_file(study_file)
+        specs += [CollectionSpec(s.name, s.qrels, s.runs, {**load, **s.load}) for s in from_file]
+        known = {f.name for f in fields(options)}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise InputError(f"[study] has unknown option(s) {unknown}; known: {', '.join(sorted(known))}",
+                             str(study_file))
+        options = replace(options, **{k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}).check()
+    result = run_multi_study(specs, out, options, jobs=jobs, scheduler=scheduler, progress=progress, inputs=inputs,
+                             overwrite=overwrite)
+    for name, timings in result.timings.items():
+        failed = result.errors.get(name) or {}
+        print(f"{name}: {timings.get('total', float('nan')):.1f} s" + (f"; failed: {', '.join(failed)}" if failed
+                                                                       else ""), file=sys.stderr)
+    print(f"report: {result.out / 'report.html'}", file=sys.stderr)
+    return result
+
+
+def _study_one(spec: CollectionSpec, *, options: StudyOptions) -> tuple[dict[str, bytes], dict]:
+    """Load one collection, study it in a scratch folder, return the folder's files (a task: the files travel
+    back to the client, so Dask workers need no shared output folder)."""
+    from meta_eval.model.collection import load_collection
+    from meta_eval.orchestration.study import run_study
+
+    collection = load_collection(spec.qrels, spec.runs, **spec.load)
+    scratch = Path(tempfile.mkdtemp(prefix="meta-eval-study-"))
+    try:
+        res = run_study(collection, scratch / "out", options, inputs={"command": f"collection {spec.name}"})
+        files = {str(p.relative_to(res.out)): p.read_bytes() for p in sorted(res.out.rglob("*")) if p.is_file()}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    s, t, d = collection.shape
+    info = dict(timings=res.timings, errors=res.errors, systems=s, topics=t, depth=d, max_grade=collection.max_grade,
+                qrels=collection.options.get("qrels"), runs=collection.options.get("runs"))
+    return files, info
+
+
+# --------------------------------------------------------------------------------------------- cross tables
+
+
+def _read(folder: Path, name: str):
+    import pandas as pd
+
+    path = folder / f"{name}.csv"
+    return pd.read_csv(path) if path.is_file() else None
+
+
+def _cross_tables(tmp: Path, specs: Sequence[CollectionSpec]) -> dict[str, pd.DataFrame]:
+    """Each collection's tables stacked with a ``collection`` column, and their side-by-side pivots."""
+    import pandas as pd
+
+    stacked: dict[str, list] = {"discpower_summary": [], "system_correlation": [], "informativeness_g_grid": [],
+                                "informativeness": []}
+    for spec in specs:
+        for name in stacked:
+            frame = _read(tmp / spec.name, name)
+            if frame is not None:
+                stacked[name].append(frame.assign(collection=spec.name))
+    order = [spec.name for spec in specs]
+    tables = {}
+    if stacked["discpower_summary"]:
+        d = pd.concat(stacked["discpower_summary"], ignore_index=True)
+        if "subset" in d:
+            d = d[d.subset == "all"]
+        tables["discpower_by_collection"] = _side_by_side(d, "metric", "proportion", order)
+    if stacked["system_correlation"]:
+        c = pd.concat(stacked["system_correlation"], ignore_index=True)
+        c = c[c.coefficient.isin(["kendall_tau_b", "tau_ap_sym"])]
+        c = c.assign(agreement=c.coefficient.map({"kendall_tau_b": "τ_b", "tau_ap_sym": "τ_AP"}) + "(" + c.metric_x
+                     + ", " + c.metric_y + ")")
+        wide = c.pivot_table(index="agreement", columns="collection", values="value", sort=False)
+        tables["agreement_by_collection"] = wide.reindex(columns=order).reset_index()
+    if stacked["informativeness_g_grid"]:
+        tables["rms_vs_g_by_collection"] = pd.concat(stacked["informativeness_g_grid"], ignore_index=True)
+    if stacked["informativeness"]:
+        i = pd.concat(stacked["informativeness"], ignore_index=True)
+        if {"metric", "mean_rms", "threshold"} <= set(i.columns):
+            i = i.assign(metric=i.metric + ", grade ≥ " + i.threshold.astype(str))
+            tables["informativeness_by_collection"] = _side_by_side(i, "metric", "mean_rms", order)
+    return tables
+
+
+def _side_by_side(frame, index: str, value: str, order: list[str]):
+    wide = frame.pivot_table(index=index, columns="collection", values=value, sort=False)
+    return wide.reindex(columns=[c for c in order if c in wide.columns]).reset_index()
+
+
+# --------------------------------------------------------------------------------------------- report
+
+
+def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> None:
+    import pandas as pd
+
+    from meta_eval.rendering.report import Report
+    from meta_eval.rendering.paper_table import PaperTable
+
+    report = Report(tmp, f"meta-eval study of {len(specs)} collections", formats=options.formats, dpi=options.dpi)
+    rows = [dict(collection=spec.name, systems=info["systems"], topics=info["topics"], depth=info["depth"],
+                 grades=f"0..{info['max_grade']}", failed=", ".join(info["errors"]) or "—")
+            for spec, (_, info) in zip(specs, done)]
+    intro = report.section("Collections", "Each collection's full study (findings, scores, discriminative power, "
+                           "correlation, informativeness, ...) is in its folder: " + ", ".join(
+                               f"[{s.name}]({s.name}/report.html)" for s in specs) + ". The sections below put the "
+                           "collections side by side, with the same metrics and options everywhere.")
+    overview = pd.DataFrame(rows)
+    report.table(intro, "The collections", PaperTable(overview.set_index("collection")), "collections",
+                 full=overview)
+    tables = result.tables
+    if "discpower_by_collection" in tables:
+        t = tables["discpower_by_collection"]
+        section = report.section("Discriminative power", f"Proportion of system pairs told apart (ASL < "
+                                 f"{options.alpha:g}, Sakai's paired bootstrap, B = {options.n_resamples}) over all "
+                                 "systems of each collection.")
+        report.table(section, "Discriminative power: proportion of system pairs told apart, per collection",
+                     PaperTable(t.set_index("metric"), decimals=3), "discpower_by_collection", full=t)
+    if "agreement_by_collection" in tables:
+        t = tables["agreement_by_collection"]
+        section = report.section("Correlation", "Kendall's τ_b and the symmetrised τ_AP between the system "
+                                 "rankings of each pair of metrics, per collection (intervals in each collection's "
+                                 "system_correlation.csv).")
+        report.table(section, "Agreement of the system rankings, per collection",
+                     PaperTable(t.set_index("agreement"), decimals=3), "agreement_by_collection",
+                     full=t)
+    if "informativeness_by_collection" in tables or "rms_vs_g_by_collection" in tables:
+        section = report.section("Informativeness", "Mean RMS error of the precision-recall curves inferred by the "
+                                 "maximum-entropy method from each metric's value (lower is more informative).")
+        if "informativeness_by_collection" in tables:
+            t = tables["informativeness_by_collection"]
+            report.table(section, "Informativeness: mean RMS error per metric and relevance threshold, per "
+                         "collection", PaperTable(t.set_index("metric"), decimals=4),
+                         "informativeness_by_collection", full=t)
+        if "rms_vs_g_by_collection" in tables:
+            g = tables["rms_vs_g_by_collection"]
+            report.data("rms_vs_g_by_collection", g)
+            report.figure(section, "Mean RMS error (±1 s.e.) over GAP's g, one panel per collection (GAP paper, "
+                          "Figure 2); nDCG does not depend on g", figure2_by_collection(g, [s.name for s in specs]),
+                          "rms_vs_g_by_collection")
+    report.write()
+
+
+def figure2_by_collection(table: pd.DataFrame, order: Sequence[str] | None = None):
+    """The GAP paper's Figure 2 for several collections: one column of panels per collection (rows: relevance
+    thresholds), from the stacked ``informativeness_g_grid`` tables (column ``collection``), in the paper style."""
+    from meta_eval.rendering.figure_style import paper_style
+
+    with paper_style():
+        return _figure2_panels(table, list(order or dict.fromkeys(table.collection)))
+
+
+def _figure2_panels(table: pd.DataFrame, order: list[str]):
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from meta_eval.rendering.figure_style import FULL_WIDTH, colors_for
+
+    levels = sorted(table.threshold.unique())
+    lines = list(dict.fromkeys(table.line))
+    palette = colors_for(lines, None)
+    fig = Figure(figsize=(FULL_WIDTH, 1.2 + 1.9 * len(levels)), layout="constrained")
+    axes = fig.subplots(len(levels), len(order), squeeze=False, sharey="row")
+    for j, name in enumerate(order):
+        for i, level in enumerate(levels):
+            ax = axes[i, j]
+            sub = table[(table.collection == name) & (table.threshold == level)]
+            for k, line in enumerate(lines):
+                part = sub[sub.line == line].sort_values("g1")
+                if part.empty:
+                    continue
+                sem = part.sem_rms if "sem_rms" in part else np.full(len(part), np.nan)
+                if part.mean_rms.nunique() == 1 and len(part) > 1:  # a metric that does not depend on g
+                    y, e = float(part.mean_rms.iloc[0]), float(np.asarray(sem)[0])
+                    ax.axhline(y, color=palette[line], lw=1.2, linestyle=(0, (4, 2)) if k % 2 else (0, (1, 1.5)),
+                               label=line)
+                    if e == e:
+                        ax.axhspan(y - e, y + e, color=palette[line], alpha=0.15, lw=0)
+                else:
+                    ax.errorbar(part.g1, part.mean_rms, yerr=sem, color=palette[line], marker="o",
+                                markersize=3, lw=1.2, capsize=1.5, label=line)
+            ax.set_title(f"{name}, relevant = grade ≥ {level}", fontsize="medium")
+            ax.set_xlim(-0.03, 1.03)
+            if i == len(levels) - 1:
+                ax.set_xlabel("GAP's g1 (g2 = 1 − g1)")
+            if j == 0:
+                ax.set_ylabel("mean RMS error")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center", frameon=False)
+    return fig
+
+
+def _write_manifest(tmp: Path, specs, done, result: MultiStudyResult, options, inputs: dict, seconds: float) -> None:
+    from meta_eval.outputs.result_folder import _sha256
+
+    collections = []
+    for spec, (_, info) in zip(specs, done):
+        files = [info["qrels"], *(info["runs"] or [])]
+        collections.append(dict(name=spec.name, qrels=info["qrels"], runs=info["runs"], load_options=spec.load,
+                                sha256={str(f): _sha256(Path(f)) for f in files if f and Path(f).is_file()},
+                                shape=dict(systems=info["systems"], topics=info["topics"], depth=info["depth"]),
+                                timings_s=info["timings"], errors=info["errors"]))
+    manifest = {
+        "meta_eval": "study",
+        "meta_eval_study_multi": 1,
+        "command": inputs.get("command", " ".join(sys.argv)),
+        "collections": collections,
+        "study_options": {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in vars(options).items()},
+        "inputs": {k: v for k, v in inputs.items() if k != "command"},
+        "timings_s": {"total": round(seconds, 3)},
+    }
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -1,0 +1,276 @@
+"""The one figure style of meta-eval, and the helper that saves a figure in the requested formats.
+
+Every figure function is wrapped in :func:`styled`: seaborn's ``paper`` context on the ``ticks`` style (no top and
+right spines, light horizontal grid), Paul Tol's colour-blind-safe "bright" palette (then his "muted" one for more
+than seven metrics; seaborn's ``colorblind`` palette has two oranges among its first six), TrueType fonts in PDF and PS
+(the Type 3 fonts matplotlib embeds by default are refused by ACM and IEEE checks). Metric colours come from
+:func:`metric_colors`, so a study passes one mapping to every figure and a metric keeps its colour throughout.
+
+Sizes are for a two-column paper: :data:`FULL_WIDTH` (7 in, both columns) and :data:`COLUMN_WIDTH` (3.35 in).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from meta_eval.core.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["BackgroundWriter", "COLUMN_WIDTH", "FORMATS", "FULL_WIDTH", "figure_paths", "metric_colors", "paper_style",
+           "save_figure", "styled"]
+
+FULL_WIDTH = 7.0
+COLUMN_WIDTH = 3.35
+FORMATS = ("pdf", "png", "svg")
+#: Paul Tol's qualitative "bright" scheme, then "muted" (https://personal.sron.nl/~pault/#sec:qualitative); the
+#: bright cyan comes after purple, so the first five metrics never pair blue with cyan (AP and GAP were told apart
+#: by shade alone), and grey is left for the references.
+PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#AA3377", "#66CCEE",
+           "#332288", "#117733", "#44AA99", "#88CCEE", "#DDCC77", "#CC6677", "#882255")
+#: The reference metrics a study compares against (GAP, nDCG): black and grey, apart from every metric under study.
+REFERENCE_COLORS = ("#222222", "#888888")
+#: Resolution of the PNG previews a report embeds beside vector figures.
+PREVIEW_DPI = 110
+
+_RC = {
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "svg.fonttype": "path",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "grid.color": "0.9",
+    "grid.linewidth": 0.6,
+    "legend.frameon": False,
+    "figure.dpi": 100,
+    "savefig.dpi": 300,
+}
+
+
+@contextmanager
+def paper_style():
+    """Context in which a figure is built in the paper style (seaborn paper context, ticks, colour-blind)."""
+    import matplotlib as mpl
+    import seaborn as sns
+
+    rc = {**sns.axes_style("ticks"), **sns.plotting_context("paper", font_scale=1.05), **_RC,
+          "axes.prop_cycle": mpl.cycler(color=list(PALETTE))}
+    with mpl.rc_context(rc):
+        yield
+
+
+def styled(func: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Decorator: build the figure inside :func:`paper_style` (and, in a notebook, make it show itself)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        show_in_notebooks()
+        with paper_style():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+@functools.cache
+def show_in_notebooks() -> None:
+    """In IPython or Jupyter, display a :class:`matplotlib.figure.Figure` as a PNG image.
+
+    meta-eval builds figures without pyplot (no global state, no GUI backend), so Jupyter's inline backend, which
+    pyplot activates, never registers itself, and a notebook cell returning a figure would print
+    ``<Figure size 700x270>``. Registering IPython's own PNG printer for the class is what the inline backend
+    does; nothing happens outside IPython."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        return
+    from IPython.core.pylabtools import print_figure
+
+    formatter = shell.display_formatter.formatters["image/png"]
+    formatter.for_type_by_name("matplotlib.figure", "Figure",
+                               lambda fig: print_figure(fig, "png", bbox_inches="tight", dpi=PREVIEW_DPI))
+
+
+def metric_colors(names: Iterable[str], fixed: Mapping[str, object] | None = None,
+                  references: Iterable[str] = ()) -> dict[str, tuple]:
+    """One colour per metric, in order, from the colour-blind-safe palette (cycled after 13 metrics).
+
+    Pass the same mapping to every figure of a study so that a metric keeps its colour; ``fixed`` pins colours.
+    ``references`` (at most two, e.g. a study's GAP and nDCG) are drawn in black and grey, so the metrics under
+    study keep the palette's most distinct colours and a reader tells the references apart at a glance.
+    """
+    names = list(dict.fromkeys(names))
+    refs = [n for n in dict.fromkeys(references) if n in names][: len(REFERENCE_COLORS)]
+    studied = [n for n in names if n not in refs]
+    out = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(studied)}
+    out.update(zip(refs, REFERENCE_COLORS))
+    out.update(dict(fixed or {}))
+    return {n: out[n] for n in [*names, *(fixed or {})]}
+
+
+def colors_for(names: Sequence[str], colors: Mapping[str, object] | None) -> dict[str, object]:
+    """``colors`` restricted to ``names``, with palette colours for names it lacks."""
+    if colors is None:
+        return metric_colors(names)
+    missing = [n for n in names if n not in colors]
+    extra = metric_colors([*colors, *missing])
+    return {n: colors[n] if n in colors else extra[n] for n in names}
+
+
+def check_formats(formats: Iterable[str] | str) -> tuple[str, ...]:
+    """Validated figure formats (``pdf``, ``png``, ``svg``), in order, without repeats."""
+    items = [formats] if isinstance(formats, str) else list(formats)
+    out = []
+    for f in items:
+        value = getattr(f, "value", f)
+        if value not in FORMATS:
+            raise InputError(f"figure format must be one of {', '.join(FORMATS)}; got {value!r}")
+        if value not in out:
+            out.append(value)
+    if not out:
+        raise InputError(f"at least one figure format is needed ({', '.join(FORMATS)})")
+    return tuple(out)
+
+
+def check_dpi(dpi: int) -> int:
+    """A resolution in [50, 1200] dots per inch."""
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 50 <= dpi <= 1200:
+        raise InputError(f"dpi must be an integer in [50, 1200]; got {dpi!r}")
+    return dpi
+
+
+def save_figure(
+    fig: Figure,
+    stem: str | Path,
+    formats: Iterable[str] | str = ("pdf",),
+    *,
+    dpi: int = 300,
+    preview_dpi: int | None = None,
+) -> list[Path]:
+    """Write ``fig`` as ``stem.<format>`` for every format (PNG at ``dpi``; PDF and SVG are vector).
+
+    With ``preview_dpi``, a PNG preview ``stem.png`` at that resolution is also written when PNG was not
+    requested (reports embed it). Returns the paths written, the requested formats first.
+    """
+    written = []
+    with paper_style():  # font embedding is decided when the file is written
+        for path, fmt, resolution in _outputs(stem, formats, dpi, preview_dpi):
+            metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt)
+            fig.savefig(path, format=fmt, dpi=resolution, bbox_inches="tight", pad_inches=0.02, metadata=metadata)
+            written.append(path)
+    return written
+
+
+def figure_paths(stem: str | Path, formats: Iterable[str] | str = ("pdf",), *, dpi: int = 300,
+                 preview_dpi: int | None = None) -> list[Path]:
+    """The files :func:`save_figure` writes for these arguments, in the same order."""
+    return [path for path, _, _ in _outputs(stem, formats, dpi, preview_dpi)]
+
+
+def _outputs(stem, formats, dpi, preview_dpi) -> list[tuple[Path, str, int]]:
+    formats = check_formats(formats)
+    dpi = check_dpi(dpi)
+    stem = Path(stem)
+    jobs = [(fmt, dpi) for fmt in formats]
+    if preview_dpi is not None and "png" not in formats:
+        jobs.append(("png", check_dpi(preview_dpi)))
+    return [(stem.with_name(f"{stem.name}.{fmt}"), fmt, resolution) for fmt, resolution in jobs]
+
+
+class BackgroundWriter:
+    """Saves figures in one separate process while the caller goes on computing.
+
+    Drawing and writing a figure (text layout, tight bounding boxes, font subsetting for the embedded TrueType
+    fonts) costs about as much as a study's computations; a study on several cores hands each finished figure to
+    this writer (pickled, as matplotlib supports) instead of waiting for it. A figure that cannot be pickled
+    (e.g. a lambda tick formatter) is saved in the calling process. :meth:`wait` blocks until every file is
+    written and raises the first error; :meth:`close` also stops the process.
+    """
+
+    def __init__(self) -> None:
+        self._executor = None
+        self._pending: list = []
+
+    def save(self, fig: Figure, stem: str | Path, formats: Iterable[str] | str = ("pdf",), *, dpi: int = 300,
+             preview_dpi: int | None = None) -> list[Path]:
+        """Like :func:`save_figure` (same files, same order), written in the background; closes ``fig``."""
+        import pickle
+
+        import matplotlib.pyplot as plt
+
+        paths = figure_paths(stem, formats, dpi=dpi, preview_dpi=preview_dpi)
+        try:
+            payload = pickle.dumps(fig)
+        except Exception:  # noqa: BLE001 -- anything unpicklable is simply saved here
+            return save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
+        if self._executor is None:
+            # loky (joblib's process pool): a clean process -- forking a parent that runs pyarrow and joblib threads
+            # is not safe -- that, unlike multiprocessing's spawn, does not re-run the caller's __main__ script
+            import os
+
+            from joblib.externals.loky import ProcessPoolExecutor
+
+            self._executor = ProcessPoolExecutor(1, initializer=_writer_init, initargs=(os.getpid(),))
+        self._pending.append((Path(stem).name, self._executor.submit(
+            _save_pickled, payload, str(stem), tuple(check_formats(formats)), dpi, preview_dpi)))
+        plt.close(fig)
+        return paths
+
+    def wait(self) -> None:
+        pending, self._pending = self._pending, []
+        errors = []
+        for name, future in pending:
+            try:
+                future.result()
+            except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
+                errors.append(f"{name}: {type(exc).__name__}: {exc}")
+        if errors:
+            raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})")
+
+    def close(self) -> None:
+        if self._executor is not None:
+            dropped = any(not future.done() for _, future in self._pending)  # an error or interrupt: stop now
+            if dropped:
+                from meta_eval.core.parallel import quiet_killed_pools
+
+                quiet_killed_pools()
+            self._executor.shutdown(wait=not dropped, kill_workers=dropped)
+            self._executor = None
+        self._pending = []
+
+
+def _writer_init(parent: int) -> None:
+    import os
+
+    import matplotlib
+
+    from meta_eval.core.parallel import init_worker
+
+    init_worker(parent)  # dies with the study that started it
+    matplotlib.use("Agg")
+    # a lower priority than the study's workers: the figures are drawn on cores the analyses leave idle rather
+    # than taking a share of the cores from the workers of the stages that follow
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):  # no nice() on Windows; a refused priority change only costs time
+        pass
+
+
+def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int, preview_dpi: int | None) -> None:
+    import pickle
+
+    import matplotlib.pyplot as plt
+
+    fig = pickle.loads(payload)
+    try:
+        save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
+    finally:
+        plt.close(fig)

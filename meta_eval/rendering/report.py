@@ -1,0 +1,212 @@
+"""A self-contained report folder: sections of text, compact tables and figures, rendered to Markdown and HTML.
+
+Each table is a :class:`~meta_eval.rendering.paper_table.PaperTable` (shown in the report, written as ``NAME.tex``) backed by a
+CSV with the full detail (``NAME.csv``); the report shows the numbers of the same frames the CSVs hold (rounded
+only for display). Each figure is written in the requested formats (vector PDF by default) with a PNG preview that
+the report embeds. The folder itself is written by :func:`meta_eval.outputs.result_folder.result_folder` (complete or absent).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from meta_eval.rendering.figure_style import PREVIEW_DPI, check_dpi, check_formats
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from meta_eval.analyses import Result
+    from meta_eval.rendering.paper_table import PaperTable
+
+
+@dataclass
+class ReportTable:
+    """A table of a section: the compact table shown, and the files behind it."""
+
+    caption: str
+    table: PaperTable
+    csv: str
+    tex: str
+
+
+@dataclass
+class ReportFigure:
+    """A figure of a section: the preview embedded and every file written."""
+
+    caption: str
+    preview: str
+    files: list[str]
+
+
+@dataclass
+class Section:
+    """One part of the report. A failed stage keeps its section with ``error`` set instead of content."""
+
+    title: str
+    text: str = ""
+    tables: list[ReportTable] = field(default_factory=list)
+    figures: list[ReportFigure] = field(default_factory=list)
+    error: str | None = None
+
+
+class Report:
+    """Collects sections; writes each table (CSV + LaTeX) and figure (formats + PNG preview) into ``out``, then
+    ``report.md`` and ``report.html``.
+
+    Parameters
+    ----------
+    out : path
+        The (temporary) folder to write into.
+    title : str
+    formats : sequence of {"pdf", "png", "svg"}
+        Figure formats (default vector PDF); a PNG preview at ``preview_dpi`` is added when PNG is not requested.
+    dpi : int
+        Resolution of requested PNGs.
+    background : bool
+        Write figures in a separate process while the caller goes on (:class:`~meta_eval.rendering.figure_style.
+        BackgroundWriter`); :meth:`write` waits for them. For callers with a spare core.
+    """
+
+    def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI,
+                 background: bool = False):
+        from meta_eval.rendering.figure_style import BackgroundWriter
+
+        self.out = Path(out)
+        self._writer = BackgroundWriter() if background else None
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.title = title
+        self.formats = check_formats(formats)
+        self.dpi = check_dpi(dpi)
+        self.preview_dpi = check_dpi(preview_dpi)
+        self.sections: list[Section] = []
+
+    def section(self, title: str, text: str = "") -> Section:
+        section = Section(title, text)
+        self.sections.append(section)
+        return section
+
+    def data(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
+        """Write a CSV that no table shows (e.g. per-topic scores); returns its path."""
+        path = self.out / f"{slug(name)}.csv"
+        frame.to_csv(path, index=index)
+        return path
+
+    def table(self, section: Section, caption: str, table: PaperTable, name: str,
+              full: pd.DataFrame | None = None) -> ReportTable:
+        """Show ``table`` in ``section``; write ``name.tex`` and ``name.csv`` (``full`` if given, else the table's
+        values with their row labels)."""
+        stem = slug(name)
+        csv = self.out / f"{stem}.csv"
+        if full is not None:
+            full.to_csv(csv, index=False)
+        else:
+            table.values.to_csv(csv, index=True)
+        if not table.caption:
+            table.caption = caption
+        (self.out / f"{stem}.tex").write_text(table.to_latex(label=f"tab:{stem}"))
+        entry = ReportTable(caption, table, csv.name, f"{stem}.tex")
+        section.tables.append(entry)
+        return entry
+
+    def add(self, section: Section, result: Result, *, every_figure: bool = False) -> None:
+        """Put an analysis result (:class:`meta_eval.analyses.Result`) into ``section``: its method text; each table
+        with a compact form shown and written as LaTeX beside its full CSV, the others as CSVs only; the figures
+        meant for a report (``every_figure``: all of them, as an analysis's own command writes)."""
+        section.text = result.text
+        for t in result.outputs:
+            if t.compact is not None:
+                self.table(section, t.caption, t.compact, t.stem, full=t.frame)
+            else:
+                self.data(t.stem, t.frame)
+        for f in result.figures():
+            if f.in_report or every_figure:
+                self.figure(section, f.caption, f.draw(), f.stem)
+
+    def figure(self, section: Section, caption: str, fig: Figure, name: str) -> ReportFigure:
+        """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""
+        from meta_eval.rendering.figure_style import save_figure
+
+        save = save_figure if self._writer is None else self._writer.save
+        paths = save(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
+        entry = ReportFigure(caption, f"{slug(name)}.png", [p.name for p in paths])
+        section.figures.append(entry)
+        return entry
+
+    def write(self) -> tuple[Path, Path]:
+        """Write report.md and report.html, once every figure is on disk."""
+        if self._writer is not None:
+            self._writer.wait()
+        md = self.out / "report.md"
+        md.write_text(self.markdown())
+        page = self.out / "report.html"
+        page.write_text(self.html())
+        return md, page
+
+    def close(self) -> None:
+        """Stop the background figure writer, if any (pending figures are dropped)."""
+        if self._writer is not None:
+            self._writer.close()
+
+    # ---------------------------------------------------------------------------------------------- rendering
+
+    @staticmethod
+    def _links(names: list[str]) -> str:
+        return " · ".join(f"[{Path(n).suffix[1:].upper()}]({n})" for n in names)
+
+    def markdown(self) -> str:
+        parts = [f"# {self.title}\n"]
+        for s in self.sections:
+            parts.append(f"## {s.title}\n")
+            if s.error:
+                parts.append(f"**This stage failed:** `{s.error}`\n")
+            if s.text:
+                parts.append(s.text.strip() + "\n")
+            for t in s.tables:
+                parts.append(f"**{t.caption}** ({self._links([t.csv, t.tex])})\n\n{t.table.to_markdown()}")
+            for f in s.figures:
+                others = [n for n in f.files if n != f.preview]
+                extra = f" ({self._links(others)})" if others else ""
+                parts.append(f"![{f.caption}]({f.preview})\n\n*{f.caption}*{extra}\n")
+        return "\n".join(parts)
+
+    def html(self) -> str:
+        e = html.escape
+        body = [f"<h1>{e(self.title)}</h1>"]
+        for s in self.sections:
+            body.append(f"<h2>{e(s.title)}</h2>")
+            if s.error:
+                body.append(f"<p class='error'><b>This stage failed:</b> <code>{e(s.error)}</code></p>")
+            if s.text:
+                body.extend(_html_paragraph(p) for p in s.text.strip().split("\n\n"))
+            for t in s.tables:
+                links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in (t.csv, t.tex))
+                body.append(f"<p><b>{e(t.caption)}</b> ({links})</p>{t.table.to_html()}")
+            for f in s.figures:
+                links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in f.files
+                                   if n != f.preview)
+                body.append(f"<figure><img src='{f.preview}' alt='{e(f.caption)}'>"
+                            f"<figcaption>{e(f.caption)}{f' ({links})' if links else ''}</figcaption></figure>")
+        style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;line-height:1.4}"
+                 "table{border-collapse:collapse;font-size:90%;margin-bottom:.5em}"
+                 "td,th{padding:2px 8px;border-bottom:1px solid #ddd}td.num{text-align:right}"
+                 "th{border-bottom:2px solid #444}img{max-width:100%}.error{color:#a00}.note{font-size:85%}")
+        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(self.title)}</title>"
+                f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def _html_paragraph(text: str) -> str:
+    """A paragraph, or a list when every line starts with "- "."""
+    lines = text.split("\n")
+    if all(line.startswith("- ") for line in lines):
+        return "<ul>" + "".join(f"<li>{html.escape(line[2:])}</li>" for line in lines) + "</ul>"
+    return f"<p>{html.escape(text)}</p>"
+
+
+def slug(name: str) -> str:
+    """File-name-safe form of a name (``GAP(g=0.5,0.5)`` -> ``GAP_g_0.5_0.5``)."""
+    return re.sub(r"[^A-Za-z0-9.@-]+", "_", name).strip("_").replace("@", "at")

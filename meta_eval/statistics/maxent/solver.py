@@ -1,0 +1,857 @@
+"""The fast batched maximum-entropy solver (Aslam, Yilmaz & Pavlu, SIGIR 2005; graded: Robertson et al., SIGIR 2010).
+
+For each list l (length n, grades 0..c) find the product distribution P[l] (rows p_n over grades) that
+
+    maximises   H(P) = - sum_n sum_j p_n(j) ln p_n(j)
+    subject to  sum_n p_n(j) = r_j          for j = 1..c   (retrieved counts by default; the qrels counts optionally)
+                E[M](P)      = v            (the list's observed metric value)
+
+Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 = 0 (methods.md Sec. 1.2, 2.3).
+
+* Linear metrics (dE/dp fixed): the convex dual ``sum_n logsumexp_j(lambda_j + mu A_nj) - lambda.r - mu v`` is
+  minimised by damped Newton on the c + 1 multipliers, batched over lists (one (c+1)x(c+1) system per list).
+* Other metrics (pairwise, cascade, prefix-state, user forms): sequential linearisation. At the current P the metric
+  is replaced by its tangent E(P) + grad E(P).(Q - P), the linear problem is solved exactly as above (warm-started),
+  and the fixed point of this map -- a KKT point of the original (non-convex) problem -- is accelerated by Anderson
+  mixing on the logits near convergence. The iteration starts half-way between the actual list and the count-only
+  distribution (where the linearisation is accurate; nearer the count-only one for a value close to an attainable
+  extreme), and a list that fails is solved again with a fixed step cap and, at an extreme, from the other start;
+  when a linearised target is out of reach it is approached in steps, and where the tangent misjudges the value
+  (near an attainable extreme, where the metric saturates) the value is matched exactly along the tangent direction
+  (see :func:`_solve_nonlinear`, :func:`_match_value`).
+* A value at the attainable maximum or minimum (e.g. AP of a list with all its relevant documents on top) makes the
+  solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved half the tolerance inside
+  the range: the solution is continuous in the value, so this is the optimal face's distribution up to
+  probabilities of the order of the tolerance, with the metric constraint met within the tolerance. Where several
+  faces reach the extreme (Success@k at 1) the problem is not convex and the face found may not be the optimal one;
+  such lists are marked (``MEMResult.on_face``).
+
+The per-list work of an iteration -- the forms' values and gradients, the softmax, the logit step, the Anderson
+step and the inner Newton solves -- runs in compiled loops (:mod:`meta_eval.statistics.maxent._form_kernels`,
+:mod:`meta_eval.statistics.maxent._iteration`, :mod:`meta_eval.statistics.maxent._newton`); the iteration's logic stays here, in numpy.
+
+Every list gets diagnostics: the largest constraint residual, the stationarity residual, iterations and a status
+(0 ok, 1 not converged, 2 value outside the attainable range, 3 metric undefined). Rows that do not converge are
+flagged, never silently wrong, and are left out of study means (``n_failed``). A value outside the attainable
+range is flagged or raised (``errors="raise"``); the range is that of the best and worst orderings, exact for
+metrics that never decrease when a higher grade moves up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from meta_eval.core.errors import InfeasibleError, InputError
+from meta_eval.statistics.maxent.batch import ListBatch
+from meta_eval.statistics.maxent.expectations import ExpectationForm
+
+OK, NOT_CONVERGED, INFEASIBLE, UNDEFINED = 0, 1, 2, 3
+STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside attainable range",
+          UNDEFINED: "metric undefined (e.g. no relevant documents)"}
+_STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearisation step
+_ANDERSON_START = 1e-2  # Anderson mixing once the logits change by less than this in a step
+_INNER_TOL_MAX = 1e-6  # loosest tolerance of an inner (linearised) solve, far from the fixed point
+_MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (beyond, logits are degenerate)
+_STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
+_STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
+_EDGE_ITER = (12, 48)  # iterations towards the face before (and after a failed) reading its support
+_START_MIX, _START_MIX_NEAR = 0.5, 0.9  # weight of the count-only distribution in the linearisation's start
+_NEAR_EXTREME = 1e-4  # a value this close to an attainable extreme (relative to the range) starts nearer it
+STEP_CAP = 50.0  # initial largest change of a (scaled) multiplier in one Newton step (adapted per list)
+
+
+@dataclass
+class MEMResult:
+    """Maximum-entropy distributions for a batch of lists, with per-list diagnostics.
+
+    Attributes
+    ----------
+    P : (L, N, K) probability of each grade at each rank (0 past each list's end; NaN rows for failed lists)
+    lengths : (L,) list lengths
+    measure : the constrained metric
+    target : (L,) the metric value imposed (observed value unless given)
+    achieved : (L,) E[M](P)
+    entropy : (L,) -sum p ln p
+    max_residual : (L,) largest absolute violation over the count and metric constraints
+    stationarity : (L,) max |theta - (lambda + mu grad E)| over active entries (0 for exact linear solutions)
+    multipliers : (L, K+1) lambda_0 (= 0) .. lambda_c and mu (metric multiplier, in metric units)
+    n_iter : (L,) iterations used
+    status : (L,) int code, see :data:`STATUS`
+    counts : (L, K) the expected-count targets r_j
+    method : where the metric's expected-value form came from: "declared", "derived", "sampled" or "given"
+        (:mod:`meta_eval.statistics.maxent.forms`)
+    form_residual : largest relative |form - metric| found when the form was verified (NaN when sampled)
+    approx_error : (L,) estimated error of the achieved expected value for sampled forms (NaN for exact ones)
+    on_face : (L,) bool, lists whose value is at an attainable extreme of a non-linear metric, solved on the face of
+        the lists reaching it that the iteration approached. Where one face holds every such list (AP, ERR, RR at
+        their maximum) it is the maximum-entropy solution; where several do (Success@k at 1 with several relevant
+        documents in the top k) the problem is not convex and the face found may not have the largest entropy.
+    """
+
+    P: np.ndarray
+    lengths: np.ndarray
+    measure: str
+    target: np.ndarray
+    achieved: np.ndarray
+    entropy: np.ndarray
+    max_residual: np.ndarray
+    stationarity: np.ndarray
+    multipliers: np.ndarray
+    n_iter: np.ndarray
+    status: np.ndarray
+    counts: np.ndarray
+    method: str = "given"
+    form_residual: float = 0.0
+    approx_error: np.ndarray | None = None
+    on_face: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.approx_error is None:
+            self.approx_error = np.full(len(self.lengths), np.nan)
+        if self.on_face is None:
+            self.on_face = np.zeros(len(self.lengths), dtype=bool)
+
+    @property
+    def converged(self) -> np.ndarray:
+        return self.status == OK
+
+    def survival(self, level: int) -> np.ndarray:
+        """(L, N): probability that the document at each rank has grade >= level."""
+        return self.P[:, :, level:].sum(axis=2)
+
+
+def entropy(P: np.ndarray) -> np.ndarray:
+    """-sum_{n,j} p ln p per list (0 ln 0 = 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
+    return -t.sum(axis=(1, 2))
+
+
+def count_targets(batch: ListBatch, counts: str = "retrieved") -> np.ndarray:
+    """(L, K) expected counts r_j: grades retrieved by the run (default) or the qrels totals capped by nothing.
+
+    With ``counts="qrels"`` r_j = R_j for j >= 1 and r_0 = n - sum R_j; lists where that is negative are infeasible.
+    """
+    if counts == "retrieved":
+        return batch.retrieved_counts().astype(float)
+    if counts == "qrels":
+        r = batch.counts.astype(float).copy()
+        r[:, 0] = batch.lengths - r[:, 1:].sum(1)
+        return r
+    raise InputError(f"counts must be 'retrieved' or 'qrels'; got {counts!r}")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Linear maximum entropy by Newton on the dual (batched)
+# ------------------------------------------------------------------------------------------------------------
+
+# The Newton iterations work in a (lists, grades, ranks) layout: reductions over the few grades are then
+# element-wise operations on contiguous rank vectors (an order of magnitude faster in numpy than reducing a short
+# trailing axis), and the Hessian's grade-by-grade block is one batched matrix product.
+
+def _softmax_kn(th: np.ndarray, rowmask: np.ndarray):
+    m = th.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(th - m[:, None, :])
+    s = e.sum(axis=1)
+    s = np.where(s > 0, s, 1.0)
+    q = e * (rowmask / s)[:, None, :]
+    return q, np.where(rowmask, np.log(s) + m, 0.0)
+
+
+def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap=False):
+    """Minimise the dual for every list. Returns q (lists, ranks, grades), y, iterations, converged flags.
+
+    ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units. ``y`` is updated in
+    place. Damped Newton per list (:func:`meta_eval.statistics.maxent._newton.newton_lists`): the largest multiplier change is
+    capped (with ``grow_cap`` the cap doubles after each full capped step, for values near an extreme whose
+    multipliers grow geometrically) and the backtracking line search accepts a step that does not increase the
+    dual beyond its round-off level, so converged lists do not spend halvings on rounding noise.
+    """
+    from meta_eval.statistics.maxent._newton import newton_lists
+
+    L = d.shape[0]
+    tol = np.ascontiguousarray(np.broadcast_to(np.asarray(tol, dtype=float), (L,)))
+    d = np.ascontiguousarray(np.where(allowed, d, 0.0), dtype=float)
+    yc = np.ascontiguousarray(y, dtype=float)
+    # one dtype and layout per argument: the kernel is compiled (and cached) for exactly one signature
+    q, iters, done = newton_lists(d, np.ascontiguousarray(allowed, dtype=bool),
+                                  np.ascontiguousarray(rowmask, dtype=bool), np.ascontiguousarray(r, dtype=float),
+                                  np.ascontiguousarray(np.broadcast_to(t, (L,)), dtype=float), yc,
+                                  np.ascontiguousarray(frozen, dtype=bool), tol, int(max_iter), bool(grow_cap),
+                                  float(STEP_CAP), float(_STALL_TOL))
+    y[...] = yc
+    return q, y, iters, done
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Setup shared by all forms
+# ------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Problem:
+    rowmask: np.ndarray  # (L, N)
+    allowed: np.ndarray  # (L, N, K) rank inside the list and grade with a positive count target
+    r: np.ndarray  # (L, K)
+    frozen: np.ndarray  # (L, K+1) variables fixed at 0 (lambda_0, lambda of absent grades)
+
+
+def _problem(batch: ListBatch, r: np.ndarray) -> _Problem:
+    L, K = batch.n_lists, batch.n_grades
+    rowmask = batch.mask
+    active = r > 0.5
+    allowed = rowmask[..., None] & active[:, None, :]
+    frozen = np.zeros((L, K + 1), dtype=bool)
+    frozen[:, 0] = True
+    frozen[:, :K] |= ~active
+    return _Problem(rowmask, allowed, r, frozen)
+
+
+def _normalise(d: np.ndarray, allowed: np.ndarray):
+    """Shift/scale d per list to [0, 1] over allowed entries; returns d', lo, span (span 0 -> constant)."""
+    from meta_eval.statistics.maxent._iteration import extent, rescale
+
+    d = np.ascontiguousarray(d, dtype=float)
+    allowed = np.ascontiguousarray(allowed, dtype=bool)
+    big, top = extent(d, allowed)
+    lo = np.where(np.isfinite(big), big, 0.0)
+    span = np.where(np.isfinite(top), top - lo, 0.0)
+    rel = span > 1e-14 * np.maximum(np.abs(lo), np.abs(top + 0.0 * lo)).clip(min=1e-300)
+    return rescale(d, allowed, lo, np.where(rel, span, 1.0)), lo, np.where(rel, span, 0.0)
+
+
+def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter, grow_cap=False):
+    """Max entropy subject to counts and sum d.q = t; returns q, y (mu in units of d), iterations, converged."""
+    L, N, K = d.shape
+    n = prob.rowmask.sum(1)
+    dn, lo, span = _normalise(d, prob.allowed)
+    tn = np.where(span > 0, (t - lo * n) / np.where(span > 0, span, 1.0), 0.0)
+    frozen = prob.frozen.copy()
+    frozen[:, K] |= span == 0
+    y = np.where(frozen, 0.0, y0)
+    y[:, K] = np.where(span > 0, y0[:, K] * span, 0.0)
+    q, y, it, done = _newton_linear(dn, prob.allowed, prob.rowmask, prob.r, tn, y, frozen, tol, max_iter, grow_cap)
+    y[:, K] = np.where(span > 0, y[:, K] / np.where(span > 0, span, 1.0), 0.0)
+    return q, y, it, done
+
+
+def _attainable(form: ExpectationForm, batch: ListBatch, r: np.ndarray):
+    """Metric values of the best (grades descending) and worst (ascending) deterministic lists with counts r.
+
+    For metrics that never decrease when a higher grade moves up (all built-ins) these bound the attainable range
+    over deterministic lists; exact for linear metrics (the extremes of a linear function over the transportation
+    polytope are attained at such vertices when the coefficients are monotone in rank and grade).
+    """
+    L, N, K = batch.n_lists, batch.depth, batch.n_grades
+    ri = np.rint(r).astype(np.int64)
+    pos = np.arange(N)[None, :]
+    best = np.zeros((L, N), dtype=np.int64)
+    worst = np.zeros((L, N), dtype=np.int64)
+    top = np.zeros(L, dtype=np.int64)
+    for j in range(K - 1, 0, -1):
+        best += j * ((pos >= top[:, None]) & (pos < (top + ri[:, j])[:, None]))
+        top = top + ri[:, j]
+    n = batch.lengths
+    bottom = n.copy()
+    for j in range(K - 1, 0, -1):
+        worst += j * ((pos < bottom[:, None]) & (pos >= (bottom - ri[:, j])[:, None]))
+        bottom = bottom - ri[:, j]
+    hi = form.value(ListBatch(best, n, batch.counts).onehot())
+    lo = form.value(ListBatch(worst, n, batch.counts).onehot())
+    return np.minimum(lo, hi), np.maximum(lo, hi)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The solver
+# ------------------------------------------------------------------------------------------------------------
+
+def _centre(th, allowed):
+    return np.where(allowed, th - _rowmean(th, allowed), 0.0)
+
+
+def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.ndarray, *, tol: float,
+                 max_iter: int, memory: int, actual_feasible: bool = False):
+    L, K = batch.n_lists, batch.n_grades
+    n = batch.lengths.astype(float)
+    status = np.zeros(L, dtype=np.int8)
+    bad_counts = (np.abs(r.sum(1) - n) > 1e-9) | np.any(r < -1e-9, axis=1)
+    onehot = batch.onehot()
+    actual = form.value(onehot)
+    # undefined: no value, or a form that is undefined for the list (e.g. AP's 1/R with R = 0, which the core
+    # library scores 0 by trec_eval's convention)
+    undefined = ~np.isfinite(v) | ~np.isfinite(actual)
+    lo, hi = _attainable(form, batch, np.maximum(r, 0))
+    if actual_feasible:  # the actual list meets the count constraints: its value is attainable whatever the metric
+        lo, hi = np.fmin(lo, actual), np.fmax(hi, actual)
+    span = np.maximum(hi - lo, 1.0)
+    infeasible = bad_counts | (v > hi + 1e-9 * span) | (v < lo - 1e-9 * span)
+    infeasible &= ~undefined
+    status[undefined] = UNDEFINED
+    status[infeasible] = INFEASIBLE
+    good = status == OK
+    vv = np.where(good, np.clip(v, lo, hi), 0.0)
+    rr = np.where(good[:, None], r, np.maximum(r, 0))
+    prob = _problem(batch, rr)
+
+    # start: the count-only maximum entropy p_n(j) = r_j / n  (lambda_j = log r_j / r_0, mu = 0)
+    y = np.zeros((L, K + 1))
+    lr = np.log(np.where(rr > 0, rr, 1.0))
+    y[:, :K] = lr - lr[:, :1] * (rr[:, :1] > 0)
+    y = np.where(prob.frozen, 0.0, y)
+    P0 = np.where(prob.allowed, (rr / np.maximum(n, 1)[:, None])[:, None, :], 0.0)
+    stat = np.zeros(L)
+    # A value at the attainable maximum (or minimum) puts the solution on a face of the polytope, with infinite
+    # multipliers. It is solved half the tolerance inside instead: the solution is continuous in the value, so
+    # this is the face's maximum-entropy distribution up to probabilities of order the tolerance, and the metric
+    # constraint still holds within tol. A range narrower than that carries no information: the count-only
+    # distribution is the solution.
+    inside = 0.5 * tol
+    flat = good & (hi - lo <= 2 * inside)
+    edge = good & ~flat & ((vv >= hi - inside) | (vv <= lo + inside))
+    vv = np.where(good & ~flat, np.clip(vv, lo + inside, hi - inside), vv)
+    if form.linear:
+        d = np.array(form.grad(P0))
+        P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter, grow_cap=True)
+        _on_face(form, P, prob, edge, v, tol, done, stat)
+    else:
+        # start between the actual list and the count-only distribution (both satisfy the counts); a value close to
+        # an attainable extreme (but not at it) starts nearer the count-only one, whose tangent is less saturated
+        # (ERR near its maximum: on 500 TREC-COVID lists 1 failure instead of 5, 3 % fewer iterations); a value at
+        # the extreme starts half-way, nearer the face the actual list is on (Success@10 at 1: 63 failures of 3,374
+        # from the nearer start)
+        near = np.minimum(hi - vv, vv - lo) <= _NEAR_EXTREME * np.maximum(hi - lo, 1e-300)
+        mixes = np.where(near & ~edge, _START_MIX_NEAR, _START_MIX)
+        # lists at an extreme: a few steps towards the face, then the face itself (below), then more steps if
+        # its support could not be read off yet
+        limit = np.where(edge, min(max_iter, _EDGE_ITER[0]), max_iter) * (good & ~flat)  # nothing to solve else
+        y_start = y.copy()
+        # a list that fails is tried again: with a fixed step cap (the growing one can overshoot on small lists at
+        # an extreme), then, at an extreme, from the other start (it rescued 37 of the 41 Success@10 lists at 1 that
+        # failed on TREC-COVID; elsewhere a second start rescued 1 of 10 ERR lists for 60 % more of ERR's time)
+        other = np.where(mixes == _START_MIX, _START_MIX_NEAR, _START_MIX)
+        attempts = [(mixes, False, limit > 0), (other, True, edge)]
+        onehot = onehot * prob.allowed  # the actual lists on the entries the counts allow
+        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, _start(onehot, prob, P0, mixes), tol, limit,
+                                               memory, lo, hi, edge, v)
+        for mix, grow_cap, which in attempts:
+            todo = which & (limit > 0) & ~done
+            if not todo.any():
+                continue
+            Pa, ya, ita, da, sa = _nonlinear_pass(form, prob, vv, y_start, P0, _start(onehot, prob, P0, mix), tol,
+                                                  limit * todo, memory, lo, hi, edge & todo, v, grow_cap=grow_cap)
+            take = todo & da
+            P[take], y[take], done[take], stat[take] = Pa[take], ya[take], True, sa[take]
+            it[todo] += ita[todo]
+    P[flat], y[flat, K], done[flat] = P0[flat], 0.0, True
+    achieved = form.value(P)
+    res = np.maximum(np.abs(P.sum(1) - rr).max(1), np.abs(achieved - v))
+    status[good & ~done] = NOT_CONVERGED
+    return dict(P=P, achieved=achieved, entropy=entropy(P), max_residual=np.where(good, res, np.nan),
+                stationarity=np.where(good, stat, np.nan), multipliers=y, n_iter=it, status=status,
+                on_face=edge & done & (not form.linear))
+
+
+def _start(onehot: np.ndarray, prob: _Problem, P0, mix) -> np.ndarray:
+    """The linearisation's start: each list's actual grades (one-hot, on the allowed entries) mixed with weight
+    ``mix`` of the count-only P0."""
+    eps = mix[:, None, None]
+    start = (1 - eps) * onehot + eps * P0
+    return start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
+
+
+def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v, grow_cap=True):
+    """:func:`_solve_nonlinear` on the lists with ``limit`` > 0; lists at an extreme (``edge``) then read their face,
+    and those whose face could not be read yet take more steps from where they stopped and try again."""
+    L = len(limit)
+    P, y, it, done, stat = _solve_nonlinear(form, prob, vv, y, P0, start, tol, limit, memory, lo=lo, hi=hi,
+                                            grow_cap=grow_cap)
+    face_ok = _on_face(form, P, prob, edge, v, tol, done, stat)
+    again = np.flatnonzero(edge & ~face_ok & ~done)
+    if again.size:
+        Pa, ya, ita, da, sa = _solve_nonlinear(_SubForm(form, again)._restricted(), _sub(prob, again), vv[again],
+                                               y[again], P0[again], P[again] * (1 - 1e-9) + 1e-9 * P0[again],
+                                               tol, _EDGE_ITER[1], memory, lo=lo[again], hi=hi[again],
+                                               grow_cap=grow_cap)
+        P[again], y[again], it[again], done[again], stat[again] = Pa, ya, it[again] + ita, da, sa
+        _on_face(form, P, prob, edge & np.isin(np.arange(L), again), v, tol, done, stat)
+    return P, y, it, done, stat
+
+
+def _on_face(form, P, prob: _Problem, edge, v, tol, done, stat) -> np.ndarray:
+    """Replace the iterate of every list at an extreme by the face's maximum-entropy distribution when it can be
+    read off (in place); returns which lists were solved so."""
+    solved = np.zeros(len(v), dtype=bool)
+    at_edge = np.flatnonzero(edge)
+    if at_edge.size:
+        Pf, okf = _face_solution(_SubForm(form, at_edge)._restricted(), P[at_edge], _sub(prob, at_edge),
+                                 v[at_edge], tol)
+        P[at_edge[okf]], done[at_edge[okf]], stat[at_edge[okf]] = Pf[okf], True, 0.0
+        solved[at_edge[okf]] = True
+    return solved
+
+
+def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2, 0.1, 0.2)):
+    """Maximum entropy on the optimal face, for values at an attainable extreme whose iteration did not settle.
+
+    The face's support is read off an iterate close to it: entries with probability below ``cut`` are taken to
+    vanish, and the count-only maximum-entropy distribution on the remaining support is computed. It is accepted
+    only if it reproduces the value within ``tol`` (every list in the support is then optimal), trying the cuts
+    from the finest up, so a wrong guess leaves the list flagged, never wrong.
+    """
+    L, N, K = P.shape
+    frozen = prob.frozen.copy()
+    frozen[:, K] = True
+    best = np.zeros_like(P)
+    found = np.zeros(L, dtype=bool)
+    for cut in cuts:
+        support = prob.allowed & (P > cut)
+        ok = np.all(support.any(2) | ~prob.rowmask, axis=1) & np.all(support.any(1) | (prob.r <= 0.5), axis=1)
+        q, _, _, conv = _newton_linear(np.zeros((L, N, K)), support, prob.rowmask, prob.r, np.zeros(L),
+                                       np.zeros((L, K + 1)), frozen, 1e-11, 100)
+        ok &= conv & np.isfinite(q).all(axis=(1, 2)) & (np.abs(q.sum(1) - prob.r).max(1) <= 1e-9)
+        ok &= np.abs(np.where(ok, form.value(np.nan_to_num(q)), np.inf) - v) <= tol
+        new = ok & ~found
+        best[new] = q[new]
+        found |= ok
+        if found.all():
+            break
+    return best, found
+
+
+def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
+                     damp_after=40, lo=None, hi=None, match=True, grow_cap=True):
+    """Sequential linearisation with safeguarded Anderson acceleration on the (centred) logits.
+
+    Iteration k linearises E at p_k and solves the linear MEM with target d.p_k + b_k (v - E(p_k)), b_k in (0, 1]:
+    when that subproblem fails (target outside what the linearisation can reach) b_k is halved and p_k kept; on
+    success b_k doubles back towards 1. Any fixed point satisfies E(p) = v and stationarity whatever b_k.
+    Anderson mixing is used only near the fixed point and dropped whenever the residual grows.
+
+    With ``match``, a step whose linear subproblem misses the metric value (or fails) is replaced by the
+    maximum-entropy distribution along the same direction d whose *metric* value is exactly v
+    (:func:`_match_value`); the outer iteration then only has to settle the direction d = grad E(p). This matters
+    near an attainable extreme, where the tangent overestimates every gain (e.g. ERR: surer top ranks lower the
+    value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi`` are the attainable range.
+    """
+    from meta_eval.statistics.maxent._iteration import anderson, logit_step, softmax_rows, step_change
+
+    L, N, K = P0.shape
+    lo = np.full(L, -np.inf) if lo is None else lo
+    hi = np.full(L, np.inf) if hi is None else hi
+    allowed = prob.allowed
+    D = N * K
+    with np.errstate(divide="ignore"):
+        x = _centre(np.where(allowed, np.log(np.where(allowed, start, 1.0)), 0.0), allowed).reshape(L, D)
+    X = np.zeros((L, memory, D))
+    F = np.zeros((L, memory, D))
+    nh = np.zeros(L, dtype=np.int64)
+    bt = np.ones(L)
+    last_n = np.full(L, np.inf)
+    last_dq = np.full(L, np.inf)  # largest probability change of the last step
+    stalls = np.zeros(L, dtype=np.int64)  # consecutive failed steps
+    it = np.zeros(L, dtype=np.int64)
+    done = np.zeros(L, dtype=bool)
+    stat = np.full(L, np.inf)
+    P = start.copy()
+    Y = y.copy()
+    mix = np.ones(L)
+    limit = np.broadcast_to(np.asarray(max_iter), (L,))
+    live = np.flatnonzero(limit > 0)
+    for k in range(int(limit.max(initial=0))):
+        sp = _sub(prob, live)
+        al = sp.allowed
+        th = x[live].reshape(live.size, N, K)
+        p = softmax_rows(th, al, sp.rowmask)
+        sub = _SubForm(form, live)._restricted()
+        Ep, d = _value_and_grad(sub, p)
+        dp = np.einsum("lnk,lnk->l", d, p)
+        t = dp + bt[live] * (v[live] - Ep)
+        # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
+        inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, _INNER_TOL_MAX)
+        # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
+        q, yl, _, ok = _solve_linear_direction(d, sp, t, Y[live], inner_tol, inner_iter,
+                                               grow_cap=grow_cap)
+        Eq = sub.value(q)
+        if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
+            fix = np.flatnonzero((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
+            if fix.size:
+                qm, ym, okm = _match_value(_SubForm(sub, fix)._restricted(), d[fix], _sub(prob, live[fix]),
+                                           v[live][fix], np.where(ok[fix, None], yl[fix], Y[live][fix]),
+                                           lo[live][fix], hi[live][fix], tol, inner_iter)
+                take = fix[okm]
+                q[take], yl[take], ok[take] = qm[okm], ym[okm], True
+                Eq[take] = _SubForm(sub, take)._restricted().value(q[take])
+        f, fn = logit_step(np.ascontiguousarray(yl), d, al, th)
+        ok &= np.isfinite(fn) & np.all(np.isfinite(yl), axis=1)
+        it[live] += 1
+        P[live[ok]], Y[live[ok]] = q[ok], yl[ok]
+        stat[live[ok]] = fn[ok]
+        full = ok & (bt[live] == 1.0)
+        resid = np.abs(Eq - v[live])
+        # stationarity: logits unchanged, or (at a boundary, where logits diverge) probabilities unchanged
+        dq, count_residual = step_change(q, p, sp.r)
+        conv = full & (resid <= tol) & ((fn <= _STAT_TOL) | (dq <= 1e-11)) & (count_residual <= 1e-9)
+        done[live[conv]] = True
+        bt[live] = np.where(ok, np.minimum(1.0, 2.0 * bt[live]), 0.5 * bt[live])
+        grew = fn > 1.5 * last_n[live]
+        xb = x[live]
+        fz = np.where(ok[:, None], f, 0.0)
+        slot = k % memory  # histories are ring buffers, read back in time order only where Anderson is used
+        X[live, slot], F[live, slot] = xb, fz
+        last_n[live] = np.where(ok, fn, last_n[live])
+        last_dq[live] = np.where(ok, dq, last_dq[live])
+        near = full & ~grew & (fn < _ANDERSON_START)  # Anderson only near the fixed point
+        # lists still running after damp_after steps (oscillating plain steps): damped steps, Anderson allowed
+        slow = it[live] > damp_after
+        mix[live] = np.where(slow, 0.5, 1.0)
+        near |= full & ~grew & slow
+        nhl = np.where(near, np.minimum(nh[live] + 1, memory), 0)
+        xn = xb + mix[live][:, None] * fz
+        acc = np.flatnonzero(nhl >= 2)
+        if acc.size:
+            order = (k + 1 + np.arange(memory)) % memory  # oldest first
+            rows = live[acc]
+            xa = anderson(X, F, rows, order, nhl[acc], xb[acc], fz[acc], mix[rows])
+            xn[acc] = np.where(np.isfinite(xa), xa, xn[acc])
+        nh[live] = nhl
+        x[live] = xn
+        stalls[live] = np.where(ok, 0, stalls[live] + 1)
+        # stop lists that are done, out of iterations, or whose steps have all failed for a while (flagged)
+        live = live[~conv & (it[live] < limit[live]) & (stalls[live] < _STALLED_STEPS)]
+        if live.size == 0:
+            break
+    return P, Y, it, done, stat
+
+
+def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evaluations=60):
+    """The multiplier mu of direction d at which q(mu), the count-constrained maximum-entropy distribution with
+    logits lambda + mu d, has metric value E[M](q) = v; returns q, y (mu in units of d) and a success flag.
+
+    A root of h(mu) = log gap(E(q(mu))) - log gap(v), gap the distance to the nearer attainable extreme (``lo``
+    or ``hi``): where the metric saturates, E approaches the extreme exponentially in mu, so h is nearly linear in
+    mu. The root is bracketed by doubling steps from the current mu, then found by regula falsi with the Illinois
+    rule. For each mu the count multipliers lambda come from Newton's method on the (convex) dual with mu fixed.
+    """
+    L, N, K = d.shape
+    tol = np.broadcast_to(np.asarray(tol, dtype=float), (L,))  # one tolerance, or one per list
+    dn, dlo, span = _normalise(d, prob.allowed)
+    frozen = prob.frozen.copy()
+    frozen[:, K] = True
+    near_top = (hi - v) <= (v - lo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.log(np.where(near_top, hi - v, v - lo))
+        ref = np.where(np.isfinite(ref), ref, 0.0)
+
+    def h(E, idx):
+        top, lo_, hi_ = near_top[idx], lo[idx], hi[idx]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            gap = np.maximum(np.where(top, hi_ - E, E - lo_), 1e-300)
+            out = np.where(top, ref[idx] - np.log(gap), np.log(gap) - ref[idx])
+            return np.where(np.isfinite(lo_) & np.isfinite(hi_), out, E - v[idx])
+
+    def at(idx, mu, y):
+        yy = y.copy()
+        yy[:, K] = mu
+        q, yy, _, ok = _newton_linear(dn[idx], prob.allowed[idx], prob.rowmask[idx], prob.r[idx],
+                                      np.zeros(idx.size), yy, frozen[idx], 1e-12, inner_iter)
+        return q, yy, ok, _SubForm(form, idx)._restricted().value(q)
+
+    everyone = np.arange(L)
+    ya = np.where(frozen, 0.0, y0)
+    mu_a = np.where(span > 0, y0[:, K] * span, 0.0)
+    q, ya, ok, E = at(everyone, mu_a, ya)
+    h_a = h(E, everyone)
+    Q, Y, found = q.copy(), ya.copy(), ok & (np.abs(E - v) <= tol)
+    # bracket: step away from mu_a in the direction that brings E towards v, doubling the step
+    step = np.where(h_a < 0, 1.0, -1.0) * np.maximum(1.0, np.abs(mu_a))
+    mu_b, h_b, y_b = mu_a.copy(), h_a.copy(), ya.copy()
+    live = np.flatnonzero(ok & ~found)
+    for _ in range(40):
+        live = live[np.abs(mu_a[live] + step[live]) <= _MU_MAX]  # beyond: exp overflows, no root to find
+        if live.size == 0:
+            break
+        mu_b[live] = mu_a[live] + step[live]
+        q, yb, okb, Eb = at(live, mu_b[live], y_b[live])
+        h_b[live], y_b[live] = h(Eb, live), yb
+        hit = okb & (np.abs(Eb - v[live]) <= tol[live])
+        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yb[hit], True
+        same = okb & ~hit & (np.sign(h_b[live]) == np.sign(h_a[live]))
+        moved = live[same]
+        mu_a[moved], h_a[moved], ya[moved] = mu_b[moved], h_b[moved], y_b[moved]
+        step[moved] *= 2.0
+        live = moved
+    bracket = ~found & (np.sign(h_a) != np.sign(h_b)) & np.isfinite(h_a) & np.isfinite(h_b)
+    live = np.flatnonzero(bracket)
+    for _ in range(evaluations):
+        if live.size == 0:
+            break
+        a, b = mu_a[live], mu_b[live]
+        mu_c = (a * h_b[live] - b * h_a[live]) / (h_b[live] - h_a[live])
+        q, yc, okc, Ec = at(live, mu_c, y_b[live])
+        h_c = h(Ec, live)
+        hit = okc & (np.abs(Ec - v[live]) <= tol[live])
+        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yc[hit], True
+        flip = np.sign(h_c) != np.sign(h_b[live])
+        lv = live
+        mu_a[lv] = np.where(flip, mu_b[lv], mu_a[lv])
+        h_a[lv] = np.where(flip, h_b[lv], 0.5 * h_a[lv])  # Illinois: halve the stale end's value
+        mu_b[lv], h_b[lv], y_b[lv] = mu_c, h_c, yc
+        live = live[okc & ~hit]
+    Y[:, K] = np.where(span > 0, Y[:, K] / np.where(span > 0, span, 1.0), 0.0)
+    return Q, Y, found
+
+
+def _value_and_grad(form, P):
+    """E[M](P) and a writable copy-free gradient (one pass for the forms that compute both together)."""
+    if hasattr(form, "value_and_grad"):
+        return form.value_and_grad(P)
+    return form.value(P), np.array(form.grad(P))
+
+
+def _rowmean(x, allowed):
+    cnt = allowed.sum(2, keepdims=True)
+    return np.where(allowed, x, 0.0).sum(2, keepdims=True) / np.maximum(cnt, 1)
+
+
+def _sub(prob: _Problem, idx) -> _Problem:
+    return _Problem(prob.rowmask[idx], prob.allowed[idx], prob.r[idx], prob.frozen[idx])
+
+
+class _SubForm:
+    """A view of a form restricted to some lists (forms hold per-list arrays on their leading axis)."""
+
+    def __init__(self, form, idx):
+        self.form, self.idx = form, idx
+
+    def _restricted(self):
+        f = self.form
+        if hasattr(f, "take"):  # forms that restrict themselves (views for the built-in forms)
+            return f.take(self.idx)
+        if dataclasses.is_dataclass(f):
+            kw = {}
+            for fld in dataclasses.fields(f):
+                val = getattr(f, fld.name)
+                kw[fld.name] = val[self.idx] if isinstance(val, np.ndarray) and val.ndim >= 1 else val
+            return type(f)(**kw)
+        raise InputError("a user expectation form must be a dataclass of per-list arrays or define take(index)")
+
+    def value(self, P):
+        return self._restricted().value(P)
+
+    def grad(self, P):
+        return self._restricted().grad(P)
+
+
+def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
+              counts: str = "retrieved", tol: float = 1e-10, max_iter: int = 300, memory: int = 6,
+              chunk_size: int = 128, errors: str = "flag", progress: bool = False, rel_level: int = 1,
+              seed: int = 0, jobs: int | None = 1, scheduler: str | None = None) -> MEMResult:
+    """Solve the maximum-entropy problem for every list of ``batch`` under ``measure``.
+
+    Parameters
+    ----------
+    batch : ListBatch
+        The lists (grades, lengths, qrels counts).
+    measure : str, Measure, MetricForm or ExpectationForm
+        Any metric meta-eval can score -- a name (``"AP"``, ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)@10"``,
+        ``"map"``), ``module:function``, ``file.py:function``, a :class:`~meta_eval.measures.Measure` -- whose
+        expected-value form is declared, derived by probing or sampled (:func:`meta_eval.statistics.maxent.forms.metric_form`);
+        or a form built for this batch.
+    values : array (L,), optional
+        The metric values to impose; default the observed values of the actual lists.
+    counts : {"retrieved", "qrels"}
+        Expected number of documents of each grade: as retrieved by the run (default; always feasible for the
+        observed value) or the qrels totals R_j (requires sum_j R_j <= n).
+    tol : float
+        Absolute tolerance on the metric constraint (counts are held to 1e-9).
+    max_iter : int
+        Newton iterations (linear metrics) or linearisation steps (others).
+    memory : int
+        Anderson history length.
+    chunk_size : int
+        At most this many lists solved together (sorted by length so each chunk is padded only to its own longest
+        list); chunks are the tasks run in parallel. The lists are split evenly, into at least four chunks when
+        there are 64 or more, so that a small batch still keeps two to four workers busy (the split depends on
+        the number of lists only, never on the workers).
+    errors : {"flag", "raise"}
+        For a value outside the attainable range: flag the row (status 2, NaN distribution) or raise
+        :class:`InfeasibleError`.
+    progress : bool
+        Show progress over chunks.
+    rel_level : int
+        Relevance threshold of binary metrics (relevant = grade >= rel_level).
+    seed : int
+        Seed of the verification lists and of the sampled fallback.
+    jobs, scheduler
+        Workers for the chunks (:func:`meta_eval.core.parallel.parallel_map`: processes, or a Dask cluster); the result
+        does not depend on them. A named metric with a declared form is rebuilt by each worker; one without
+        (derived, prefix-state or sampled) is probed once, here, and its verified form goes to the workers. A metric
+        given as an object rather than a name (whose workers could not rebuild it) is solved in this process.
+
+    Returns
+    -------
+    MEMResult
+    """
+    from meta_eval.core.parallel import parallel_map
+
+    plan = _plan(batch, measure, values, counts=counts, tol=tol, max_iter=max_iter, memory=memory,
+                 chunk_size=chunk_size, errors=errors, rel_level=rel_level, seed=seed)
+    # longest lists first (the costliest chunks), so no worker is left alone with a long chunk at the end
+    # (progress counts the lists' total length, so the time left is not extrapolated from the costliest chunks)
+    parts = parallel_map(_solve_chunk_task, plan.chunks[::-1], common=plan.common, jobs=jobs if plan.by_name else 1,
+                         scheduler=scheduler if plan.by_name else None, desc=f"MEM {plan.label}", unit="chunk",
+                         progress=progress, weights=[batch.lengths[c].sum() for c in plan.chunks[::-1]])[::-1]
+    return _assemble(plan, parts)
+
+
+def solve_mems(batch: ListBatch, measures, values=None, *, counts: str = "retrieved", tol: float = 1e-10,
+               max_iter: int = 300, memory: int = 6, chunk_size: int = 128, errors: str = "flag",
+               progress: bool = False, rel_level: int = 1, seed: int = 0, jobs: int | None = 1,
+               scheduler: str | None = None) -> list[MEMResult]:
+    """:func:`solve_mem` for several metrics at once: ``[solve_mem(batch, m, v, ...) for m, v in zip(measures,
+    values)]`` (``values``: one array or None per metric; default the observed values), equal to it list for list.
+
+    The chunks of every metric given by name go to the workers together, costliest first, so a cheap metric
+    never leaves a worker idle while another metric's long chunks finish, and the workers start once; metrics
+    given as objects (which workers could not rebuild) are solved in this process.
+    """
+    from meta_eval.core.parallel import parallel_map
+
+    values = [None] * len(measures) if values is None else list(values)
+    if len(values) != len(measures):
+        raise InputError(f"values must give one array (or None) per metric ({len(measures)}); got {len(values)}")
+    plans = [_plan(batch, m, v, counts=counts, tol=tol, max_iter=max_iter, memory=memory, chunk_size=chunk_size,
+                   errors=errors, rel_level=rel_level, seed=seed) for m, v in zip(measures, values)]
+    named = [k for k, plan in enumerate(plans) if plan.by_name]
+    order = [(k, j) for k in named for j in range(len(plans[k].chunks))]
+    # costliest chunks first (their lists' total length; ties keep their order)
+    order.sort(key=lambda kj: -int(batch.lengths[plans[kj[0]].chunks[kj[1]]].sum()))
+    shared = {key: value for key, value in plans[named[0]].common.items()
+              if key not in ("measure", "values")} if named else {}
+    common = dict(shared, measures={k: plans[k].common["measure"] for k in named},
+                  metric_values={k: plans[k].common["values"] for k in named})
+    solved = parallel_map(_solve_measure_chunk_task, [(k, plans[k].chunks[j]) for k, j in order], common=common,
+                          jobs=jobs, scheduler=scheduler, desc=f"MEM {len(named)} metric(s)", unit="chunk",
+                          progress=progress, weights=[batch.lengths[plans[k].chunks[j]].sum() for k, j in order])
+    parts = dict(zip(order, solved))
+    return [_assemble(plan, [parts[k, j] if plan.by_name else _solve_chunk_task(idx, **plan.common)
+                             for j, idx in enumerate(plan.chunks)]) for k, plan in enumerate(plans)]
+
+
+@dataclass
+class _Plan:
+    """What :func:`solve_mem` hands its workers: the chunks of lists and the arguments every chunk shares."""
+
+    batch: ListBatch
+    chunks: list
+    common: dict
+    by_name: bool  # the metric was named: its form (rebuilt from the name, or probed once here) can go to workers
+    label: str
+    errors: str
+
+
+def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, chunk_size, errors, rel_level,
+          seed) -> _Plan:
+    """Check the arguments, build the form of a metric object (a name is rebuilt in the workers) and split the
+    lists into chunks: evenly, sorted by length, at least four when there are 64 lists or more."""
+    from threadpoolctl import threadpool_limits
+
+    from meta_eval.statistics.maxent.forms import MetricForm, check_metric, has_declared_form, metric_form
+
+    if errors not in ("flag", "raise"):
+        raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
+    L = batch.n_lists
+    v_all = None if values is None else np.asarray(values, dtype=float).reshape(-1)
+    if v_all is not None and v_all.shape != (L,):
+        raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
+    by_name = isinstance(measure, str)  # workers rebuild a declared form from the name, for their own chunk
+    if by_name:
+        check_metric(measure, rel_level)  # a bad name fails here, not in a worker after other metrics' work
+        if not has_declared_form(measure, rel_level):
+            # derived, prefix-state or sampled: probed and verified once, here, for every list; the (picklable)
+            # form then goes to the workers instead of being probed again for each chunk
+            with threadpool_limits(limits=1, user_api="blas"):
+                measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
+    elif not isinstance(measure, MetricForm):
+        with threadpool_limits(limits=1, user_api="blas"):
+            measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
+    r_all = count_targets(batch, counts)
+    order = np.argsort(batch.lengths, kind="stable")
+    n_chunks = max(-(-L // chunk_size), min(4, L // 16), 1)
+    chunks = [c for c in np.array_split(order, n_chunks) if c.size]
+    common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
+                  max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
+    return _Plan(batch, chunks, common, by_name, measure if isinstance(measure, str) else measure.name, errors)
+
+
+def _assemble(plan: _Plan, parts: list) -> MEMResult:
+    """The per-list results of every chunk (in the order of ``plan.chunks``) as one :class:`MEMResult`."""
+    batch = plan.batch
+    L, N, K = batch.n_lists, batch.depth, batch.n_grades
+    out = dict(P=np.zeros((L, N, K)), achieved=np.full(L, np.nan), entropy=np.full(L, np.nan),
+               max_residual=np.full(L, np.nan), stationarity=np.full(L, np.nan),
+               multipliers=np.full((L, K + 1), np.nan), n_iter=np.zeros(L, dtype=np.int64),
+               status=np.zeros(L, dtype=np.int8), approx_error=np.full(L, np.nan), on_face=np.zeros(L, dtype=bool))
+    target = np.full(L, np.nan)
+    for idx, (res, v, _) in zip(plan.chunks, parts):
+        target[idx] = v
+        for key, val in res.items():
+            if key == "P":
+                out["P"][idx, : val.shape[1]] = val
+            else:
+                out[key][idx] = val
+    sources = [p[2] for p in parts]  # (name, method, verification residual, detail) of each chunk's form
+    name = sources[0][0] if sources else plan.label
+    r_all = plan.common["r_all"]
+    bad = out["status"] == INFEASIBLE
+    if bad.any() and plan.errors == "raise":
+        i = int(np.flatnonzero(bad)[0])
+        raise InfeasibleError(
+            f"{int(bad.sum())} list(s) have a {name} value outside the attainable range for their grade "
+            f"counts (first: list {i}, value {float(target[i]):g}, expected grade counts "
+            f"{[float(x) for x in r_all[i]]}); a value must lie between the metric of the worst and of the best "
+            "ordering of the list's grades")
+    out["P"][(out["status"] == INFEASIBLE) | (out["status"] == UNDEFINED)] = np.nan
+    methods = sorted({m for _, m, _, _ in sources},
+                     key=["given", "declared", "derived", "prefix-state", "sampled"].index)
+    residual = max((r for _, _, r, _ in sources), default=0.0)
+    details = sorted({d for _, _, _, d in sources if d})
+    return MEMResult(lengths=batch.lengths.copy(), measure=name, target=target, counts=r_all,
+                     method="+".join(methods) or "declared", form_residual=residual,
+                     info={"form": "; ".join(details)} if details else {}, **out)
+
+
+def _solve_measure_chunk_task(task, *, measures, metric_values, **common):
+    """One chunk of one metric's lists (a task of :func:`solve_mems`)."""
+    k, idx = task
+    return _solve_chunk_task(idx, measure=measures[k], values=metric_values[k], **common)
+
+
+def _solve_chunk_task(idx, *, batch: ListBatch, measure, values, r_all, counts, tol, max_iter, memory,
+                      rel_level, seed):
+    """One chunk of lists (a task of :func:`solve_mem`): the solver's per-list results and the imposed values."""
+    from threadpoolctl import threadpool_limits
+
+    from meta_eval.statistics.maxent.forms import MetricForm, metric_form
+    from meta_eval.statistics.maxent.sampled import solve_sampled
+
+    with threadpool_limits(limits=1, user_api="blas"):  # many tiny (c+2)x(c+2) solves: BLAS threads only cost
+        sub = batch.subset(idx)
+        if sub.depth == 0:
+            sub = ListBatch(np.zeros((idx.size, 1), dtype=np.int64), sub.lengths, sub.counts)
+        if isinstance(measure, MetricForm):
+            source, form = measure, measure.form(idx, sub)
+        else:
+            source = metric_form(measure, sub, rel_level=rel_level, seed=seed)
+            form = source.form(np.arange(idx.size), sub)
+        v = source.observed(sub) if values is None else values[idx]
+        if source.exact:
+            res = _solve_chunk(sub, form, v, r_all[idx], tol=tol, max_iter=max_iter, memory=memory,
+                               actual_feasible=counts == "retrieved" and values is None)
+        else:
+            res = solve_sampled(form, sub, v, r_all[idx], tol=tol)
+    return res, v, (source.name, source.method, source.residual, source.detail)
