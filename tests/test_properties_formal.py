@@ -146,7 +146,7 @@ def test_held_states_the_space_searched(report):
     v = report.get("AP", "monotone", "binary")
     assert v.status == "held" and v.checked > 10_000 and v.evidence == ()
     assert "every ranking of 0-10 documents over grades 0-1" in report.sizes.describe("binary")
-    assert "2000 random rankings of 7-20 documents" in report.sizes.describe("graded")
+    assert "4000 random rankings of 7-24 documents" in report.sizes.describe("graded")
 
 
 def test_p_at_10_cannot_reach_1_with_fewer_than_10_relevant_documents(report):
@@ -430,3 +430,15 @@ def test_bad_metrics_are_input_errors():
         formal_properties(["nDGC"])
     with pytest.raises(InputError, match="one value per list"):
         formal_properties(lambda r: np.zeros(3), random_cases=10)
+
+
+def test_a_space_too_large_for_memory_is_refused_with_the_sizes_to_lower():
+    with pytest.raises(InputError, match="lower the length, the grades or the unretrieved"):
+        formal_properties("AP", grades=4)
+
+
+def test_without_random_cases_the_exhaustive_space_decides_alone_and_a_constant_metric_is_undefined_there():
+    res = formal_properties(["AP", lambda r: np.zeros(r.shape)], random_cases=0, growth_length=64)
+    assert res.status("AP", "localised") == "violated" and res.status("AP", "monotone") == "held"
+    assert res.status("<lambda>", "interval") == "undefined"  # fewer than three distinct values at every length
+    assert res.status("<lambda>", "convergent") == "violated" and res.status("<lambda>", "realisable") == "held"

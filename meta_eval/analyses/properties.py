@@ -201,23 +201,17 @@ def _property_grid(res):
     return fig
 
 
-SIZES = (
-    Param("length", 6, int, "graded space: every ranking of up to this many documents (exhaustive)", within="[1, 8]"),
-    Param("binary_length", 10, int, "binary space: every ranking of up to this many documents (exhaustive)",
-          within="[1, 14]"),
-    Param("grades", 2, int, "highest grade of the graded space", within="[2, 4]"),
-    Param("unretrieved", 3, int, "judged documents a list may leave unretrieved (per grade, random search)",
-          within="[0, 6]"),
-    Param("random_cases", 2000, int, "random rankings per space beyond the exhaustive lengths", within="[0, 1000000]"),
-    Param("random_length", 20, int, "longest random ranking", within="[2, 200]"),
-    Param("threshold_depth", 64, int, "Amigó et al.'s thresholds: n relevant after n non-relevant, n up to this",
-          within="[1, 1024]"),
-    Param("growth_length", 4096, int, "boundedness probe: rankings of 1, 2, 4, ... up to this many documents",
-          within="[4, 65536]"),
-)
+def _size_params() -> tuple[Param, ...]:
+    """The search sizes as declared parameters (defaults, ranges and meanings from :class:`SearchSizes`)."""
+    from dataclasses import fields
+
+    from meta_eval.properties.formal.result import DOCS, LIMITS, SearchSizes
+
+    return tuple(Param(f.name, f.default, int, DOCS[f.name], within="[{}, {}]".format(*LIMITS[f.name]))
+                 for f in fields(SearchSizes) if f.name != "seed")
 
 
-@analysis("properties", title="Formal properties", params=(*SIZES, ANALYSIS_PARAMS["seed"]),
+@analysis("properties", title="Formal properties", params=(*_size_params(), ANALYSIS_PARAMS["seed"]),
           summary="Formal properties of each metric (Moffat's seven, Amigó et al.'s constraints, Kishida's "
           "sensitivity, the interval scale) by exhaustive and random search.",
           study={"seed": "seed"}, measures=("AP", "nDCG@10", "P@10", "RR", "RBP", "ERR", "GAP", "DCG"))

@@ -6,7 +6,7 @@ case it came from and the two cases compared (``None`` standing for the base its
 every candidate (the exhaustive search, where each variant is again a case of the enumeration); with a generator,
 one random candidate per base case (the random search, where the variants are new cases). A property holds when
 ``value(left) R value(right)`` for every candidate, R its :attr:`~Comparison.relation`: ``gt`` (strictly
-greater), ``ge`` (never smaller) or ``eq`` (equal), each up to rounding (:data:`RTOL`).
+greater), ``ge`` (never smaller) or ``eq`` (equal), as :func:`holds` decides them.
 
 "The top k" of a metric with a cutoff k (``P@10``, ``nDCG@10``) are its first k ranks, as Moffat evaluates a metric
 at depth k; for a metric without one, the whole list (the documents outside it are those not retrieved).
@@ -61,12 +61,18 @@ class Comparison:
 
 
 def holds(left: np.ndarray, right: np.ndarray, relation: str) -> tuple[np.ndarray, np.ndarray]:
-    """(defined, held) per comparison: both values finite, and ``left R right`` up to :data:`RTOL`."""
+    """(defined, held) per comparison: both values finite, and ``left R right``.
+
+    ``ge`` and ``eq`` allow rounding (:data:`RTOL`); ``gt`` asks for any increase of the computed value, however
+    small: a metric that does not respond computes the same value bit for bit, while one whose response is tiny
+    (the deep ranks of ERR or of RBP with a small p) still moves the last bits. A response below double precision
+    (about 1e-16 of the value) is no response: the verdict is what float64 arithmetic can tell.
+    """
     defined = np.isfinite(left) & np.isfinite(right)
     with np.errstate(invalid="ignore"):
         tol = RTOL * np.maximum(np.abs(left), np.abs(right))
         diff = left - right
-        ok = {"gt": diff > tol, "ge": diff >= -tol, "eq": np.abs(diff) <= tol}[relation]
+        ok = {"gt": diff > 0, "ge": diff >= -tol, "eq": np.abs(diff) <= tol}[relation]
     return defined, defined & ok
 
 

@@ -42,6 +42,11 @@ PROPERTIES: dict[str, tuple[str, Callable]] = {
     "new relevant": ("Kishida 2005", COMPARISONS["new relevant"].build),
     "interval": ("Ferrante et al. 2019, 2021", probes.interval),
 }
+#: Candidate cells (base cases × depth²) per block when the comparisons are built: bounds the memory of the
+#: candidate masks and variants.
+BLOCK_CELLS = 2_000_000
+#: Ranks (cases × depth) a metric scores in one call.
+SCORE_CELLS = 4_000_000
 MOFFAT = tuple(k for k, (src, _) in PROPERTIES.items() if src.startswith("Moffat"))
 CONSTRAINTS = tuple(k for k in PROPERTIES if k not in MOFFAT)
 SPACES = ("binary", "graded")
@@ -56,12 +61,18 @@ class Metric:
     cutoff: int | None
 
     def score(self, cases: Cases) -> np.ndarray:
-        """One value per case, in one call."""
-        values = np.asarray(self.func(cases.rankings()), dtype=np.float64)
-        if values.shape != (len(cases),):
-            raise InputError(f"metric {self.name} returned shape {values.shape} for {len(cases)} lists; a metric "
-                             "returns one value per list")
-        return values
+        """One value per case: one vectorised call per block of up to :data:`SCORE_CELLS` ranks (one call for
+        the default search sizes), which bounds the metric's temporary arrays."""
+        rows = max(SCORE_CELLS // max(cases.depth, 1), 1)
+        out = []
+        for start in range(0, len(cases), rows):
+            block = cases.take(slice(start, start + rows))
+            values = np.asarray(self.func(block.rankings()), dtype=np.float64)
+            if values.shape != (len(block),):
+                raise InputError(f"metric {self.name} returned shape {values.shape} for {len(block)} lists; a "
+                                 "metric returns one value per list")
+            out.append(values)
+        return np.concatenate(out) if out else np.zeros(0)
 
 
 def metrics_of(specs: Iterable) -> list[Metric]:
@@ -98,6 +109,29 @@ def _effective(cutoff: int | None, longest: int) -> int | None:
     return None if cutoff is None or cutoff >= longest else int(cutoff)
 
 
+def _in_blocks(comp: Comparison, bases: Cases, ctx: Context,
+               place: Callable[[Cases], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates of ``comp`` on ``bases`` as (left, right) case indices; ``place`` gives the index of each
+    variant (looks it up in the enumeration, or appends it to the random pool). Built a block of base cases at a
+    time, so that the variants and candidate masks of every base never exist at once."""
+    left, right = [], []
+    rows = max(BLOCK_CELLS // bases.depth ** 2, 256)  # a candidate mask holds up to depth² cells per base case
+    for start in range(0, len(bases), rows):
+        pairs = comp.build(bases.take(slice(start, start + rows)), ctx)
+        base = pairs.base + start
+        left.append(base if pairs.left is None else place(pairs.left))
+        right.append(base if pairs.right is None else place(pairs.right))
+    empty = np.zeros(0, dtype=np.int64)
+    return (np.concatenate(left), np.concatenate(right)) if left else (empty, empty)
+
+
+def _append(parts: list[Cases], variants: Cases) -> np.ndarray:
+    """Indices of ``variants`` appended to the random pool's ``parts`` (the base cases are its first part)."""
+    start = sum(len(p) for p in parts)
+    parts.append(variants)
+    return np.arange(start, start + len(variants))
+
+
 class Space:
     """The cases and comparisons of one space (built once, scored for every metric)."""
 
@@ -119,14 +153,12 @@ class Space:
             for cutoff in (cutoffs if comp.uses_cutoff else {None}):
                 exh, rnd = _effective(cutoff, length), _effective(cutoff, sizes.random_length)
                 if (comp.key, exh) not in self.exhaustive_pairs:
-                    pairs = comp.build(self.enum.cases, Context(exh, length, None))
-                    self.exhaustive_pairs[comp.key, exh] = (self._lookup(pairs.left, pairs.base),
-                                                            self._lookup(pairs.right, pairs.base))
+                    self.exhaustive_pairs[comp.key, exh] = _in_blocks(comp, self.enum.cases,
+                                                                      Context(exh, length, None), self.enum.index)
                 if (comp.key, rnd) not in self.random_pairs:
                     draw = rng([sizes.seed, c, number, rnd or 0], "formal properties")
-                    pairs = comp.build(bases, Context(rnd, self.room, draw))
-                    self.random_pairs[comp.key, rnd] = (self._append(parts, pairs.left, pairs.base),
-                                                        self._append(parts, pairs.right, pairs.base))
+                    self.random_pairs[comp.key, rnd] = _in_blocks(comp, bases, Context(rnd, self.room, draw),
+                                                                  lambda variants: _append(parts, variants))
         ideal = ideal_cases(np.unique(bases.counts, axis=0))
         start = sum(len(p) for p in parts)
         parts.append(ideal)
@@ -136,17 +168,6 @@ class Space:
         self.ideal = np.isin(code, code[start:])  # cases whose qrels' ideal list is in the pool
         self.growth, _ = growth_cases(c, sizes.growth_length)
         self.thresholds = threshold_cases(c, sizes.threshold_depth)
-
-    def _lookup(self, variants: Cases | None, base: np.ndarray) -> np.ndarray:
-        return base if variants is None else self.enum.index(variants)
-
-    @staticmethod
-    def _append(parts: list[Cases], variants: Cases | None, base: np.ndarray) -> np.ndarray:
-        if variants is None:
-            return base  # the base cases are the pool's first part
-        start = sum(len(p) for p in parts)
-        parts.append(variants)
-        return np.arange(start, start + len(variants))
 
     def describe(self) -> str:
         return self.sizes.describe(self.name)

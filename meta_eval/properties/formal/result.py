@@ -9,9 +9,27 @@ import numpy as np
 import pandas as pd
 
 from meta_eval.errors import InputError
+from meta_eval.params import MAX_INT
 
 HELD, VIOLATED, UNDEFINED = "held", "violated", "undefined"
 SYMBOL = {HELD: "✓", VIOLATED: "✗", UNDEFINED: "–"}
+
+
+#: Each search size: its allowed range (what keeps the exhaustive spaces in memory and the search to seconds) and
+#: what it sets, in words.
+LIMITS = {"length": (1, 7), "binary_length": (1, 12), "grades": (2, 4), "unretrieved": (0, 6),
+          "random_cases": (0, 20_000), "random_length": (2, 64), "threshold_depth": (1, 1024),
+          "growth_length": (4, 1 << 16), "seed": (0, MAX_INT)}
+DOCS = {"length": "graded space: every ranking of up to this many documents (exhaustive)",
+        "binary_length": "binary space: every ranking of up to this many documents (exhaustive)",
+        "grades": "highest grade of the graded space",
+        "unretrieved": "judged documents a ranking may leave unretrieved, beyond its length (exhaustive) and per "
+                       "grade (random)",
+        "random_cases": "random rankings per space, of the lengths beyond the exhaustive ones",
+        "random_length": "longest random ranking",
+        "threshold_depth": "Amigó et al.'s thresholds: n relevant documents after n non-relevant, n up to this",
+        "growth_length": "boundedness probe: rankings of 1, 2, 4, ... up to this many documents",
+        "seed": "seed of the random search"}
 
 
 @dataclass(frozen=True)
@@ -46,21 +64,16 @@ class SearchSizes:
     binary_length: int = 10
     grades: int = 2
     unretrieved: int = 3
-    random_cases: int = 2000
-    random_length: int = 20
+    random_cases: int = 4000
+    random_length: int = 24
     threshold_depth: int = 64
     growth_length: int = 4096
     seed: int = 0
 
-    #: allowed range of each size: what keeps the exhaustive spaces in memory and the search to seconds
-    LIMITS = {"length": (1, 8), "binary_length": (1, 14), "grades": (2, 4), "unretrieved": (0, 6),
-              "random_cases": (0, 1_000_000), "random_length": (2, 200), "threshold_depth": (1, 1024),
-              "growth_length": (4, 1 << 16), "seed": (0, 2 ** 53)}
-
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            lo, hi = self.LIMITS[f.name]
+            lo, hi = LIMITS[f.name]
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
                 raise InputError(f"formal properties: {f.name} must be an integer in [{lo}, {hi}], got {value!r}")
         if self.random_length <= max(self.length, self.binary_length):
