@@ -130,7 +130,7 @@ class PropertiesResult(Result):
                 q.tables["properties"].text(order[-1], "held"):
             best = [m for m in order if q.tables["properties"].text(m, "held") ==
                     q.tables["properties"].text(order[0], "held")]
-            out.append(q.finding(f"Of Moffat's seven properties, {' and '.join(best)} "
+            out.append(q.finding(f"Of Moffat's seven properties, {_listed(best)} "
                                  f"{'holds' if len(best) == 1 else 'hold'} the most "
                                  f"({q('properties', best[0], 'held')}) and {order[-1]} the fewest "
                                  f"({q('properties', order[-1], 'held')})."))
@@ -146,16 +146,16 @@ class PropertiesResult(Result):
         broken = [p for p in res.properties if res.status(metric, p) == "violated" and p not in binary]
         text = (f"The new metric {metric} holds {q('properties', metric, 'held')} of Moffat's seven properties and "
                 f"{q('properties_constraints', metric, 'held')} of the other constraints"
-                + (f" ({', '.join(held)})" if held else ""))
+                + (f" ({_listed(held)})" if held else ""))
         if binary:
-            text += f"; {', '.join(binary)} only for binary relevance"
+            text += f"; {_listed(binary)} only for binary relevance"
         if not broken:
             return text + ("; it violates no property for binary relevance in the space searched." if binary else
                            "; it violates no property in the space searched.")
         row, t = f"{metric}: {broken[0]}", "properties_counterexamples"
         example = (f"[{q(t, row, 'ranking A')}] with qrels {q(t, row, 'qrels A')} scores {q(t, row, 'value A')} and "
                    f"[{q(t, row, 'ranking B')}] with qrels {q(t, row, 'qrels B')} scores {q(t, row, 'value B')}")
-        return (text + f"; it violates {', '.join(broken)}. For instance ({broken[0]}): {example} — "
+        return (text + f"; it violates {_listed(broken)}. For instance ({broken[0]}): {example} — "
                 f"{res.verdict(metric, broken[0]).claim}.")
 
 
@@ -174,29 +174,40 @@ def _only_ones(res, props: tuple[str, ...], most: int = 3) -> list[str]:
     return [f"{m} is the only metric under study that is both {a} and {b}." for _, a, b, m in found[:most]]
 
 
+def _listed(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _case_text(case) -> str:
     return f"[{case.ranking_text}] q={case.counts_text} → {case.value:.4g}"
 
 
 def _property_grid(res):
-    """Metrics × properties coloured by verdict, the symbol in each cell."""
+    """Metrics × properties coloured by verdict (Okabe–Ito colours: blue held, sky blue held for binary relevance
+    only, vermillion violated, grey undefined), the symbol in each cell."""
     import numpy as np
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
+
+    from meta_eval.properties.formal import MOFFAT
 
     levels = {"held": 0, "binary": 1, "violated": 2, "undefined": 3}
     codes = np.array([[levels["binary"] if res.binary_only(m, p) else levels[res.status(m, p)]
                        for p in res.properties] for m in res.metrics])
     fig = Figure(figsize=(7.0, 0.35 * len(res.metrics) + 1.9))
     ax = fig.add_subplot()
-    ax.imshow(codes, cmap=ListedColormap(["#4daf4a", "#b8e186", "#e41a1c", "#bdbdbd"]), vmin=0, vmax=3,
+    ax.imshow(codes, cmap=ListedColormap(["#0072B2", "#56B4E9", "#D55E00", "#BBBBBB"]), vmin=0, vmax=3,
               aspect="auto")
     for i, m in enumerate(res.metrics):
         for j, p in enumerate(res.properties):
-            ax.text(j, i, res.symbol(m, p), ha="center", va="center", fontsize=7)
+            ax.text(j, i, res.symbol(m, p), ha="center", va="center", fontsize=7,
+                    color="white" if codes[i, j] in (0, 2) else "black")
     ax.set_xticks(range(len(res.properties)), res.properties, rotation=60, ha="right")
     ax.set_yticks(range(len(res.metrics)), res.metrics)
-    ax.axvline(6.5, color="white", linewidth=2)  # Moffat's seven | the other constraints
+    ax.grid(False)
+    ax.tick_params(length=0)
+    ax.axvline(len(MOFFAT) - 0.5, color="white", linewidth=3)  # Moffat's seven | the other constraints
     fig.tight_layout()
     return fig
 
