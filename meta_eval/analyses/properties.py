@@ -21,8 +21,9 @@ from meta_eval.analyses.base import AnalysisData, FigureOutput, Result, TableOut
 from meta_eval.analyses.registry import analysis
 from meta_eval.params import ANALYSIS_PARAMS, Param
 
-#: The counterexamples table's columns: two cases (A, B) as ranking, qrels and value; interval adds C.
-CASE_COLUMNS = ("ranking", "qrels", "value")
+#: The counterexamples table's columns: up to three cases (A, B; the interval scale's C), each as ranking, qrels
+#: and value.
+CASE_COLUMNS = ("space", "shows", *(f"{what} {case}" for case in "ABC" for what in ("ranking", "qrels", "value")))
 LEGEND = ("✓ held (no counterexample in the space searched), ✗ violated, – undefined, ✓/✗ held for binary "
           "relevance only (violated once grades are told apart); a number points to the smallest counterexample: "
           "rankings as grades top first, q = judged documents per grade 0/1/..., then the value")
@@ -30,8 +31,8 @@ LEGEND = ("✓ held (no counterexample in the space searched), ✗ violated, –
 
 @dataclass
 class PropertiesResult(Result):
-    """``result`` (:class:`~meta_eval.properties.formal.FormalProperties`) for ``metrics`` (``new``: the
-    plug-ins among them, the metrics a paper proposes)."""
+    """``result``: the verdicts (:class:`~meta_eval.properties.formal.FormalProperties`); ``new``: the plug-ins
+    among its metrics (the metrics a paper proposes), listed first."""
 
     result: Any
     new: list[str] = field(default_factory=list)
@@ -39,13 +40,13 @@ class PropertiesResult(Result):
     # ------------------------------------------------------------------------------------------------ tables
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.properties.formal import CONSTRAINTS, MOFFAT
+        from meta_eval.properties.formal import CONSTRAINTS, MOFFAT, SPACES
 
         res = self.result
         notes: list[str] = []
         moffat = self._grid(MOFFAT, notes, "Moffat's seven")
         constraints = self._grid(CONSTRAINTS, notes, "the other constraints")
-        searched = "; ".join(f"{space}: {res.sizes.describe(space)}" for space in ("binary", "graded"))
+        searched = "; ".join(f"{space}: {res.sizes.describe(space)}" for space in SPACES)
         return [
             TableOutput("properties", "Moffat's seven numeric properties of each metric (" + searched + ")",
                         res.to_frame(), moffat),
@@ -80,30 +81,25 @@ class PropertiesResult(Result):
                           note=LEGEND + ". " + ". ".join(own) + ("." if own else ""))
 
     def _counterexamples(self) -> pd.DataFrame:
+        """One row per violated property ("metric: property"): its space, what it shows, and its cases."""
         rows = {}
         for m in self.result.metrics:
             for p in self.result.properties:
                 v = self.result.verdict(m, p)
-                if v.status != "violated":
-                    continue
-                row: dict[str, Any] = {"space": v.space, "shows": v.claim}
-                for k, case in enumerate(v.evidence):
-                    letter = "ABC"[k]
-                    row.update({f"ranking {letter}": case.ranking_text, f"qrels {letter}": case.counts_text,
-                                f"value {letter}": case.value})
-                rows[f"{m}: {p}"] = row
-        frame = pd.DataFrame.from_dict(rows, orient="index")
+                if v.status == "violated":
+                    rows[f"{m}: {p}"] = {"space": v.space, "shows": v.claim, **{
+                        f"{what} {'ABC'[k]}": value for k, case in enumerate(v.evidence)
+                        for what, value in (("ranking", case.ranking_text), ("qrels", case.counts_text),
+                                            ("value", case.value))}}
+        frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(CASE_COLUMNS))
         frame.index.name = "metric: property"
         return frame
 
     def _counterexample_table(self):
         from meta_eval.tables import PaperTable
 
-        frame = self._counterexamples()
-        keep = [c for c in frame.columns if c != "shows"] if len(frame) else ["space"]
-        values = frame[keep] if len(frame) else pd.DataFrame(columns=keep, index=pd.Index([], name="metric: property"))
-        return PaperTable(values, caption="Smallest counterexamples (rankings: grades top first; qrels: judged "
-                          "documents per grade 0/1/...)", decimals=4)
+        return PaperTable(self._counterexamples().drop(columns="shows"), caption="Smallest counterexamples "
+                          "(rankings: grades top first; qrels: judged documents per grade 0/1/...)", decimals=4)
 
     # ------------------------------------------------------------------------------------------------ figure
 
@@ -233,15 +229,13 @@ def run(data: AnalysisData, **sizes: int) -> PropertiesResult:
     the space searched), violated (with the smallest counterexample) or undefined."""
     from meta_eval.properties.formal import SearchSizes, formal_properties
 
-    measures = [m for m in data.measures if m.family.input == "rankings"] or list(data.raw)
-    res = formal_properties(measures, SearchSizes(**sizes))
-    new = [m.output_name for m in data.measures if m.family.source and m.output_name in res.metrics]
-    new_first = new + [m for m in res.metrics if m not in new]
-    res = type(res)(new_first, res.properties, res.verdicts, res.sizes)
+    measures = [m for m in data.measures if m.family.input == "rankings"]
+    new = [m for m in measures if m.family.source]
+    res = formal_properties([*new, *(m for m in measures if m not in new)] or list(data.raw), SearchSizes(**sizes))
     text = (f"Each property is decided on two spaces, binary (grades 0-1) and graded (grades 0-{sizes['grades']}): "
             f"{res.sizes.describe('binary')}; {res.sizes.describe('graded')}. Probes: Amigó et al.'s thresholds up "
             f"to n = {sizes['threshold_depth']}, boundedness on lists of up to {sizes['growth_length']} documents. "
             "Held means no counterexample in that space; a violation is shown by the smallest counterexample found. "
             "Sources: Moffat (AIRS 2013), Amigó, Gonzalo & Verdejo (SIGIR 2013), Kishida (NII 2005), Ferrante et "
             "al. (TKDE 2019, SIGIR 2021); the exact tests are in meta_eval.properties.formal.")
-    return PropertiesResult(res, new, text=text)
+    return PropertiesResult(res, [m.output_name for m in new], text=text)

@@ -46,8 +46,8 @@ Conventions
 """
 
 from meta_eval.properties.formal.engine import CONSTRAINTS, MOFFAT, PROPERTIES, formal_properties, metrics_of
-from meta_eval.properties.formal.result import (HELD, UNDEFINED, VIOLATED, Case, FormalProperties, SearchSizes,
-                                                Verdict)
+from meta_eval.properties.formal.result import (HELD, SPACES, UNDEFINED, VIOLATED, Case, FormalProperties,
+                                                SearchSizes, Verdict)
 
-__all__ = ["CONSTRAINTS", "Case", "FormalProperties", "HELD", "MOFFAT", "PROPERTIES", "SearchSizes", "UNDEFINED",
-           "VIOLATED", "Verdict", "formal_properties", "metrics_of"]
+__all__ = ["CONSTRAINTS", "Case", "FormalProperties", "HELD", "MOFFAT", "PROPERTIES", "SPACES", "SearchSizes",
+           "UNDEFINED", "VIOLATED", "Verdict", "formal_properties", "metrics_of"]

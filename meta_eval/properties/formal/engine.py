@@ -49,7 +49,6 @@ BLOCK_CELLS = 2_000_000
 SCORE_CELLS = 4_000_000
 MOFFAT = tuple(k for k, (src, _) in PROPERTIES.items() if src.startswith("Moffat"))
 CONSTRAINTS = tuple(k for k in PROPERTIES if k not in MOFFAT)
-SPACES = ("binary", "graded")
 
 
 @dataclass(frozen=True)

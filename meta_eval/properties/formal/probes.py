@@ -105,7 +105,7 @@ def complete(s: Scored) -> Outcome:
     convention (Moffat's reading of AP) does not.
     """
     checked = 0
-    for cases, values in s.batches[:2]:
+    for cases, values in ((s.exhaustive, s.v_exhaustive), (s.pool, s.v_pool)):
         none = cases.relevant == 0
         checked += int(none.sum())
         bad = np.nonzero(none & ~np.isfinite(values))[0]

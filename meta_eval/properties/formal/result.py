@@ -12,6 +12,8 @@ from meta_eval.errors import InputError
 from meta_eval.params import MAX_INT
 
 HELD, VIOLATED, UNDEFINED = "held", "violated", "undefined"
+#: The two spaces searched: grades 0..1 and grades 0..c.
+SPACES = ("binary", "graded")
 SYMBOL = {HELD: "✓", VIOLATED: "✗", UNDEFINED: "–"}
 
 
@@ -181,7 +183,7 @@ class FormalProperties:
     def verdict(self, metric: str, prop: str) -> Verdict:
         """The deciding verdict over both spaces: a violation (the binary one first), else a held one, else
         undefined."""
-        both = [self.get(metric, prop, s) for s in ("binary", "graded")]
+        both = [self.get(metric, prop, s) for s in SPACES]
         for status in (VIOLATED, HELD):
             for v in both:
                 if v.status == status:
