@@ -243,9 +243,19 @@ def formal_properties(metrics, sizes: SearchSizes | None = None, **size_override
     >>> str(res.verdict("AP", "localised").evidence[0])
     '[1] q=0/1 -> 1'
     """
-    from dataclasses import replace
+    from dataclasses import fields, replace
 
-    sizes = replace(sizes or SearchSizes(), **size_overrides) if size_overrides else (sizes or SearchSizes())
+    from meta_eval.params import did_you_mean
+
+    if sizes is not None and not isinstance(sizes, SearchSizes):
+        raise InputError(f"formal properties: sizes must be a SearchSizes, got {type(sizes).__name__}")
+    names = [f.name for f in fields(SearchSizes)]
+    for key in size_overrides:
+        if key not in names:
+            close = did_you_mean(key, names)
+            raise InputError(f"formal properties: no search size {key!r}" + (f" (did you mean {close}?)" if close
+                                                                             else "") + f"; sizes: {', '.join(names)}")
+    sizes = replace(sizes or SearchSizes(), **size_overrides)
     chosen = metrics_of(metrics)
     cutoffs = {m.cutoff for m in chosen}
     spaces = [Space("binary", 1, sizes.binary_length, sizes, cutoffs),
