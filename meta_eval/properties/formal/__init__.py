@@ -41,8 +41,10 @@ Depth
     are its first k ranks. A metric without one (and any plain function) is a function of the whole list, whose
     "outside" is the judged documents it did not retrieve.
 Conventions
-    Values within 1e-12 (relative) are equal: a strict increase must exceed rounding. meta-eval's AP, nDCG and GAP
-    score 0 when a topic has no relevant document (trec_eval's convention), which makes them complete.
+    "Never smaller" and "equal" allow rounding (1e-12 of the value); "strictly greater" takes any increase of the
+    computed value, so a response below double precision (the deepest ranks of ERR, or of RBP with a small p)
+    counts as none. meta-eval's AP, nDCG and GAP score 0 when a topic has no relevant document (trec_eval's
+    convention), which makes them complete.
 """
 
 from meta_eval.properties.formal.engine import CONSTRAINTS, MOFFAT, PROPERTIES, formal_properties, metrics_of

@@ -21,7 +21,7 @@ import numpy as np
 
 from meta_eval.properties.formal.cases import Cases
 
-#: Relative tolerance of every comparison: values within RTOL × the larger magnitude are equal (rounding).
+#: Rounding allowed by "never smaller" and "equal": values within RTOL × the larger magnitude are equal.
 RTOL = 1e-12
 
 
@@ -169,10 +169,6 @@ def convergent(cases: Cases, ctx: Context) -> Pairs:
     return Pairs(base, both.take(order), None)
 
 
-def _pairs_of(depth: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(depth, 1)
-
-
 def top_weighted(cases: Cases, ctx: Context) -> Pairs:
     """Top-weightedness (Moffat 2013, property 4): "if a document within the top k is swapped with a more relevant
     one lower in the top k, the score strictly increases."
@@ -181,7 +177,7 @@ def top_weighted(cases: Cases, ctx: Context) -> Pairs:
     exchanging them strictly raises the score: left = the swapped list, right = the list, ``gt``.
     """
     x = cases.grades
-    i, j = _pairs_of(x.shape[1])
+    i, j = np.triu_indices(x.shape[1], 1)
     top = _top(cases, ctx.cutoff)
     mask = (j[None, :] < top[:, None]) & (x[:, j] > x[:, i])
     base, k = _pick(mask, ctx.rng)
@@ -212,7 +208,7 @@ def deepness(cases: Cases, ctx: Context) -> Pairs:
     than fixing the later one: left = the list fixed at i, right = the list fixed at j, ``gt``.
     """
     x = cases.grades
-    i, j = _pairs_of(x.shape[1] - 1)
+    i, j = np.triu_indices(x.shape[1] - 1, 1)
     keep = j > i + 1
     i, j = i[keep], j[keep]
     mask = (x[:, i] == x[:, j]) & (x[:, i + 1] == x[:, j + 1]) & (x[:, i + 1] > x[:, i]) & (x[:, i] >= 0)
