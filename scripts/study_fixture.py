@@ -114,8 +114,9 @@ def load(name: str) -> dict:
 def compare(expected: dict[str, str], got: dict[str, str]) -> list[str]:
     """Every difference between two sets of result files beyond what another CPU may change (empty: the same)."""
     problems = []
-    if sorted(expected) != sorted(got):
-        problems.append(f"files: expected {sorted(expected)}, got {sorted(got)}")
+    missing, added = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+    if missing or added:
+        problems.append(f"files: {missing} missing, {added} not in the fixture")
     for name in sorted(set(expected) & set(got)):
         check = compare_csv if name.endswith(".csv") else compare_tex
         rtol = MEM_RTOL if name.startswith("informativeness") else RTOL

@@ -272,8 +272,8 @@ def test_manifest_allows_a_rerun(report):
     assert manifest["study_options"]["seed"] == 0 and manifest["study_options"]["n_resamples"] == 100
     assert manifest["study_options"]["ci"] == "normal"
     assert manifest["versions"]["numpy"] == np.__version__
-    assert set(manifest["timings_s"]) == {"scoring", "scores", "discpower", "correlation", "informativeness", *BATTERY,
-                                          "report", "total"}
+    assert set(manifest["timings_s"]) == {"scoring", "scores", "properties", "discpower", "correlation",
+                                          "informativeness", *BATTERY, "report", "total"}
     assert manifest["study_options"]["judgment_draws"] == 2 and manifest["standardise"] is None
     assert all(len(h) == 64 for h in manifest["inputs"]["sha256"].values())
 

@@ -49,7 +49,7 @@ def test_each_battery_stage_can_be_skipped(tmp_path):
     text = (tmp_path / "report.md").read_text()
     for stage in BATTERY:
         assert f"{stage} (skipped)" in text
-    assert set(result.timings) == {"scoring", "scores", "discpower", "report", "total"}
+    assert set(result.timings) == {"scoring", "scores", "properties", "discpower", "report", "total"}
 
 
 def test_unknown_stage_and_bad_budgets_are_refused():

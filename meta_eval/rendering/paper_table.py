@@ -37,6 +37,7 @@ _LATEX_CHARS = {
     "▲": r"\ensuremath{\blacktriangle}", "▼": r"\ensuremath{\blacktriangledown}", "†": r"\dag{}",
     "‡": r"\ddag{}", "ω": r"\ensuremath{\omega}", "²": r"\ensuremath{^2}", "Φ": r"\ensuremath{\Phi}",
     "’": "'", "“": "``", "”": "''", "≈": r"\ensuremath{\approx}", "∞": r"\ensuremath{\infty}",
+    "✓": r"\ensuremath{\surd}", "✗": r"\ensuremath{\times}",
 }
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "|": r"\textbar{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}

@@ -11,6 +11,9 @@
 - :mod:`~meta_eval.statistics.metric_properties.ncp`: NCP with a user-given stopping distribution (Robertson 2008).
 - :mod:`~meta_eval.statistics.metric_properties.ap_positions`: AP, precision and recall against relevant positions (IJCSIT 2015).
 - :mod:`~meta_eval.statistics.metric_properties.textbook_rankings`: the exercise rankings of Manning et al. §8.4.
+- :mod:`~meta_eval.statistics.metric_properties.formal`: the formal properties of any metric (Moffat's seven, Amigó
+  et al.'s ranking constraints, Kishida's sensitivity, the interval scale) by exhaustive enumeration and a seeded
+  random search.
 """
 
 from meta_eval.statistics.metric_properties.gap import (GapMonteCarlo, PRArea, check_ideal_maximum, check_reduces_to_ap,
