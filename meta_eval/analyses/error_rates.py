@@ -340,6 +340,12 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                        + 16.0 * B * m * n, f"error rates with B = {B:,} over {n} topics", "n_resamples")]
 
 
+def _when_named(params) -> bool:
+    """Opt-in in a study (``meta-eval study --analysis error-rates``): its default budget costs several seconds
+    more than the rest of the demo study's battery."""
+    return False
+
+
 def _family_size(value) -> str | None:
     return "must be 0 (no families) or at least 2" if value == 1 else None
 
@@ -373,7 +379,7 @@ def _family_size(value) -> str | None:
                         choices=CORRECTIONS, many=True, flags=("--correction",)),
                   ANALYSIS_PARAMS["confidence"], ANALYSIS_PARAMS["seed"]),
           study={"alpha": "alpha", "seed": "seed", "n_resamples": "n_resamples", "confidence": "confidence"},
-          memory=_memory, standardised=True, parallel=True)
+          enabled=_when_named, memory=_memory, standardised=True, parallel=True)
 def run(data: AnalysisData, *, tests: tuple[str, ...], alpha: float, sizes: tuple[int, ...] | None,
         effects: tuple[float, ...], unit: str, null: str, n_trials: int, n_resamples: int, family_size: int,
         family_trials: int, family_effect: float, family_tests: tuple[str, ...], corrections: tuple[str, ...],
