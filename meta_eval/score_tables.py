@@ -738,6 +738,6 @@ def _wanted(measures: Sequence[str] | str, have: list[str], source: str) -> list
     unknown = [m for m in wanted if m not in have]
     if unknown:
         close = did_you_mean(unknown[0], have)
-        raise InputError(f"no measure {unknown[0]!r} in the score table" + (f" (did you mean {close}?)" if close else "")
-                         + f"; it has {', '.join(have)}", source)
+        hint = f" (did you mean {close}?)" if close else ""
+        raise InputError(f"no measure {unknown[0]!r} in the score table{hint}; it has {', '.join(have)}", source)
     return wanted

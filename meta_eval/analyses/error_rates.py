@@ -70,12 +70,12 @@ class ErrorRates(Result):
             family = f"families of {m} systems ({pairs} pairs), {self.largest} topics, {e.family_trials:,} trials"
             fwer = _family_table(e.families, self.largest, 0.0, "fwer")
             fdr = _family_table(e.families, self.largest, e.family_effect, "fdr")
-            out += [TableOutput("error_rates_fwer", f"Family-wise error rate under the complete null: share of {family} "
-                                f"with a false discovery ({_percent(e.confidence)} % Wilson intervals)", e.families,
-                                fwer),
+            out += [TableOutput("error_rates_fwer", f"Family-wise error rate under the complete null: share of "
+                                f"{family} with a false discovery ({_percent(e.confidence)} % Wilson intervals)",
+                                e.families, fwer),
                     TableOutput("error_rates_fdr", f"False discovery rate with half of each family raised by "
                                 f"{e.family_effect:g} {unit}: mean share of false discoveries among the discoveries, "
-                                f"{family} ({_percent(e.confidence)} % normal intervals)", _cells_frame(fdr), fdr)]
+                                f"{family} ({_percent(e.confidence)} % Wilson intervals)", _cells_frame(fdr), fdr)]
         return out
 
     def figures(self) -> list[FigureOutput]:
@@ -425,7 +425,7 @@ def _method_text(data: AnalysisData, errors) -> str:
                  f"share of false discoveries among the discoveries when half the family is raised by "
                  f"{errors.family_effect:g}" + (" times the median σ of the collection's pairs." if errors.unit == "sd"
                                                  else "."))
-    text += (f" Intervals: {_percent(errors.confidence)} % Wilson intervals for rates, normal intervals for FDR "
-             "(Urbano, Lima & Hanjalic 2019; Ihemelandu & Ekstrand 2023; Otero, Parapar & Barreiro 2025)."
-             + data.standardise_note())
+    text += (f" Intervals: {_percent(errors.confidence)} % Wilson intervals (for FDR, a mean of proportions, with "
+             "the mean in place of the proportion: conservative). After Urbano, Lima & Hanjalic (2019), Ihemelandu & "
+             "Ekstrand (2023) and Otero, Parapar & Barreiro (2025)." + data.standardise_note())
     return text

@@ -20,8 +20,8 @@ from meta_eval.errors import InputError
 __all__ = ["BUILTIN", "analyses", "analysis", "dependency_order", "get_analysis", "parse_analysis"]
 
 #: meta-eval's own analyses: module of meta_eval.analyses -> the analysis it declares (its name with dashes).
-BUILTIN = ("scores", "discpower", "error_rates", "split_half", "anova", "correlation", "intuitiveness", "incomplete_judgments",
-           "reusability", "informativeness", "ltr", "judge_agreement")
+BUILTIN = ("scores", "discpower", "error_rates", "split_half", "anova", "correlation", "intuitiveness",
+           "incomplete_judgments", "reusability", "informativeness", "ltr", "judge_agreement")
 
 _ANALYSES: dict[str, Analysis] = {}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")

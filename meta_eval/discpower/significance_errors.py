@@ -63,8 +63,9 @@ Resampling
     numbers depend only on the seed and the budget, not on the workers.
 
 Intervals
-    Wilson score intervals for the rates (counts over independent trials); for FDR and family power, which are
-    means over trials, the normal interval of the mean.
+    Wilson score intervals for the rates (counts over independent trials); for FDR and family power, means over
+    trials of values in [0, 1], the same formula with the mean as the proportion (conservative: such values vary at
+    most as much as Bernoulli variables of the same mean).
 """
 
 from __future__ import annotations
@@ -403,7 +404,7 @@ def _pair_counts(n: int, *, data, alpha, null, n_resamples, seed, pool, shift, s
 def _family_counts(n: int, *, data, alpha, null, n_resamples, seed, scale, family_size, tests, corrections,
                    effects, n_trials) -> dict[str, np.ndarray]:
     """Per metric, procedure and configuration (complete null, planted): trials with a false discovery, and the sums
-    (and sums of squares) over trials of the false discovery proportion and of the power."""
+    over trials of the false discovery proportion and of the power."""
     gen = _generator(seed, n, 1)
     n_metrics, n_sys, n_top = data.shape
     m = family_size
@@ -413,7 +414,7 @@ def _family_counts(n: int, *, data, alpha, null, n_resamples, seed, scale, famil
     expected = np.sign(raised[ia].astype(int) - raised[ib].astype(int))  # sign of a false null's mean difference
     procedures = _procedures(tests, corrections)
     shape = (n_metrics, len(procedures), effects.size)
-    sums = {key: np.zeros(shape) for key in ("fwer", "fdp", "fdp2", "power", "power2")}
+    sums = {key: np.zeros(shape) for key in ("fwer", "fdp", "power")}
     centre = data.mean(axis=2)
     for start in range(0, n_trials, TRIAL_BATCH):
         k = min(TRIAL_BATCH, n_trials - start)
@@ -455,11 +456,8 @@ def _family_outcome(sums: dict, at: tuple[int, int, int], reject: np.ndarray, tr
     fdp = false_discoveries / np.maximum(reject.sum(axis=1), 1)
     sums["fwer"][at] += np.count_nonzero(false_discoveries)
     sums["fdp"][at] += fdp.sum()
-    sums["fdp2"][at] += (fdp * fdp).sum()
     if (~true_null).any():
-        power = (reject & ~true_null & right).sum(axis=1) / np.count_nonzero(~true_null)
-        sums["power"][at] += power.sum()
-        sums["power2"][at] += (power * power).sum()
+        sums["power"][at] += ((reject & ~true_null & right).sum(axis=1) / np.count_nonzero(~true_null)).sum()
 
 
 # --------------------------------------------------------------------------------------------- resampling
@@ -548,8 +546,8 @@ def _chunked(func, z: np.ndarray, resampling: np.ndarray, n_rep: int, **kwargs) 
 
 def _bootstrap_asl(z: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Sakai's paired bootstrap ASL of each row, the formulas of :func:`~meta_eval.discpower.paired_bootstrap` with
-    each trial's count matrix: t_obs = z̄ / (σ̂/√n); w = z - z̄; t*_b from Σ_t C[t, b] w_t and Σ_t C[t, b] w_t²;
-    ASL = #{b : |t*_b| >= |t_obs|} / B."""
+    each trial's count matrix: t_obs = z̄ / (σ̂/√n); w = z - z̄; t*_b from Σ_t C[t, b] w_t and
+    Σ_t C[t, b] w_t²; ASL = #{b : |t*_b| >= |t_obs|} / B."""
     n, n_rep = counts.shape[1], counts.shape[2]
     zbar = z.mean(axis=2)
     scale = np.abs(z).max(axis=2)
@@ -658,7 +656,6 @@ def _families_frame(metrics, sizes, tests, corrections, family_effect, family_si
     n_pairs = m * (m - 1) // 2
     half = m // 2
     planted_nulls = half * (half - 1) // 2 + (m - half) * (m - half - 1) // 2
-    z = stats.norm.ppf(0.5 + confidence / 2)
     rows = []
     for n in sizes:
         sums = by_task[("families", n)]
@@ -668,21 +665,14 @@ def _families_frame(metrics, sizes, tests, corrections, family_effect, family_si
                     true_nulls = n_pairs if c == 0 else planted_nulls
                     at = (g, j, c)
                     fwer = sums["fwer"][at] / trials if true_nulls else np.nan
-                    lo, hi = wilson_interval(sums["fwer"][at], trials, confidence) if true_nulls else (np.nan, np.nan)
-                    fdr, fdr_half = _mean_interval(sums["fdp"][at], sums["fdp2"][at], trials, z)
-                    power, power_half = _mean_interval(sums["power"][at], sums["power2"][at], trials, z) \
-                        if c == 1 else (np.nan, np.nan)
+                    fwer_ci = wilson_interval(sums["fwer"][at], trials, confidence) if true_nulls else (np.nan,) * 2
+                    fdr = sums["fdp"][at] / trials
+                    power = sums["power"][at] / trials if c == 1 else np.nan
+                    # FDR and power are means of values in [0, 1], whose variance is at most that of Bernoulli
+                    # variables of the same mean: Wilson's interval with the mean as the proportion is conservative
                     rows.append((metric, procedure_label(test, correction), test, correction, n, effect, trials,
-                                 n_pairs, true_nulls, fwer, lo, hi, fdr, max(0.0, fdr - fdr_half),
-                                 min(1.0, fdr + fdr_half), power, max(0.0, power - power_half),
-                                 min(1.0, power + power_half)))
+                                 n_pairs, true_nulls, fwer, *fwer_ci, fdr,
+                                 *wilson_interval(sums["fdp"][at], trials, confidence), power,
+                                 *(wilson_interval(sums["power"][at], trials, confidence) if c == 1
+                                   else (np.nan,) * 2)))
     return pd.DataFrame(rows, columns=columns)
-
-
-def _mean_interval(total: float, squares: float, trials: int, z: float) -> tuple[float, float]:
-    """Mean over trials and the half-width z·s/√n of its normal interval (NaN half-width for one trial)."""
-    mean = total / trials
-    if trials < 2:
-        return mean, np.nan
-    var = max(0.0, (squares - trials * mean * mean) / (trials - 1))
-    return mean, z * np.sqrt(var / trials)
