@@ -279,7 +279,9 @@ def _file_cells(path: Any, layout: str | None, measure: str | None, name: str | 
     if layout != "trec" and _is_parquet(path):
         return _parquet_cells(path, label, layout, measure, name)
     text = read_text(path)  # gzip, line endings, binary and empty files, UTF-8: the run reader's checks
-    data = re.sub(rb"(?m)^[ \t\f\v]+$", b"", text.encode("utf-8"))  # blank lines of spaces are blank lines
+    data = text.encode("utf-8")
+    if re.search(rb"(?m)^[ \t\f\v]+$", data):  # blank lines of spaces are blank lines
+        data = re.sub(rb"(?m)^[ \t\f\v]+$", b"", data)
     first, line_no = _first_line(data)
     if layout is None:
         layout = "trec" if _looks_trec(first) else None
@@ -409,8 +411,7 @@ def _trec_cells(data: bytes, label: str, name: str | None) -> list[_Cells]:
     from meta_eval.io import _line_of_row, _parse
     from meta_eval.measures.trec_names import LAYOUT_ONLY
 
-    table = _parse(data, label, ("measure", "topic", "value"), {}, ["measure", "topic", "value"], {},
-                   trailing_text=False)
+    table = _trec_table(data, label)
     measure, topic, value = (table.column(i).to_numpy(zero_copy_only=False).astype(object) for i in range(3))
     is_all = topic == SUMMARY_TOPIC
     block = np.cumsum(~is_all & np.concatenate([[False], is_all[:-1]]))  # a per-topic line after an all line
@@ -428,6 +429,27 @@ def _trec_cells(data: bytes, label: str, name: str | None) -> list[_Cells]:
     numbers = _numbers(value[rows], "value", label, line_of)
     return [_Cells(run=run_names[block[rows]], topic=topic[rows], measure=measure[rows], value=numbers,
                    source=label, line=line_of)]
+
+
+def _trec_table(data: bytes, label: str) -> pa.Table:
+    """The three fields of each line. trec_eval writes ``%-22s\t%s\t%s`` (the measure padded with spaces): Arrow's
+    reader splits such lines at their tabs and the fields are trimmed; any other layout, or a bad line, goes to the
+    run reader's parser (:func:`meta_eval.io._parse`), which normalises whitespace and names the bad line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from meta_eval.io import _arrow_csv, _parse
+
+    fields = ("measure", "topic", "value")
+    try:
+        table = _arrow_csv(data, "\t", fields, {}, list(fields))
+        columns = [pc.utf8_trim_whitespace(table.column(name)) for name in fields]
+        if not any(pc.any(pc.equal(c, "")).as_py() or pc.any(pc.match_substring_regex(c, r"\s")).as_py()
+                   for c in columns):
+            return pa.table(dict(zip(fields, columns)))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    return _parse(data, label, fields, {}, list(fields), {}, trailing_text=False)
 
 
 # --------------------------------------------------------------------------------------------- tables
