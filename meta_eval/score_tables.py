@@ -168,7 +168,8 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
     if _is_arrays(source):
         cells = [_array_cells(source, measure, systems, topics)]
     elif _is_frame(source):
-        cells = _frame_cells(source, "DataFrame", layout, measure, name, lambda row: row + 1)
+        frame = source if type(source).__module__.startswith("pandas") else source.to_pandas()  # polars
+        cells = _frame_cells(frame, "DataFrame", layout, measure, name, lambda row: row + 1)
     else:
         paths = list(source) if isinstance(source, (list, tuple)) else [source]
         if not paths:
@@ -204,7 +205,9 @@ def _is_arrays(source: Any) -> bool:
 
 
 def _is_frame(source: Any) -> bool:
-    return type(source).__name__ == "DataFrame" and hasattr(source, "columns")
+    """A pandas DataFrame, or one that converts to it (polars)."""
+    return type(source).__name__ == "DataFrame" and (type(source).__module__.startswith("pandas")
+                                                      or hasattr(source, "to_pandas"))
 
 
 def _file_stem(path: str) -> str:
@@ -272,7 +275,7 @@ def _names(names: Sequence[str], n: int, what: str) -> list[str]:
 
 
 def _file_cells(path: Any, layout: str | None, measure: str | None, name: str | None) -> list[_Cells]:
-    """The cells of one file: parquet (by its magic number or suffix), else text in the given or sniffed layout."""
+    """The cells of one file: Parquet (told by its magic number), else text in the given or sniffed layout."""
     from meta_eval.io import read_text, source_label
 
     label = source_label(path)
@@ -408,7 +411,7 @@ def _trec_cells(data: bytes, label: str, name: str | None) -> list[_Cells]:
     ``all`` lines: a per-topic line after an ``all`` line starts the next run). A block's ``runid`` line names its
     run; without one, the file does (``name``, else the file's name; ``#k`` for the k-th of several blocks).
     Blocks (or files) that name the same run are pooled: a cell they both give is a conflict."""
-    from meta_eval.io import _line_of_row, _parse
+    from meta_eval.io import _line_of_row
     from meta_eval.measures.trec_names import LAYOUT_ONLY
 
     table = _trec_table(data, label)
@@ -483,13 +486,15 @@ def _column(header: Sequence[str], choices: Sequence[str]) -> str | None:
 
 
 def _kind(header: Sequence[str], layout: str | None) -> str:
-    """``tidy`` when a value column and a topic column are there (and the layout is not forced), else ``wide``."""
+    """``tidy`` when a value and a topic column are there with a run or a measure column (or nothing else), and the
+    layout is not forced; else ``wide``."""
     from meta_eval.adapters import TOPIC_COLUMNS
 
     if layout is not None:
         return layout
-    tidy = _column(header, VALUE_COLUMNS) is not None and _column(header, TOPIC_COLUMNS) is not None
-    return "tidy" if tidy else "wide"
+    keys = _column(header, VALUE_COLUMNS) is not None and _column(header, TOPIC_COLUMNS) is not None
+    named = _column(header, RUN_COLUMNS) is not None or _column(header, MEASURE_COLUMNS) is not None
+    return "tidy" if keys and (named or len(header) == 2) else "wide"
 
 
 def _table_cells(columns: dict[str, np.ndarray], header: list[str], label: str, layout: str | None,
@@ -510,6 +515,10 @@ def _tidy_cells(columns, header, label, measure, name, line_of, default, text) -
         raise InputError(f"a tidy score table needs a topic column ({', '.join(TOPIC_COLUMNS)}) and a value column "
                          f"({', '.join(VALUE_COLUMNS)}); the header has {', '.join(header)}", label)
     run_col, measure_col = _column(header, RUN_COLUMNS), _column(header, MEASURE_COLUMNS)
+    unknown = [h for h in header if h not in (value_col, topic_col, run_col, measure_col, "summary")]
+    if unknown:  # never left out silently
+        raise InputError(f"a tidy score table holds run, topic, measure, value (and summary) columns; it also has "
+                         f"{', '.join(map(repr, unknown))}: drop them, or give layout='wide'", label)
     n = len(columns[value_col])
     keep = np.ones(n, dtype=bool)
     if "summary" in header:

@@ -265,6 +265,17 @@ def test_dataframe_errors_name_the_row():
         read_scores(pd.DataFrame({"a": [0.1], "b": [0.2]}))
 
 
+def test_tidy_or_wide_is_told_by_the_columns_and_no_column_is_left_out():
+    """Tidy: a value and a topic column with a run or a measure column (or alone); any other column is an error,
+    never dropped. A wide table may name a run "score"."""
+    wide = read_scores(pd.DataFrame({"topic": ["1", "2"], "score": [0.1, 0.2], "bm25": [0.3, 0.4]}), measure="AP")
+    assert wide.systems == ("score", "bm25")
+    one = read_scores(pd.DataFrame({"qid": ["1", "2"], "value": [0.1, 0.2]}), name="bm25", measure="AP")
+    assert one.systems == ("bm25",) and one.measures == ["AP"]
+    with pytest.raises(InputError, match="it also has 'note': drop them, or give layout='wide'"):
+        read_scores(pd.DataFrame({"run": ["a"], "topic": ["1"], "measure": ["AP"], "value": [0.1], "note": ["x"]}))
+
+
 def test_summary_rows_are_left_out(tmp_path):
     """A summary column (evaluate's) marks them; without one, the topic all (trec_eval's summary) does."""
     with_flag = TIDY.replace("run,topic,measure,value", "run,topic,measure,value,summary").replace("\n", ",False\n")
