@@ -286,6 +286,7 @@ def test_the_numbers_depend_on_the_seed_only():
     (dict(n_trials=0), "n_trials must be a positive integer"),
     (dict(alpha=1.5), "alpha must be a number in"),
     (dict(corrections=("sidak",)), "corrections must be some of none"),
+    (dict(sizes=[10**6], n_resamples=10**6), r"would need about .* of memory; .* is available \(lower n_resamples"),
 ])
 def test_bad_parameters_are_named(kwargs, message):
     with pytest.raises(InputError, match=message):

@@ -329,15 +329,14 @@ def _styled(func):
 
 
 def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
-    """The largest work arrays of a batch of trials: the bootstrap counts and a family's replicate statistics."""
-    from meta_eval.discpower.significance_errors import TRIAL_BATCH, default_sizes
+    """The engine's peak for one batch of trials at the largest size (:func:`~meta_eval.discpower.significance_errors.
+    work_bytes`)."""
+    from meta_eval.discpower.significance_errors import default_sizes, work_bytes
 
     n = max(params["sizes"] or default_sizes(len(data.topics)))
-    m = min(params["family_size"], len(data.systems))
-    B = params["n_resamples"]
-    pairs = max(len(params["effects"]) + 1, m * (m - 1) // 2)
-    return [MemoryNeed(8.0 * TRIAL_BATCH * B * (3 * n + 6 * min(pairs, 2**22 // max(1, TRIAL_BATCH * B) + 1))
-                       + 16.0 * B * m * n, f"error rates with B = {B:,} over {n} topics", "n_resamples")]
+    need = work_bytes(n, params["n_resamples"], len(data.raw), len(params["effects"]) + 1,
+                      min(params["family_size"], len(data.systems)))
+    return [MemoryNeed(need, f"error rates with B = {params['n_resamples']:,} over {n} topics", "n_resamples")]
 
 
 def _when_named(params) -> bool:

@@ -83,7 +83,7 @@ from meta_eval.discpower.classical import sign_test_pvalues
 from meta_eval.errors import InputError
 
 __all__ = ["CORRECTIONS", "DEFAULT_EFFECTS", "NULLS", "SignificanceErrors", "TESTS", "default_sizes",
-           "significance_error_rates", "wilson_interval"]
+           "significance_error_rates", "wilson_interval", "work_bytes"]
 
 TESTS = ("ttest", "wilcoxon", "sign", "bootstrap", "randomisation")
 CORRECTIONS = ("none", "bonferroni", "holm", "bh", "tukey")
@@ -240,6 +240,7 @@ def significance_error_rates(
         Scores that are not finite (S, T) arrays of at least two systems and topics, no pair of systems that
         differ, or a parameter outside its domain (named with its allowed values).
     """
+    from meta_eval.memory import require
     from meta_eval.parallel import parallel_map
     from meta_eval.params import check
 
@@ -263,6 +264,8 @@ def significance_error_rates(
         raise InputError(f"family_size must be 0 (no families) or an integer of at least 2; got {family_size!r}")
     family_size = min(int(family_size), n_sys)
 
+    require(work_bytes(max(sizes), n_resamples, n_metrics, len(effects) + 1, family_size),
+            f"error rates with B = {n_resamples:,} over {max(sizes)} topics", "n_resamples (--resamples/-B) or sizes")
     pool_a, pool_b, shift, sigma = _null_pairs(data, null)
     common = dict(data=data, alpha=alpha, null=null, n_resamples=n_resamples, seed=seed)
     pair_common = dict(common, pool=(pool_a, pool_b), shift=shift, sigma=sigma, tests=tests,
@@ -281,6 +284,19 @@ def significance_error_rates(
                                family_size, by_task, family_trials, confidence)
     return SignificanceErrors(pairs, families, alpha, null, unit, n_trials, family_trials, family_size,
                               family_effect, n_resamples, confidence, seed)
+
+
+def work_bytes(n: int, n_resamples: int, n_metrics: int, n_effects: int, family_size: int) -> float:
+    """Peak memory of one batch of trials at n topics (float: products of user sizes may overflow integers): the
+    bootstrap design (int32 indices, their int64 positions, the float64 counts), the sign vectors, the replicate
+    statistics of at most :data:`WORK_ELEMENTS` (a few arrays of them), the families' scores and the Tukey HSD's
+    sparse averaging matrix (a float64 and an int32 per entry)."""
+    pairs = family_size * (family_size - 1) // 2
+    design = TRIAL_BATCH * float(n) * n_resamples * (4 + 8 + 8 + 8)
+    statistics = 6 * 8.0 * min(float(WORK_ELEMENTS), TRIAL_BATCH * float(max(n_metrics * n_effects, pairs))
+                                * n_resamples)
+    families = 6 * 8.0 * TRIAL_BATCH * n * n_metrics * max(pairs, family_size)
+    return design + statistics + families + 12.0 * n_resamples * family_size * n
 
 
 # --------------------------------------------------------------------------------------------- checks
