@@ -19,7 +19,11 @@ by the number of trials to the default budget, as the other benchmarks do.
 The two are timed side by side, alternating ``--repeat`` times (best of each), in CPU time (``time.process_time``)
 beside wall time, with the load average before and after; the speed-up is the ratio of CPU times.
 
-Usage: python scripts/bench_error_rates.py [--repeat 2] [--peer-trials 4] [--peer-families 2]
+With ``--study``, also the cost of the analysis in the demo study (opt-in there: ``meta-eval study --analysis
+error-rates``): the whole study with and without it, alternating, in this process (``jobs=1``: CPU time is this
+process's), one more BENCH line (``ours_s``: with it, ``peer_s``: without).
+
+Usage: python scripts/bench_error_rates.py [--repeat 2] [--peer-trials 4] [--peer-families 2] [--study]
 """
 
 from __future__ import annotations
@@ -143,9 +147,36 @@ def run_ours(scores: dict[str, np.ndarray], jobs: int) -> tuple[float, float]:
     return time.process_time() - c0, time.perf_counter() - w0
 
 
+def demo_study(repeat: int) -> None:
+    """The demo study (its default options, PNG figures) with and without the error rates, alternating."""
+    import tempfile
+
+    import meta_eval as me
+    from meta_eval.study import StudyOptions, run_study
+
+    col = me.demo_collection()
+    times: dict[str, list[tuple[float, float, float]]] = {"with": [], "without": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeat):
+            for label, analyses in (("without", ()), ("with", ("error-rates",))):
+                c0, w0 = time.process_time(), time.perf_counter()
+                result = run_study(col, f"{tmp}/{label}{r}", StudyOptions(formats=("png",), analyses=analyses))
+                times[label].append((time.process_time() - c0, time.perf_counter() - w0,
+                                     result.timings.get("error-rates", 0.0)))
+                print(f"demo study {label:7s} error rates: {times[label][-1][0]:6.2f} s CPU, "
+                      f"{times[label][-1][1]:6.2f} s wall (its stage {times[label][-1][2]:.2f} s; load "
+                      f"{os.getloadavg()[0]:.1f})", flush=True)
+    with_cpu, without_cpu = min(t[0] for t in times["with"]), min(t[0] for t in times["without"])
+    print(f"BENCH name=error_rates_demo_study ours_s={with_cpu:.2f} peer_s={without_cpu:.2f} "
+          f"speedup={without_cpu / with_cpu:.2f} added_s={with_cpu - without_cpu:.2f} "
+          f"stage_wall_s={min(t[2] for t in times['with']):.2f} peak_mb={peak_mb():.0f} "
+          f"load={os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--study", action="store_true", help="also time the demo study with and without it")
     parser.add_argument("--peer-trials", type=int, default=4, help="pair trials per size and metric for the peer")
     parser.add_argument("--peer-families", type=int, default=2, help="families per size and metric for the peer")
     args = parser.parse_args()
@@ -183,6 +214,8 @@ def main() -> None:
     print(f"BENCH name=error_rates ours_s={ours_cpu:.2f} peer_s={peer_cpu:.1f} speedup={speedup:.1f} "
           f"peak_mb={own_peak:.0f} wall_s={ours_wall:.2f} wall_jobs2_s={wall2:.2f} "
           f"load_before={load_before[0]:.2f} load_after={load_after[0]:.2f}")
+    if args.study:
+        demo_study(args.repeat)
 
 
 if __name__ == "__main__":
