@@ -322,6 +322,13 @@ def test_the_analysis_keeps_the_contract_and_its_tables_show_its_frames():
     assert len(result.findings()) == 4 and "Type I error rate" in result.findings()[0].sentence
 
 
+def test_the_analysis_declares_the_engines_choices():
+    from meta_eval.analyses import error_rates as analysis
+
+    for name in ("TESTS", "CORRECTIONS", "NULLS", "UNITS", "DEFAULT_EFFECTS", "DEFAULT_FAMILY_TESTS", "TEST_LABELS"):
+        assert getattr(analysis, name) == getattr(se, name), name
+
+
 def test_opt_in_in_the_study_and_on_a_score_table(tmp_path):
     from meta_eval.score_tables import read_scores
     from meta_eval.study import StudyOptions, study_plan

@@ -27,9 +27,18 @@ import pandas as pd
 
 from meta_eval.analyses.base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
 from meta_eval.analyses.registry import analysis
-from meta_eval.discpower.significance_errors import (CORRECTIONS, DEFAULT_EFFECTS, DEFAULT_FAMILY_TESTS, NULLS,
-                                                     TEST_LABELS, TESTS, UNITS)
 from meta_eval.params import ANALYSIS_PARAMS, MAX_INT, Param
+
+# The engine's choices (meta_eval.discpower.significance_errors; a test checks they agree), written here so that
+# reading the registry does not import the engine's package and scipy with it.
+TESTS = ("ttest", "wilcoxon", "sign", "bootstrap", "randomisation")
+CORRECTIONS = ("none", "bonferroni", "holm", "bh", "tukey")
+NULLS = ("exchange", "shift")
+UNITS = ("sd", "score")
+DEFAULT_EFFECTS = (0.1, 0.2, 0.3, 0.5, 0.8)
+DEFAULT_FAMILY_TESTS = ("ttest", "wilcoxon", "sign")
+TEST_LABELS = {"ttest": "t-test", "wilcoxon": "Wilcoxon", "sign": "sign", "bootstrap": "bootstrap",
+               "randomisation": "randomisation"}
 
 
 @dataclass
