@@ -266,7 +266,7 @@ def significance_error_rates(
 
     require(work_bytes(max(sizes), n_resamples, n_metrics, len(effects) + 1, family_size),
             f"error rates with B = {n_resamples:,} over {max(sizes)} topics", "n_resamples (--resamples/-B) or sizes")
-    pool_a, pool_b, shift, sigma = _null_pairs(data, null)
+    pool_a, pool_b, shift, sigma = _null_pairs(data, null, names)
     common = dict(data=data, alpha=alpha, null=null, n_resamples=n_resamples, seed=seed)
     pair_common = dict(common, pool=(pool_a, pool_b), shift=shift, sigma=sigma, tests=tests,
                        effects=np.concatenate([[0.0], effects]), unit=unit, n_trials=n_trials)
@@ -356,7 +356,8 @@ def _sizes(sizes, n_topics: int) -> list[int]:
     return sorted({int(n) for n in chosen})
 
 
-def _null_pairs(data: np.ndarray, null: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _null_pairs(data: np.ndarray, null: str, names: Sequence[str] = ("metric",)
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The pairs a trial may take (those that differ on some topic under every metric), and per metric and pair
     the shift that centres the differences (``shift``; zeros for ``exchange``) and the null population's s.d.
 
@@ -367,9 +368,14 @@ def _null_pairs(data: np.ndarray, null: str) -> tuple[np.ndarray, np.ndarray, np
     mean = diffs.mean(axis=2)
     sd = np.sqrt((diffs * diffs).mean(axis=2)) if null == "exchange" else diffs.std(axis=2)
     scale = np.abs(diffs).max(axis=2)
-    live = np.all(sd > 1e-9 * scale, axis=0)  # a pair tied on every topic (up to rounding) cannot be made to differ
+    differs = sd > 1e-9 * scale  # a pair tied on every topic (up to rounding) cannot be made to differ
+    flat = np.flatnonzero(~differs.any(axis=1))
+    if flat.size:
+        raise InputError(f"under metric {names[flat[0]]!r} no pair of systems differs on any topic: there is nothing "
+                         "to test")
+    live = differs.all(axis=0)
     if not live.any():
-        raise InputError("no pair of systems differs on any topic: there is nothing to test")
+        raise InputError("no pair of systems differs on some topic under every metric: there is nothing to test")
     shift = mean[:, live] if null == "shift" else np.zeros((data.shape[0], int(live.sum())))
     return a[live], b[live], shift, sd[:, live]
 
