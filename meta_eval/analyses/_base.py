@@ -300,20 +300,41 @@ class AnalysisData:
                    specs={m.output_name: m.spec for m in resolved}, **how)
 
     @classmethod
-    def from_scores(cls, scores: Mapping[str, np.ndarray], systems: Sequence[str], *,
+    def from_scores(cls, scores: Mapping[str, np.ndarray] | Any, systems: Sequence[str] | None = None, *,
                     topics: Sequence[str] | None = None, standardise: str | None = None, **how: Any
                     ) -> "AnalysisData":
         """Data of (S, T) score arrays alone, without a collection: for the analyses that only compare systems on
-        scores (split-half, ANOVA, discriminative power, correlation)."""
+        scores (split-half, ANOVA, discriminative power, correlation, error rates).
+
+        ``scores`` is ``{measure: (S, T) array}`` with the ``systems`` (and optionally ``topics``) named, or a
+        :class:`~meta_eval.inputs.score_tables.ScoreTable` (:func:`~meta_eval.inputs.score_tables.read_scores`: a tidy table, a
+        topic × run matrix, ``trec_eval -q`` output), which names its own."""
         import numpy as np
 
         from meta_eval.statistics.standardise import check_method
 
         check_method(standardise)
+        if not isinstance(scores, Mapping):
+            from meta_eval.inputs.score_tables import ScoreTable
+
+            if not isinstance(scores, ScoreTable):
+                raise InputError(f"scores must be a mapping {{measure: (S, T) array}} or a ScoreTable; got "
+                                 f"{type(scores).__name__}")
+            if systems is not None or topics is not None:
+                raise InputError("a ScoreTable names its own systems and topics; give none")
+            scores, systems, topics = scores.scores, scores.systems, scores.topics
+        if systems is None:
+            raise InputError("analysis data without a collection needs the system names")
         raw = {name: np.asarray(x, dtype=np.float64) for name, x in scores.items()}
         if not raw:
             raise InputError("analysis data needs at least one score array")
         n_top = next(iter(raw.values())).shape[-1]
+        for name, x in raw.items():
+            if x.shape != (len(systems), n_top):
+                raise InputError(f"the scores of {name!r} have shape {x.shape}; expected ({len(systems)} systems, "
+                                 f"{n_top} topics)")
+        if topics is not None and len(topics) != n_top:
+            raise InputError(f"{len(topics)} topic names for scores of {n_top} topics")
         return cls(None, [], raw, standardise, systems=list(systems),
                    topics=list(topics) if topics is not None else [str(t) for t in range(n_top)], **how)
 

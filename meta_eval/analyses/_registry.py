@@ -20,7 +20,7 @@ from meta_eval.core.errors import InputError
 __all__ = ["BUILTIN", "analyses", "analysis", "dependency_order", "get_analysis", "parse_analysis"]
 
 #: meta-eval's own analyses: module of meta_eval.analyses -> the analysis it declares (its name with dashes).
-BUILTIN = ("scores", "properties", "discpower", "split_half", "anova", "correlation", "intuitiveness",
+BUILTIN = ("scores", "properties", "discpower", "error_rates", "split_half", "anova", "correlation", "intuitiveness",
            "incomplete_judgments", "reusability", "informativeness", "ltr", "judge_agreement")
 
 _ANALYSES: dict[str, Analysis] = {}

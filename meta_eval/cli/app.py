@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "intuitiveness": ("generated", "Intuitiveness: agreement with a simple gold criterion."),
     "split-half": ("generated", "Split-half stability of the system rankings."),
     "judge-agreement": ("generated", "How each measure's system ranking moves under another judge's qrels."),
+    "error-rates": ("generated", "How often significance tests are wrong under each metric."),
     "analysis": ("generated", "Run any analysis, yours included (file.py:NAME); list them."),
 }
 
