@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Collection": "model.collection", "build_collection": "model.collection", "load_collection": "model.collection",
     "Comparison": "statistics.comparison", "compare": "statistics.comparison",
-    "demo_collection": "inputs.demo", "demo_paths": "inputs.demo",
+    "demo_collection": "model.demo", "demo_paths": "model.demo",
     "InfeasibleError": "core.errors", "InputError": "core.errors", "MetaEvalError": "core.errors",
     "OutputError": "core.errors",
     "aggregate": "measures.scoring", "evaluate": "measures.scoring", "format_trec": "measures.scoring",
@@ -57,7 +57,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from meta_eval.core.errors import InfeasibleError, InputError, MetaEvalError, OutputError
-    from meta_eval.inputs.demo import demo_collection, demo_paths
+    from meta_eval.model.demo import demo_collection, demo_paths
     from meta_eval.inputs.trec import read_prefs, read_qrels, read_qrels_jg, read_run, read_runs, read_zscores
     from meta_eval.measures import Measure, Param, families, get_measure, make_measure, register
     from meta_eval.measures.plugins import metric_from_callable, per_list

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from meta_eval.orchestration.study import STAGE_NAMES
+from meta_eval.analyses import builtin_modules
 
 OURS = ["AP", "GAP", "nDCG", "nDCG@10", "P@10", "Rprec", "RR", "bpref"]
 PEER = ["map", "ndcg", "ndcg_cut.10", "P.10", "Rprec", "recip_rank", "bpref"]
@@ -241,7 +241,7 @@ def memory_cases() -> None:
 #: The growth series' commands (one process each, on one core where it has --jobs, so CPU times compare): every
 #: analysis, informativeness as the study's stage on a fixed sample of 300 lists (MEM's cost is per list; with
 #: every list it would follow the collection exactly, at 16× for hours).
-_STUDY_OTHER_STAGES = [s for s in STAGE_NAMES if s not in ("scores", "informativeness", "ltr")]
+_STUDY_OTHER_STAGES = [s for s in builtin_modules() if s not in ("scores", "informativeness", "ltr")]
 GROWTH = [("evaluate", ["evaluate", "-m", "AP", "-m", "nDCG", "-m", "P@10", "-m", "bpref"]),
           ("discpower", ["discpower", "-m", "AP", "-m", "nDCG", "--top", "0", "-B", "1000", "--jobs", "1"]),
           ("correlate", ["correlate", "-m", "AP", "-m", "nDCG", "-B", "200"]),

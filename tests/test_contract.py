@@ -1,5 +1,5 @@
 """One contract, run over every registered analysis and measure family, a user's analysis plug-in and a user's metric
-plug-in (:mod:`meta_eval.analyses._contract`, as scikit-learn's ``check_estimator``); and the contract's own checks fail on
+plug-in (:mod:`meta_eval.orchestration.contract`, as scikit-learn's ``check_estimator``); and the contract's own checks fail on
 extensions that break it."""
 
 from __future__ import annotations
@@ -13,22 +13,12 @@ import pytest
 
 import meta_eval as me
 from meta_eval.analyses import AnalysisData, Result, TableOutput, analyses, analysis, get_analysis
-from meta_eval.analyses._contract import ContractError, check_analysis, check_measure
+from meta_eval.orchestration.contract import ContractError, check_analysis, check_measure
 from meta_eval.core.params import Param
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "top_stability.py"
 METRIC = REPO / "tests" / "data" / "my_metric.py"
-
-#: Small budgets, so that the contract runs these analyses in seconds (any other runs with its defaults).
-BUDGETS = {
-    "scores": {}, "discpower": dict(n_resamples=50, top=5), "split-half": dict(n_splits=5, sizes=(2, 5)),
-    "anova": {}, "correlation": dict(n_resamples=30), "intuitiveness": {},
-    "incomplete-judgments": dict(fractions=(0.5,), n_draws=2), "reusability": dict(pool_depth=10),
-    "informativeness": dict(lists=8, g_grid_step=0.5), "ltr": dict(letor="demo", rounds=5, folds=1),
-    "judge-agreement": dict(other_qrels="demo"),
-}
-
 
 def _data():
     return AnalysisData.from_collection(me.demo_collection(), ("AP", "nDCG@10"), against=("GAP",))
@@ -38,7 +28,7 @@ def _data():
 def test_every_analysis_keeps_the_contract(name):
     if name == "ltr":
         pytest.importorskip("lightgbm")
-    result = check_analysis(name, _data(), **BUDGETS.get(name, {}))
+    result = check_analysis(name, _data())  # with its own quick budgets (Analysis.quick)
     assert result.analysis == name and (result.findings() or name == "scores"), "every analysis but the scores " \
         "has a finding on the demo collection"
 

@@ -171,12 +171,12 @@ def test_cli_informativeness_of_a_user_metric_file(tmp_path):
                       "def my_metric(grades, counts):\n    g = np.asarray(grades)\n"
                       "    return float(np.sum((g >= 1) * 0.7 ** np.arange(len(g))))\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["informativeness", "-m", f"{metric}:my_metric", "-m", "AP", "--g-grid", "0",
+    result = CliRunner().invoke(app, ["informativeness", "-m", f"{metric}:my_metric", "-m", "AP", "-a", "none", "--g-grid", "0",
                                       "--no-aslam", "--no-figures", "--min-relevant", "3", "--min-high", "1",
                                       "--out", str(out), "--no-progress"])
     assert result.exit_code == 0, result.output
-    lists = pd.read_csv(out / "lists.csv")
+    lists = pd.read_csv(out / "informativeness_lists.csv")
     assert set(lists.metric) == {"my_metric", "AP"}
     assert set(lists.loc[lists.metric == "my_metric", "method"]) == {"derived"}
-    summary = pd.read_csv(out / "summary.csv")
+    summary = pd.read_csv(out / "informativeness.csv")
     assert {"n_lists", "n_failed", "sem_rms", "ci_low", "ci_high", "reliable"} <= set(summary.columns)

@@ -19,7 +19,7 @@ A result with several tables lists them all in :meth:`Result.tables` (the first 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +30,19 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from meta_eval.core.params import Param
+    from meta_eval.measures import Measure
     from meta_eval.model.collection import Collection
     from meta_eval.rendering.findings import Finding
-    from meta_eval.measures import Measure
-    from meta_eval.core.params import Param
     from meta_eval.rendering.paper_table import PaperTable
 
-__all__ = ["Analysis", "AnalysisData", "FigureOutput", "MemoryNeed", "Result", "TableOutput"]
+__all__ = ["DEFAULT_AGAINST", "DEFAULT_METRICS", "NEEDS", "Analysis", "AnalysisData", "FigureOutput", "MemoryNeed", "Result", "TableOutput"]
+
+#: What an analysis reads, least first (:attr:`Analysis.needs`).
+NEEDS = ("measures", "scores", "collection")
+#: The measures a study (and every analysis command) studies by default, and the references it compares them with.
+DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
+DEFAULT_AGAINST = ("GAP", "nDCG")
 
 
 @dataclass
@@ -126,7 +132,8 @@ class Analysis:
     Attributes
     ----------
     name : str
-        Its name (``anova``, ``judge-agreement``): the command, ``study --skip NAME``, ``study --analysis NAME``.
+        Its name (``anova``, ``judge-agreement``): its command, ``study --skip NAME``, ``study --analysis NAME``;
+        a built-in's is its module's name with dashes.
     title : str
         The report section's title.
     run : callable
@@ -140,13 +147,14 @@ class Analysis:
         Analyses whose results ``run`` uses when they ran (run first when selected; ``data.results.get(name)``).
     summary : str
         One line for listings and the command's help.
-    study : mapping
-        Parameter -> the :class:`~meta_eval.orchestration.study.StudyOptions` field that sets it in a study (others take their
-        default there).
-    command : str or None
-        The command generated for it (:mod:`meta_eval.cli.generated`); None when it has a module of its own.
-    measures : tuple of str
-        Default measures of its command.
+    needs : {"measures", "scores", "collection"}
+        What it reads: the measures alone (``data.measures``: e.g. their formal properties), the per-topic scores
+        (``data.scores``: it also runs on score tables, ``--scores FILE``), or the collection's rankings and qrels
+        (``data.collection``).
+    order : int
+        Its place in the study's report (then its name).
+    measures : tuple of str or None
+        Default measures of its command (None: the study's metrics and references).
     enabled : callable or None
         ``enabled(params) -> bool``: whether it runs in a study with these parameters (e.g. only with a second
         qrels); None: always.
@@ -164,6 +172,12 @@ class Analysis:
     parallel : bool
         Whether it runs tasks on workers (``data.jobs``, ``data.scheduler``): its command then takes ``--jobs`` and
         ``--scheduler``.
+    quick : mapping
+        Parameters that make a quick run of it (small budgets: what the contract test runs it with).
+    before : callable or None
+        ``before(params)``: what must be checked on the system before any work (a cache folder that can be
+        written); raises :class:`~meta_eval.core.errors.InputError`. Its command and the study call it before they
+        read a file.
     source : str
         A plug-in's file or module ("" for meta-eval's own analyses).
     """
@@ -175,15 +189,17 @@ class Analysis:
     requires: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     summary: str = ""
-    study: Mapping[str, str] = field(default_factory=dict)
-    command: str | None = None
-    measures: tuple[str, ...] = ("AP", "nDCG", "nDCG@10", "P@10")
+    needs: str = "collection"
+    order: int = 100
+    measures: tuple[str, ...] | None = None
     enabled: Callable[[Mapping[str, Any]], bool] | None = None
     memory: Callable[[AnalysisData, Mapping[str, Any]], list[MemoryNeed]] | None = None
     prepare: Callable[[], Any] | None = None
     files: tuple[str, ...] = ()
     standardised: bool = False
     parallel: bool = False
+    quick: Mapping[str, Any] = field(default_factory=dict)
+    before: Callable[[Mapping[str, Any]], Any] | None = None
     source: str = ""
 
     def input_files(self, params: Mapping[str, Any]) -> list[str]:
@@ -287,8 +303,8 @@ class AnalysisData:
         (:func:`meta_eval.measures.resolve`), each measure once. ``how``: ``jobs``, ``scheduler``, ``progress``."""
         import numpy as np
 
-        from meta_eval.measures.scoring import per_topic
         from meta_eval.measures.resolver import resolve
+        from meta_eval.measures.scoring import per_topic
         from meta_eval.statistics.standardise import check_method
 
         check_method(standardise)
@@ -301,8 +317,8 @@ class AnalysisData:
 
     @classmethod
     def from_scores(cls, scores: Mapping[str, np.ndarray] | Any, systems: Sequence[str] | None = None, *,
-                    topics: Sequence[str] | None = None, standardise: str | None = None, **how: Any
-                    ) -> "AnalysisData":
+                    topics: Sequence[str] | None = None, against: Sequence[str] = (), standardise: str | None = None,
+                    **how: Any) -> "AnalysisData":
         """Data of (S, T) score arrays alone, without a collection: for the analyses that only compare systems on
         scores (split-half, ANOVA, discriminative power, correlation, error rates).
 
@@ -335,8 +351,62 @@ class AnalysisData:
                                  f"{n_top} topics)")
         if topics is not None and len(topics) != n_top:
             raise InputError(f"{len(topics)} topic names for scores of {n_top} topics")
-        return cls(None, [], raw, standardise, systems=list(systems),
+        unknown = [m for m in against if m not in raw]
+        if unknown:
+            raise InputError(f"reference measures {unknown} are not among the scores ({', '.join(raw)})")
+        return cls(None, [], raw, standardise, list(against), systems=list(systems),
                    topics=list(topics) if topics is not None else [str(t) for t in range(n_top)], **how)
+
+    @classmethod
+    def from_measures(cls, measures: Iterable[str | Measure] | str, **how: Any) -> "AnalysisData":
+        """Data of the measures alone (no collection, no scores): for the analyses of what a measure is (its formal
+        properties)."""
+        from meta_eval.measures.resolver import resolve
+
+        resolved = resolve(measures)
+        return cls(None, resolved, {}, systems=[], topics=[], specs={m.output_name: m.spec for m in resolved}, **how)
+
+    def subset(self, systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> "AnalysisData":
+        """The same data on some systems and topics (in the order named; each named once and known), every score
+        array and the collection cut alike."""
+        import numpy as np
+
+        from meta_eval.core.params import unique
+
+        if not systems and not topics:
+            return self
+        rows = self._positions(unique(systems, "--system"), self.systems, "system") if systems else \
+            np.arange(len(self.systems))
+        cols = self._positions(unique(topics, "--topic"), self.topics, "topic") if topics else \
+            np.arange(len(self.topics))
+        collection = None if self.collection is None else self.collection.subset(
+            systems=[self.systems[i] for i in rows], topics=[self.topics[j] for j in cols])
+        raw = {name: x[np.ix_(rows, cols)] for name, x in self.raw.items()}
+        return replace(self, collection=collection, raw=raw, systems=[self.systems[i] for i in rows],
+                       topics=[self.topics[j] for j in cols], results={}, prepared={})
+
+    @staticmethod
+    def _positions(names: Sequence[str], known: Sequence[str], what: str):
+        import numpy as np
+
+        where = {str(k): i for i, k in enumerate(known)}
+        unknown = [n for n in names if str(n) not in where]
+        if unknown:
+            raise InputError(f"unknown {what}s {unknown[:5]}; e.g. {', '.join(map(str, list(known)[:5]))}")
+        return np.array([where[str(n)] for n in names], dtype=np.int64)
+
+    def standardisation(self) -> "pd.DataFrame | None":
+        """Per measure and topic, the reference mean and s.d. of the standardisation (``standardisation.csv``: to
+        standardise new runs the same way); None for raw scores."""
+        if self.standardise is None:
+            return None
+        import pandas as pd
+
+        from meta_eval.statistics.standardise import fit_standardisation
+
+        frames = [fit_standardisation(x, self.standardise, topics=self.topics).to_frame().assign(measure=name)
+                  for name, x in self.raw.items()]
+        return pd.concat(frames, ignore_index=True)[["measure", "topic", "mean", "sd"]]
 
     @cached_property
     def scores(self) -> dict[str, np.ndarray]:

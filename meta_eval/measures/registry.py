@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from meta_eval.core.errors import InputError
-from meta_eval.core.params import (Param, _parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
+from meta_eval.core.params import (Param, parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
                                parse_floats)
 from meta_eval.model.rankings import MAX_GRADE, Rankings
 
@@ -415,11 +415,11 @@ def bind_text(fam: Family, pairs: list[tuple[str, str]], cut_text: str | None, s
         param = next((p for p in fam.params if p.name == key), None)
         if param is None:
             raise InputError(_unknown_parameter(fam, key, spec))
-        values[key] = _parse_value(param, text, where)
+        values[key] = parse_value(param, text, where)
     if cut_text is not None:
         if fam.cutoff is None:
             raise InputError(f"measure {fam.name} takes no @cutoff (in {spec!r})")
-        values[fam.cutoff.name] = _parse_value(fam.cutoff, cut_text, where)
+        values[fam.cutoff.name] = parse_value(fam.cutoff, cut_text, where)
     return _bind(fam, values, where=where)
 
 

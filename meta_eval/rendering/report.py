@@ -12,16 +12,27 @@ import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from meta_eval.core.errors import OutputError
 from meta_eval.rendering.figure_style import PREVIEW_DPI, check_dpi, check_formats
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from meta_eval.analyses import Result
     from meta_eval.rendering.paper_table import PaperTable
+
+
+class Renderable(Protocol):
+    """What the report shows of an analysis's result (:class:`meta_eval.analyses.Result` is one): the method text,
+    the tables (each a stem, a caption, the full frame and the compact table or None) and the figures (each a
+    stem, a caption, ``draw()`` and ``in_report``)."""
+
+    text: str
+    outputs: list
+
+    def figures(self) -> list: ...
 
 
 @dataclass
@@ -70,12 +81,18 @@ class Report:
     background : bool
         Write figures in a separate process while the caller goes on (:class:`~meta_eval.rendering.figure_style.
         BackgroundWriter`); :meth:`write` waits for them. For callers with a spare core.
+    figures : bool
+        Draw the figures (False: tables and text only).
+
+    Every file goes through :meth:`write_text` or :meth:`write_frame`, so a write error (a full disk, a file-size
+    limit) is an :class:`~meta_eval.core.errors.OutputError` naming the file, whoever writes.
     """
 
     def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI,
-                 background: bool = False):
+                 background: bool = False, figures: bool = True):
         from meta_eval.rendering.figure_style import BackgroundWriter
 
+        self.draw_figures = figures
         self.out = Path(out)
         self._writer = BackgroundWriter() if background else None
         self.out.mkdir(parents=True, exist_ok=True)
@@ -90,30 +107,45 @@ class Report:
         self.sections.append(section)
         return section
 
+    def write_text(self, name: str, text: str) -> Path:
+        """Write the file ``name`` of the folder (an OutputError naming it when the system refuses)."""
+        path = self.out / name
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {path.name} in the result folder {self.out} "
+                              f"({exc.strerror or exc})") from None
+        return path
+
+    def write_frame(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
+        """Write ``frame`` as the CSV ``name`` (full precision), through :meth:`write_text`."""
+        return self.write_text(name, frame.to_csv(index=index))
+
     def data(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
         """Write a CSV that no table shows (e.g. per-topic scores); returns its path."""
-        path = self.out / f"{slug(name)}.csv"
-        frame.to_csv(path, index=index)
-        return path
+        return self.write_frame(f"{slug(name)}.csv", frame, index=index)
+
+    def add_data(self, data) -> None:
+        """The files of the analysed data itself: ``standardisation.csv`` (each topic's reference mean and s.d.)
+        when its scores were standardised."""
+        reference = data.standardisation()
+        if reference is not None:
+            self.data("standardisation", reference)
 
     def table(self, section: Section, caption: str, table: PaperTable, name: str,
               full: pd.DataFrame | None = None) -> ReportTable:
         """Show ``table`` in ``section``; write ``name.tex`` and ``name.csv`` (``full`` if given, else the table's
         values with their row labels)."""
         stem = slug(name)
-        csv = self.out / f"{stem}.csv"
-        if full is not None:
-            full.to_csv(csv, index=False)
-        else:
-            table.values.to_csv(csv, index=True)
+        csv = self.write_frame(f"{stem}.csv", full if full is not None else table.values, index=full is None)
         if not table.caption:
             table.caption = caption
-        (self.out / f"{stem}.tex").write_text(table.to_latex(label=f"tab:{stem}"))
+        self.write_text(f"{stem}.tex", table.to_latex(label=f"tab:{stem}"))
         entry = ReportTable(caption, table, csv.name, f"{stem}.tex")
         section.tables.append(entry)
         return entry
 
-    def add(self, section: Section, result: Result, *, every_figure: bool = False) -> None:
+    def add(self, section: Section, result: Renderable, *, every_figure: bool = False) -> None:
         """Put an analysis result (:class:`meta_eval.analyses.Result`) into ``section``: its method text; each table
         with a compact form shown and written as LaTeX beside its full CSV, the others as CSVs only; the figures
         meant for a report (``every_figure``: all of them, as an analysis's own command writes)."""
@@ -123,7 +155,7 @@ class Report:
                 self.table(section, t.caption, t.compact, t.stem, full=t.frame)
             else:
                 self.data(t.stem, t.frame)
-        for f in result.figures():
+        for f in result.figures() if self.draw_figures else ():
             if f.in_report or every_figure:
                 self.figure(section, f.caption, f.draw(), f.stem)
 
@@ -132,7 +164,11 @@ class Report:
         from meta_eval.rendering.figure_style import save_figure
 
         save = save_figure if self._writer is None else self._writer.save
-        paths = save(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
+        try:
+            paths = save(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
+        except OSError as exc:
+            raise OutputError(f"cannot write the figure {slug(name)} in the result folder {self.out} "
+                              f"({exc.strerror or exc})") from None
         entry = ReportFigure(caption, f"{slug(name)}.png", [p.name for p in paths])
         section.figures.append(entry)
         return entry
@@ -141,11 +177,7 @@ class Report:
         """Write report.md and report.html, once every figure is on disk."""
         if self._writer is not None:
             self._writer.wait()
-        md = self.out / "report.md"
-        md.write_text(self.markdown())
-        page = self.out / "report.html"
-        page.write_text(self.html())
-        return md, page
+        return self.write_text("report.md", self.markdown()), self.write_text("report.html", self.html())
 
     def close(self) -> None:
         """Stop the background figure writer, if any (pending figures are dropped)."""

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from meta_eval.inputs.demo import demo_ltr_data
+from meta_eval.model.demo import demo_ltr_data
 from meta_eval.core.errors import InputError
 from meta_eval.inputs.letor import Fold, load_folds
 from meta_eval.statistics.learning_to_rank.groups import ranked_rankings
@@ -33,7 +33,6 @@ __all__ = ["ALGORITHMS", "LTRResult", "ltr_stage_table", "resolve_measures", "ru
 
 ALGORITHMS = ("lambdamart", "softrank")
 RESULT_COLUMNS = ["algorithm", "trained_for", "test_measure", "mean", "sem", "p_value", "best"]
-ALGORITHM_LABELS = {"lambdamart": "LambdaMART", "softrank": "SoftRank"}
 
 
 def resolve_measures(specs: Sequence[str]) -> list[Measure]:
@@ -65,64 +64,6 @@ class LTRResult:
     per_query: object
     skipped: int
     settings: dict = field(default_factory=dict)
-
-    def wide(self, decimals: int = 4, alpha: float = 0.05):
-        """The paper's layout: rows (algorithm, trained for), columns test measures; the best value of each
-        algorithm and column starred with ``*``, values significantly below it (p < alpha) marked ``†``."""
-        import pandas as pd
-
-        t = self.table
-        cell = t["mean"].map(lambda v: f"{v:.{decimals}f}")
-        cell = cell.where(~t["best"], cell + "*")
-        cell = cell.where(~(t["p_value"] < alpha), cell + "†")
-        wide = pd.DataFrame({"algorithm": t["algorithm"].map(lambda a: ALGORITHM_LABELS.get(a, a)),
-                             "trained for": "Opt " + t["trained_for"], "test": t["test_measure"], "cell": cell})
-        order = list(dict.fromkeys(t["test_measure"]))
-        out = wide.pivot(index=["algorithm", "trained for"], columns="test", values="cell")[order]
-        rows = list(dict.fromkeys(zip(wide["algorithm"], wide["trained for"])))
-        return out.loc[rows]
-
-    def paper_table(self, alpha: float = 0.05):
-        """The compact table (:func:`meta_eval.rendering.paper_table.ltr_table`: best per test measure in bold, † below it), the
-        one the study shows and every format renders."""
-        from meta_eval.rendering.paper_table import ltr_table
-
-        table = ltr_table(self, alpha=alpha)
-        names = ", ".join(dict.fromkeys(ALGORITHM_LABELS.get(a, a) for a in self.table["algorithm"]))
-        table.caption = f"Mean test score of a ranker ({names}) trained for each measure, on each test measure"
-        return table
-
-    def markdown(self, alpha: float = 0.05) -> str:
-        """The table in Markdown, with its caption and legend."""
-        table = self.paper_table(alpha)
-        return f"**{table.caption}**\n\n{table.to_markdown()}"
-
-    def latex(self, alpha: float = 0.05) -> str:
-        """The table as a LaTeX ``tabular`` (booktabs; :meth:`meta_eval.rendering.paper_table.PaperTable.to_latex`)."""
-        return self.paper_table(alpha).to_latex(float_env=False)
-
-    def write(self, out: str | Path, figure: bool = True, formats=("pdf", "png"), dpi: int = 300) -> dict[str, Path]:
-        """Write ``results.csv``, ``per_query.csv``, ``table.md``, ``table.tex``, ``settings.json`` and the figure
-        ``ltr.<format>`` into ``out``."""
-        import json
-
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"results": out / "results.csv", "per_query": out / "per_query.csv", "markdown": out / "table.md",
-                 "latex": out / "table.tex", "settings": out / "settings.json"}
-        self.table[RESULT_COLUMNS].to_csv(paths["results"], index=False)
-        self.per_query.to_csv(paths["per_query"], index=False)
-        paths["markdown"].write_text(self.markdown())
-        paths["latex"].write_text(self.latex())
-        paths["settings"].write_text(json.dumps(self.settings, indent=2, default=str) + "\n")
-        if figure:
-            from meta_eval.rendering.figures.ltr import ltr_figure
-            from meta_eval.rendering.figure_style import save_figure
-
-            fig = ltr_figure(self)
-            for path in save_figure(fig, out / "ltr", formats, dpi=dpi, preview_dpi=150):
-                paths[f"figure_{path.suffix.lstrip('.')}"] = path
-        return paths
 
 
 def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence[str] = ("nDCG", "GAP", "AP"),

@@ -166,6 +166,15 @@ class MemCache:
                   "are not cached")
 
 
+def default_folder() -> Path:
+    """Where solved distributions are cached unless a folder is named: ``$XDG_CACHE_HOME/meta-eval/mem``, or
+    ``~/.cache/meta-eval/mem`` when ``XDG_CACHE_HOME`` is unset, empty or relative (the XDG rule: a relative path
+    is invalid and ignored; it would put the cache in whatever folder the command runs from)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "meta-eval" / "mem"
+
+
 def open_cache(cache_dir: "str | Path | MemCache | None") -> MemCache | None:
     """:meth:`MemCache.open` of a folder the caller named (an error if it cannot be used)."""
     return MemCache.open(cache_dir, required=True)
