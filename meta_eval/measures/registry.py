@@ -69,7 +69,7 @@ class Family:
 
     @property
     def aliases(self) -> list[str]:
-        """Other names of the family (trec_eval spellings are listed by :func:`trec_spellings`)."""
+        """Other names of the family (trec_eval spellings: :func:`meta_eval.core.trec_eval_names.trec_spellings`)."""
         return sorted(alias for alias, target in _ALIAS_SPELLING.items() if target == self.name)
 
     def declared(self) -> tuple[Param, ...]:
