@@ -67,8 +67,13 @@ def top_weighted(grades, counts):
 
 
 def test_per_list_user_metric_gets_the_solution_of_the_declared_metric():
+    @me.register("TestTopWeighted2")
+    def vectorised(r):
+        """Relevant documents weighted by 1/rank^2, vectorised."""
+        return (r.relevant() / r.ranks**2).sum(-1)
+
     @register_expectation("TestTopWeighted2")
-    def _declared(batch, cutoff=None):
+    def _declared(batch):
         w = 1.0 / np.arange(1, batch.depth + 1) ** 2
         coef = w[None, :, None] * (np.arange(batch.n_grades) >= 1)[None, None, :]
         return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy())

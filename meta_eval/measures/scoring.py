@@ -9,29 +9,20 @@ apart from the summary (the trec_eval layout, which cannot tell them apart, refu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from meta_eval.model.collection import Collection
 from meta_eval.core.errors import InputError
-from meta_eval.measures import Measure, resolve_one
+from meta_eval.measures.registry import Measure
+from meta_eval.measures.resolver import resolve, resolve_one  # noqa: F401 - resolve is also meta_eval.resolve
 from meta_eval.model.rankings import Rankings
 
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where frames are made
     import pandas as pd
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
-
-
-def resolve(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Measure objects from names, trec_eval ``-m`` specs (``P.5,10``, ``all_trec``), plug-ins (``module:function``,
-    ``file.py:function``) or Measures: :func:`meta_eval.measures.resolve`, the one resolver."""
-    from meta_eval.measures.resolver import resolve as resolve_measures
-
-    return resolve_measures(measures)
-
-
 SUMMARY_TOPIC = "all"  # the topic printed on summary rows, as trec_eval prints it
 
 

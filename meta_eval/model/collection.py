@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from meta_eval.inputs import trec as io
 from meta_eval.inputs.arrow_numpy import from_numpy, strings, to_numpy
-from meta_eval.core.errors import ConflictError, InputError
+from meta_eval.core.errors import ConflictError, InputError, PluginError
 from meta_eval.model.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -174,8 +174,6 @@ class Collection:
             pieces += [(block, slice(lo, min(lo + step, S))) for lo in range(0, S, step)]
 
         def run(piece) -> None:
-            from meta_eval.measures.plugins import PluginError
-
             block, rows = piece
             r = block.rankings
             sub = Rankings(r.grades[rows], r.n_ret[rows], r.counts, rel_level=r.rel_level)

@@ -179,14 +179,13 @@ def check_measure(spec, *, seed: int = 0):
     The declaration: a name (a word), a description, parameters and cutoff that are Params whose defaults lie in
     their domains; a built-in's canonical name parses back to the same measure. The values, on random ranked lists
     (unjudged documents, padding, empty lists, topics without relevant documents): one float per list, finite
-    unless the family declares when it is undefined, the inputs left unchanged, the same on a second call. Its
-    slots, when it has them: the ``expectation`` form takes the measure's value on every list (the point mass
-    of the list), and the ``swap_delta`` equals the change of the measure when the two documents are swapped.
+    unless the family declares when it is undefined, the inputs left unchanged, the same on a second call. What
+    the engines declare for its family, when they do: MEM's expected-value form takes the measure's value on every
+    list (the point mass of the list), and LambdaMART's closed-form swap delta equals the change of the measure
+    when the two documents are swapped.
     """
-    import meta_eval.statistics.learning_to_rank.swap_deltas  # noqa: F401 - the modules that fill the built-in families' slots
-    import meta_eval.statistics.maxent.expectations  # noqa: F401
-    from meta_eval.measures.registry import Family, Measure, get_measure, is_builtin, make_measure
-    from meta_eval.measures.resolver import resolve_one
+    from meta_eval.measures.registry import Family, Measure, is_builtin, make_measure
+    from meta_eval.measures.resolver import get_measure, resolve_one
 
     if isinstance(spec, Family):
         measure = make_measure(spec.name) if not spec.source else Measure(spec)
@@ -243,16 +242,18 @@ def _random_rankings(seed: int):
 
 
 def _check_expectation(measure, r, values, who: str) -> None:
-    builder = measure.expectation(1)
-    if builder is None:
-        return
     from meta_eval.statistics.maxent.batch import ListBatch
+    from meta_eval.statistics.maxent.expectations import declared_form
+
+    build = declared_form(measure, 1)
+    if build is None:
+        return
 
     # MEM's lists: something retrieved, a relevant document in the qrels (the form is undefined without one)
     keep = np.flatnonzero(np.isfinite(values) & (r.n_ret > 0) & (r.counts[:, 1:].sum(1) > 0))
     batch = ListBatch.from_rankings(r).subset(keep)
     try:
-        form = builder(np.arange(batch.n_lists), batch)
+        form = build(batch)
     except MetaEvalError:
         return  # parameters the form does not cover: MEM derives one instead
     expected = form.value(batch.onehot())
@@ -262,11 +263,12 @@ def _check_expectation(measure, r, values, who: str) -> None:
 
 
 def _check_swap_delta(measure, r, who: str) -> None:
-    delta = measure.swap_delta()
+    from meta_eval.model.rankings import UNJUDGED
+    from meta_eval.statistics.learning_to_rank.swap_deltas import closed_form, general_pair_deltas
+
+    delta = closed_form(measure)
     if delta is None:
         return
-    from meta_eval.model.rankings import UNJUDGED
-    from meta_eval.statistics.learning_to_rank.swap_deltas import general_pair_deltas
 
     grades = np.where(r.grades == UNJUDGED, 0, r.grades)
     closed = delta(grades, r.counts, 1, grades.shape[1])

@@ -5,7 +5,7 @@ The layout of trec_eval 10 (``meas_print_single.c``, ``meas_print_final.c``, ``m
 
 * a line is ``%-22s\\t%s\\t%6.4f`` (name, topic, value), counts ``%ld``;
 * with ``-q``, per topic in the qrels' order, every value of every measure in trec_eval's print order
-  (:data:`meta_eval.measures.trec_names.TREC_MEASURES`); ``gm_map`` and ``gm_bpref`` are printed as summaries only,
+  (:data:`meta_eval.core.trec_eval_names.TREC_MEASURES`); ``gm_map`` and ``gm_bpref`` are printed as summaries only,
   ``relstring`` per topic only (``'0110-'``: grade digits, ``>`` above 9, ``-`` not judged, ``.`` judged
   negative);
 * then (unless ``-n``) ``runid  all  <tag of the run's last line>``, ``num_q  all  <topics>`` and each value's

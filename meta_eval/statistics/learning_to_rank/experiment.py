@@ -27,20 +27,12 @@ from meta_eval.model.demo import demo_ltr_data
 from meta_eval.core.errors import InputError
 from meta_eval.inputs.letor import Fold, load_folds
 from meta_eval.statistics.learning_to_rank.groups import ranked_rankings
-from meta_eval.measures.registry import Measure
+from meta_eval.measures.resolver import resolve
 
-__all__ = ["ALGORITHMS", "LTRResult", "ltr_stage_table", "resolve_measures", "run_ltr"]
+__all__ = ["ALGORITHMS", "LTRResult", "ltr_stage_table", "run_ltr"]
 
 ALGORITHMS = ("lambdamart", "softrank")
 RESULT_COLUMNS = ["algorithm", "trained_for", "test_measure", "mean", "sem", "p_value", "best"]
-
-
-def resolve_measures(specs: Sequence[str]) -> list[Measure]:
-    """Measures named by ``NAME``, ``module:function`` or ``file.py:function`` specifications (one or more each;
-    :func:`meta_eval.measures.resolve`)."""
-    from meta_eval.measures.resolver import resolve
-
-    return resolve(specs)
 
 
 @dataclass(eq=False)
@@ -101,7 +93,7 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or not algorithms:
         raise InputError(f"unknown algorithm(s) {unknown}; choose from {', '.join(ALGORITHMS)}")
-    objectives, tests = resolve_measures(train_for), resolve_measures(test)
+    objectives, tests = resolve(train_for), resolve(test)
     if not objectives or not tests:
         raise InputError("name at least one objective (--train-for) and one test measure (--test)")
     if "softrank" in algorithms:
@@ -152,7 +144,7 @@ def _train_task(model: tuple[int, str, int], *, folds, train_for, seed, rel_leve
                 softrank) -> np.ndarray:
     """Train one (fold, algorithm, objective index) model and score its fold's test documents (a worker's task)."""
     f, algorithm, o = model
-    objective = resolve_measures(train_for)[o]
+    objective = resolve(train_for)[o]
     return _train_and_predict(folds[f], algorithm, objective, seed, rel_level, max_label, lambdamart, softrank)
 
 
