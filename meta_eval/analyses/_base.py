@@ -114,6 +114,16 @@ class Result:
         """:meth:`tables`, built once (the writers and :attr:`compact` read the same objects)."""
         return self.tables()
 
+    @cached_property
+    def figure_outputs(self) -> list[FigureOutput]:
+        """:meth:`figures`, listed once (what the writers draw)."""
+        return self.figures()
+
+    @cached_property
+    def finding_list(self) -> list[Finding]:
+        """:meth:`findings`, stated once (what the report and the command print)."""
+        return self.findings()
+
 
 @dataclass(frozen=True)
 class MemoryNeed:
@@ -178,6 +188,9 @@ class Analysis:
         ``before(params)``: what must be checked on the system before any work (a cache folder that can be
         written); raises :class:`~meta_eval.core.errors.InputError`. Its command and the study call it before they
         read a file.
+    min_measures : int
+        How many measures it compares at least (2 for a correlation): with fewer, a study lists it as not
+        applicable and its command refuses before any work.
     source : str
         A plug-in's file or module ("" for meta-eval's own analyses).
     """
@@ -200,6 +213,7 @@ class Analysis:
     parallel: bool = False
     quick: Mapping[str, Any] = field(default_factory=dict)
     before: Callable[[Mapping[str, Any]], Any] | None = None
+    min_measures: int = 1
     source: str = ""
 
     def input_files(self, params: Mapping[str, Any]) -> list[str]:
@@ -214,6 +228,13 @@ class Analysis:
             if p.name == name:
                 return p
         raise InputError(unknown_parameter(self, name))
+
+    def too_few(self, measures: Sequence[str]) -> str | None:
+        """Why it cannot run on ``measures`` (fewer than :attr:`min_measures`), or None."""
+        if len(measures) >= self.min_measures:
+            return None
+        return (f"{self.name} compares at least {self.min_measures} measures; got {len(measures)} "
+                f"({', '.join(measures) or 'none'}): name more with -m/--metric or -a/--against")
 
     def defaults(self) -> dict[str, Any]:
         """Every parameter's default."""
@@ -237,13 +258,18 @@ class Analysis:
 
     def __call__(self, data: AnalysisData, **params: Any) -> Result:
         """Run the analysis on ``data`` with ``params`` (checked; undeclared ones take their defaults)."""
+        from meta_eval.analyses._containment import checked
+
         bound = self.bind(params)
+        reason = self.too_few(list(data.raw))
+        if reason:
+            raise InputError(reason)
         result = self.run(data, **bound)
         if not isinstance(result, Result):
-            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a Result "
-                             "(meta_eval.analyses.Result)")
+            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a "
+                             "Result (meta_eval.analyses.Result)")
         result.analysis, result.params = self.name, bound
-        return result
+        return checked(self, result)
 
 
 def unknown_parameter(analysis: Analysis, name: str) -> str:

@@ -525,15 +525,20 @@ class DataOptions:
                                                             (() if self.default_measures else DEFAULT_AGAINST))
         return metrics, against
 
-    def check_measures(self) -> None:
+    def check_measures(self, decl=None) -> None:
         """Resolve the measures named (an unknown name, a bad parameter or a plug-in that cannot load fails now,
-        before any file is read); a score table's names are checked when it is read."""
+        before any file is read), and refuse fewer than the analysis compares; a score table's names are checked
+        when it is read."""
         if self.scores:
             return
+        from meta_eval.core.errors import InputError
         from meta_eval.measures.resolver import resolve
 
         metrics, against = self._measures()
-        resolve([*metrics, *against])
+        measures = resolve([*metrics, *against])
+        reason = decl.too_few([m.name for m in measures]) if decl is not None else None
+        if reason:
+            raise InputError(reason)
 
     def load(self, decl) -> "AnalysisData":
         """The data ``decl`` needs: its measures alone, a score table, or the collection; cut to the systems and

@@ -156,7 +156,7 @@ class _Guard:
             index = exc.index
             raise PluginError(self.label, exc.problem, index, _describe(view, index) if index else "") from None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: report, never a traceback
-            raise PluginError(self.label, _failure(exc)) from None
+            raise PluginError(self.label, describe_failure(exc)) from None
         values = _as_values(out, r.shape)
         if isinstance(values, str):
             raise PluginError(self.label, values)
@@ -183,9 +183,9 @@ def guarded(func: Callable, label: str, undefined: str = "") -> Callable[..., np
     return _Guard(func, label, undefined)
 
 
-def _failure(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
     """What an exception raised by a plug-in says, and where in its code."""
-    text = f"raised {type(exc).__name__}: {exc}"
+    text = f"raised {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
     if isinstance(exc, ValueError) and ("read-only" in str(exc) or "WRITEABLE" in str(exc)):
         text += " (plug-ins receive read-only arrays: copy one before changing it, e.g. g = r.grades.copy())"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _users(f.filename)]
@@ -227,7 +227,7 @@ def per_list(func: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[Ranki
             try:
                 value = func(g, c)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
-                raise PluginError(func.__name__, _failure(exc), _position(i, r.shape)) from None
+                raise PluginError(func.__name__, describe_failure(exc), _position(i, r.shape)) from None
             value = _as_real(value)
             if isinstance(value, str):
                 raise PluginError(func.__name__, value, _position(i, r.shape))
