@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from meta_eval import io
-from meta_eval.arrow_numpy import from_numpy, strings, to_numpy
+from meta_eval.arrow_numpy import byte_order, from_numpy, string_hashes, strings, to_numpy
 from meta_eval.errors import ConflictError, InputError
 from meta_eval.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
@@ -508,7 +508,12 @@ def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel
 
 class _Qrels:
     """The qrels indexed: topic ids in byte order, documents coded in order of first appearance, judgments sorted by
-    (topic, document); a document judged twice for a topic is an error."""
+    (topic, document); a document judged twice for a topic is an error.
+
+    A run's documents are found among the judgments by a hash of (topic, docid) (:class:`_HashTable`, built once
+    for all runs), and every judgment found is confirmed by comparing the topics and docids themselves, so the
+    lookup is exact. Should two judgments share a hash (about 2**-64 per pair), the docids are looked up by Arrow's
+    ``index_in`` instead."""
 
     def __init__(self, table: io.QrelsTable):
         self.source = table.source
@@ -519,6 +524,7 @@ class _Qrels:
         rank[order] = np.arange(len(order))
         self.topics = [names[i] for i in order]
         self._topic_values = strings(self.topics)
+        self._topic_of = {name: i for i, name in enumerate(self.topics)}
         doc = pc.dictionary_encode(_plain_strings(table.docid))
         self.dictionary = doc.dictionary
         self.judgments = _sorted_judgments(rank[to_numpy(topic.indices)], to_numpy(doc.indices), table.grade)
@@ -529,20 +535,141 @@ class _Qrels:
             line = io.line_of_pair(self.source, name, docid)
             raise ConflictError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
         self._lookup = _GradeLookup(self.judgments, len(self.dictionary))
+        self._doc_or_none = np.append(j.doc, -1).astype(np.int32)  # index -1: no judgment
+        self._grade_or_none = np.append(self._lookup.coded, UNJUDGED).astype(np.int8)
+        self._table = _HashTable(j.topic, pair_hashes(j.topic, string_hashes(self.dictionary)[j.doc]),
+                                 len(self.topics))
 
     def topic_index(self, values: pa.Array) -> np.ndarray:
         """Index of each topic id in :attr:`topics`, -1 for topics absent from the qrels."""
         found = pc.index_in(_plain_strings(values), value_set=self._topic_values)
         return to_numpy(found, null=-1).astype(np.int64)
 
+    def topic_rows(self, values: pa.Array) -> np.ndarray:
+        """:meth:`topic_index` of every row of a run's topic column, looking up only the first row of each stretch of
+        equal topics (runs list a topic's documents together)."""
+        if pa.types.is_dictionary(values.type):
+            return self.topic_index(values.dictionary)[to_numpy(values.indices)]
+        n = len(values)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        changes = to_numpy(pc.indices_nonzero(pc.not_equal(values.slice(1), values.slice(0, n - 1))))
+        starts = np.concatenate([[0], changes.astype(np.int64) + 1])
+        heads = values.take(from_numpy(starts))
+        codes = self.topic_index(heads) if len(heads) > 64 else \
+            np.array([self._topic_of.get(name, -1) for name in heads.to_pylist()], dtype=np.int64)
+        return np.repeat(codes, np.diff(np.append(starts, n)))
+
     def doc_index(self, values: pa.Array) -> np.ndarray:
         """Code of each docid among the qrels' documents, -1 for documents the qrels do not judge."""
         found = pc.index_in(_plain_strings(values), value_set=self.dictionary)
         return to_numpy(found, null=-1).astype(np.int64)
 
-    def grade(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
-        """Grade codes of (topic, qrels document code) pairs; documents coded -1 are unjudged."""
-        return np.where(doc >= 0, self._lookup(topic, doc), UNJUDGED).astype(np.int8)
+    def find(self, topic: np.ndarray, pairs: np.ndarray, docid: Callable[[np.ndarray], pa.Array]) -> np.ndarray:
+        """The judgment (a row of :attr:`judgments`) of each (topic index, document), -1 where it has none.
+
+        ``pairs`` are their :func:`pair_hashes`; ``docid(rows)`` gives the docids of some of them: those whose hash
+        is found, to confirm it (or all of them, looked up by ``index_in``, after a collision among the
+        judgments' hashes)."""
+        if self._table.collision:
+            return self._lookup.judgment(topic, self.doc_index(docid(np.arange(len(topic)))))
+        found = self._table.find(topic, pairs)
+        rows = np.flatnonzero(found >= 0)
+        judgment = found[rows]
+        # equal docids with equal pair hashes have equal topics (the topic's share of the hash is invertible)
+        same = pc.equal(_plain_strings(docid(rows)), self.dictionary.take(from_numpy(self.judgments.doc[judgment])))
+        found[rows[to_numpy(pc.indices_nonzero(pc.invert(same))).astype(np.int64)]] = -1  # another pair's hash
+        return found
+
+    def doc_and_grade(self, judgment: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The document code (int32) and grade code (int8) of judgments (rows of :attr:`judgments`); judgment -1
+        (none) is document -1, UNJUDGED."""
+        return self._doc_or_none[judgment], self._grade_or_none[judgment]
+
+
+def pair_hashes(topic: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (topic index, docid hash) pair: equal pairs, equal hashes."""
+    out = topic.astype(np.uint64)
+    out *= _TOPIC_MIX
+    out ^= hashes
+    return out
+
+
+_TOPIC_MIX = np.uint64(0xD6E8FEB86659FD93)  # an odd constant (any odd one spreads the topics over the 64 bits)
+
+
+class _HashTable:
+    """The rows of (group, 64-bit key) pairs, found by key: an open-addressing table with one region of
+    2**k >= 2 × (its keys) slots per group, slot = the region's start + the key's low bits.
+
+    Each slot holds one key (the last written) and its row, side by side (one memory access per lookup). Keys whose
+    slot another took go to a table of their own (and so on: each holds about a quarter of the keys of the one
+    before), searched by the lookups that land on a slot marked as overflowing. The regions keep the lookups of one
+    group (a run's documents of one topic, listed together) in a small, cached part of the table. Written by hand:
+    numpy has no hash table, and a binary search over sorted keys costs 75 ns a lookup (a cache miss per level)
+    against about 15 here.
+
+    Attributes
+    ----------
+    collision : bool
+        Two rows share their group and key (the table cannot tell them apart).
+    """
+
+    _OVERFLOW = 1 << 62  # added to a slot's row when a key lost it
+
+    def __init__(self, group: np.ndarray, keys: np.ndarray, n_groups: int):
+        m = len(keys)
+        self.regions = _Regions(np.bincount(group, minlength=n_groups), spread=2)
+        slot = self.regions.slot(group, keys)
+        row = np.full(self.regions.size, -1, dtype=np.int64)
+        row[slot] = np.arange(m)  # the last key written to a slot keeps it
+        kept = row[slot]
+        lost = np.flatnonzero(kept != np.arange(m))
+        row[slot[lost]] += self._OVERFLOW
+        self.slots = np.zeros((len(row), 2), dtype=np.uint64)  # (key, row) per slot
+        self.slots[slot, 0] = keys[kept]
+        self.slots[:, 1] = row.view(np.uint64)
+        twin = (keys[lost] == keys[kept[lost]]).any()
+        self.lost = lost
+        self.overflow = None if twin or not len(lost) else _HashTable(group[lost], keys[lost], n_groups)
+        self.collision = bool(twin or (self.overflow is not None and self.overflow.collision))
+
+    def find(self, group: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The row of each (group, key), -1 for pairs the table does not hold."""
+        entry = np.take(self.slots, self.regions.slot(group, keys), axis=0)  # (n, 2): one memory access
+        row = entry[:, 1].view(np.int64)
+        found = np.where(entry[:, 0] == keys, row & (self._OVERFLOW - 1), -1)
+        if self.overflow is not None:
+            rest = np.flatnonzero(row >= self._OVERFLOW)
+            rest = rest[found[rest] < 0]
+            if len(rest):
+                deeper = self.overflow.find(group[rest], keys[rest])
+                hit = deeper >= 0
+                found[rest[hit]] = self.lost[deeper[hit]]
+        return found
+
+
+@dataclass
+class _Regions:
+    """Per group, a region of 2**k >= ``spread`` × its count slots (one slot for a group without any), one after
+    the other."""
+
+    base: np.ndarray
+    mask: np.ndarray
+
+    def __init__(self, counts: np.ndarray, spread: int):
+        size = np.ones(len(counts), dtype=np.int64)
+        wide = counts > 0
+        size[wide] = np.left_shift(1, np.ceil(np.log2(spread * counts[wide])).astype(np.int64))
+        self.base, self.mask = np.cumsum(size) - size, (size - 1).astype(np.uint64)
+
+    @property
+    def size(self) -> int:
+        return int(self.base[-1] + self.mask[-1]) + 1 if len(self.base) else 1
+
+    def slot(self, group: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        out = keys & self.mask[group]
+        return out.view(np.int64).__iadd__(self.base[group])
 
 
 @dataclass(eq=False)
@@ -565,46 +692,56 @@ class _RunLists:
     @classmethod
     def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
                    remove_unjudged: bool, disjoint: bool = False) -> "_RunLists":
-        topic_codes = _dictionary(run.topic)
-        topic = qrels.topic_index(topic_codes.dictionary)[to_numpy(topic_codes.indices)]
-        docs = _dictionary(run.docid)
-        doc = to_numpy(docs.indices)
+        """Order, check, cut and grade a run's lines. Documents are told apart by a hash of their docid
+        (:func:`meta_eval.arrow_numpy.string_hashes`), and the docids themselves are compared wherever a hash
+        decides: a repeated document, a judgment found, ties broken by docid."""
+        topic = qrels.topic_rows(run.topic)
         score = run.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else run.score
         rank, position = run.rank, None
+        hashes = string_hashes(run.docid)
         keep = topic >= 0  # run topics absent from the qrels are ignored, as in trec_eval
         if not keep.all():
             position = np.flatnonzero(keep)
-            topic, doc, score = topic[position], doc[position], score[position]
+            topic, hashes, score = topic[position], hashes[position], score[position]
             rank = None if rank is None else rank[position]
         if len(topic) == 0 and not disjoint:
             raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
                              f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
+        lines = position
+        line = (lambda rows: rows) if lines is None else (lambda rows: lines[rows])  # a row's line of the run
+        docid = partial(_take, run.docid, line)
         if position is None and ties == "input":
             position = np.arange(len(topic))
-        _check_duplicates(run, topic, doc, len(docs.dictionary), position)
-        order = _order(topic, score, partial(_byte_order, doc, docs.dictionary), position, rank, ties)
-        topic, doc = topic[order], doc[order]
+        pairs = pair_hashes(topic, hashes)
+        _check_duplicates(run, topic, pairs, line)
+        order = _order(topic, score, partial(_byte_order, docid), position, rank, ties)
+        topic, pairs = topic[order], pairs[order]
         present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
         if depth is not None:
-            cut = _position_in_group(topic) < depth
-            if not cut.all():
-                topic, doc = topic[cut], doc[cut]
-        doc = qrels.doc_index(docs.dictionary)[doc]  # the qrels' code of each judged document, -1 for the others
-        grade = qrels.grade(topic, doc)
+            cut = np.flatnonzero(_position_in_group(topic) < depth)
+            if len(cut) < len(topic):
+                topic, pairs, order = topic[cut], pairs[cut], order[cut]
+        judgment = qrels.find(topic, pairs, lambda rows: docid(order[rows]))
+        doc, grade = qrels.doc_and_grade(judgment)
         if remove_unjudged:
             kept = grade >= 0
             if not kept.all():
                 topic, doc, grade = topic[kept], doc[kept], grade[kept]
         start = _group_starts(topic)
         lengths = np.diff(np.concatenate([start, [len(topic)]]))
-        return cls(run.name, run.source, topic[start].astype(np.int32), lengths.astype(np.int32),
-                   doc.astype(np.int32), grade, present)
+        return cls(run.name, run.source, topic[start].astype(np.int32), lengths.astype(np.int32), doc, grade,
+                   present)
 
     def rows(self) -> tuple[np.ndarray, np.ndarray]:
         """(topic, rank - 1) of every document."""
         topic = np.repeat(self.topics, self.lengths)
         start = np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
         return topic, np.arange(len(topic)) - start
+
+
+def _take(values: pa.Array, line: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) -> pa.Array:
+    """The values of some rows (``line`` maps a row to its line of the run)."""
+    return values.take(from_numpy(line(np.asarray(rows, dtype=np.int64))))
 
 
 def _group_starts(group: np.ndarray) -> np.ndarray:
@@ -614,13 +751,12 @@ def _group_starts(group: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
 
 
-def _byte_order(doc: np.ndarray, dictionary: pa.Array, rows: np.ndarray) -> np.ndarray:
-    """Rank of the docids of ``rows`` among themselves in byte order (trec_eval compares docids with strcmp)."""
-    codes, inverse = np.unique(doc[rows], return_inverse=True)
-    order = to_numpy(pc.sort_indices(dictionary.take(from_numpy(codes)).cast(pa.binary())))
-    rank = np.empty(len(codes), dtype=np.int64)
-    rank[order] = np.arange(len(codes))
-    return rank[inverse]
+def _byte_order(docid: Callable[[np.ndarray], pa.Array], rows: np.ndarray) -> np.ndarray:
+    """Rank of the docids of ``rows`` among themselves in byte order (trec_eval compares docids with strcmp); equal
+    docids (of different topics) take distinct ranks."""
+    rank = np.empty(len(rows), dtype=np.int64)
+    rank[byte_order(docid(rows))] = np.arange(len(rows))
+    return rank
 
 
 def _plain_strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -630,37 +766,50 @@ def _plain_strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return values.cast(pa.string()) if values.type != pa.string() else values
 
 
-def _dictionary(values: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
-    """Dictionary-encoded strings with unique dictionary entries (as Arrow's CSV reader makes them per file)."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(values.type) \
-            else values.combine_chunks()
-    if pa.types.is_dictionary(values.type):  # distinct entries: RunTable's contract (read_run makes them so)
-        return values
-    return pc.dictionary_encode(_plain_strings(values))
+def _check_duplicates(run: io.RunTable, topic: np.ndarray, pairs: np.ndarray,
+                      line: Callable[[np.ndarray], np.ndarray]) -> None:
+    """A document listed twice for one topic of a run is an error naming the file and the line (the first line
+    that repeats a document).
+
+    Rows with distinct :func:`pair_hashes` hold distinct (topic, document) pairs; the docids of rows that share one
+    are compared. Equal hashes are found as in :class:`_HashTable`, without its overflow list: each row is written
+    to its hash's slot in its topic's region of a table of 4 slots per row; a row that lost its slot to an equal
+    hash is a candidate, and so is every hash repeated among the rows that lost theirs (about an eighth of the
+    rows, sorted)."""
+    regions = _Regions(np.bincount(topic, minlength=int(topic.max(initial=-1)) + 1), spread=4)
+    slot = regions.slot(topic, pairs)
+    rows = np.arange(len(pairs), dtype=np.int32 if len(pairs) < 2**31 else np.int64)
+    table = np.empty(regions.size, dtype=rows.dtype)
+    table[slot] = rows
+    kept = table[slot]
+    lost = np.flatnonzero(kept != rows)
+    if not len(lost):
+        return
+    twin = pairs[lost] == pairs[kept[lost]]
+    rest = lost[~twin]
+    order = np.argsort(pairs[rest], kind="stable")
+    ordered = pairs[rest][order]
+    again = np.flatnonzero(ordered[1:] == ordered[:-1])
+    candidates = np.unique(np.concatenate([lost[twin], kept[lost[twin]], rest[order][again],
+                                           rest[order][again + 1]]))
+    if len(candidates):
+        _first_repeat(run, topic, candidates, line)
 
 
-def _check_duplicates(run: io.RunTable, topic: np.ndarray, doc: np.ndarray, n_docs: int,
-                      position: np.ndarray | None) -> None:
-    """A document listed twice for one topic of a run is an error naming the file and the line."""
-    key = topic.astype(np.int64) * max(n_docs, 1) + doc
-    cells = (int(topic.max(initial=-1)) + 1) * max(n_docs, 1)
-    if cells <= 8 * len(key) + (1 << 20):  # a mark per (topic, document) cell: linear, a third of a sort's time
-        marked = np.zeros(cells, dtype=bool)
-        marked[key] = True
-        if np.count_nonzero(marked) == len(key):
-            return
-    else:  # many topics × documents: a plain sort (much cheaper than argsort)
-        ordered = np.sort(key)
-        if not (ordered[1:] == ordered[:-1]).any():
-            return
-    order = np.argsort(key, kind="stable")
-    i = int(order[np.flatnonzero(key[order][1:] == key[order][:-1])[0] + 1])
-    row = i if position is None else int(position[i])
-    docid, name = run.docid[row].as_py(), run.topic[row].as_py()
-    line = io.line_of_pair(run.source, name, docid)
-    raise ConflictError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source,
-                        line)
+def _first_repeat(run: io.RunTable, topic: np.ndarray, rows: np.ndarray,
+                  line: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Raise for the first of ``rows`` (ascending) whose (topic, docid) an earlier one of them holds, if any."""
+    docid = _plain_strings(run.docid.take(from_numpy(line(rows))))
+    pair = pc.binary_join_element_wise(strings([str(t) for t in topic[rows].tolist()]), docid, "\t")
+    codes = to_numpy(pc.dictionary_encode(pair).indices)
+    seen = np.zeros(len(codes), dtype=bool)
+    for i, code in enumerate(codes.tolist()):  # rows whose hashes met: a handful
+        if seen[code]:
+            row = int(line(rows[i:i + 1])[0])
+            docid, name = run.docid[row].as_py(), run.topic[row].as_py()
+            raise ConflictError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}",
+                                run.source, io.line_of_pair(run.source, name, docid))
+        seen[code] = True
 
 
 def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> Judgments:
@@ -685,6 +834,15 @@ class _GradeLookup:
         if n_topics * n_docs <= self._DENSE_LIMIT:
             self.table = np.full(max(n_topics * n_docs, 1), UNJUDGED, dtype=np.int8)
             self.table[self.key] = self.coded
+
+    def judgment(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """The row of the sorted judgments of each (topic, document code) pair, -1 where there is none (documents
+        coded -1 have none)."""
+        key = np.asarray(topic, dtype=np.int64) * self.n_docs + np.maximum(doc, 0)
+        if len(self.key) == 0:
+            return np.full(key.shape, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.key, key), len(self.key) - 1)
+        return np.where((self.key[pos] == key) & (doc >= 0), pos, -1)
 
     def __call__(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
         key = np.asarray(topic, dtype=np.int64) * self.n_docs + np.maximum(doc, 0)

@@ -216,30 +216,11 @@ def format_trec(results: Scores | pd.DataFrame, measures: Sequence[Measure], per
         Per-topic rows are asked for and a topic is named ``all``: trec_eval's layout could not tell it from the
         summary lines.
     """
+    from meta_eval.trec_layout import format_scores
+
     if not isinstance(results, Scores):
         results = Scores.from_frame(results, measures)
-    by_name = dict(zip(results.names, zip(results.values, results.summary)))
-    picked = [(m, *by_name[m.output_name]) for m in measures]
-    evaluated = np.zeros((len(results.systems), len(results.topics)), dtype=bool)
-    for _, values, _ in picked:
-        evaluated |= ~np.isnan(values)
-    if per_topic_rows and SUMMARY_TOPIC in results.topics:
-        raise InputError(f"a topic is named {SUMMARY_TOPIC!r}, which trec_eval's layout prints for the summary over "
-                         "topics: its per-topic lines could not be told apart; rename the topic or use a tidy format "
-                         "(csv, tsv, json, parquet), whose 'summary' column keeps them apart")
-    topic_order = sorted(range(len(results.topics)), key=lambda t: str(results.topics[t]).encode())
-    per_topic_measures = [(m, values) for m, values, _ in picked if m.family.aggregate != "gmean"]
-    lines = []
-    for s, run in enumerate(results.systems):
-        if per_topic_rows:
-            for t in topic_order:
-                lines += [_trec_line(m.output_name, results.topics[t], values[s, t], m.family.integer)
-                          for m, values in per_topic_measures if not np.isnan(values[s, t])]
-        lines.append(_trec_line("runid", SUMMARY_TOPIC, run, False))
-        if evaluated[s].any():
-            lines.append(_trec_line("num_q", SUMMARY_TOPIC, int(evaluated[s].sum()), False))
-        lines += [_trec_line(m.output_name, SUMMARY_TOPIC, summary[s], m.family.integer) for m, _, summary in picked]
-    return "\n".join(lines) + "\n"
+    return format_scores(results, measures, per_topic_rows)
 
 
 def _summary_mask(results: pd.DataFrame) -> pd.Series:
@@ -247,13 +228,3 @@ def _summary_mask(results: pd.DataFrame) -> pd.Series:
     if "summary" in results.columns:
         return results["summary"].astype(bool)
     return results.topic == SUMMARY_TOPIC
-
-
-def _trec_line(measure: str, topic: str, value, integer: bool) -> str:
-    if isinstance(value, (str, int, np.integer)):
-        text = str(value)
-    elif integer:
-        text = f"{int(round(value))}"
-    else:
-        text = f"{value:.4f}"
-    return f"{measure:<22s}\t{topic}\t{text}"

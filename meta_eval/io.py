@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 RUN_FIELDS = ("topic", "q0", "docid", "rank", "score", "tag")
-_DICT = pa.dictionary(pa.int32(), pa.string())
 QRELS_FIELDS = ("topic", "iteration", "docid", "grade")
 QRELS_JG_FIELDS = ("topic", "group", "docid", "grade")
 PREFS_FIELDS = ("topic", "group", "subgroup", "docid", "level")
@@ -59,8 +58,8 @@ class RunTable:
     source : str
         File name (or DataFrame label) for error messages.
     topic, docid : pyarrow.Array
-        Strings, plain or dictionary-encoded (``read_run`` encodes both while parsing); a dictionary's entries
-        must be distinct.
+        Strings, plain (as ``read_run`` parses them) or dictionary-encoded; a dictionary's entries must be
+        distinct.
     score : numpy.ndarray
         float64 scores.
     rank : numpy.ndarray or None
@@ -295,12 +294,18 @@ def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType
     return table
 
 
+#: The largest block Arrow's CSV reader parses at once: a file up to this size is one block, so every column is
+#: one array (no chunks to combine), while a column's text stays within the 2 GiB of a string array's offsets.
+MAX_BLOCK = 1 << 30
+
+
 def _arrow_csv(data: bytes, delimiter: str, fields, types, keep) -> pa.Table:
-    """Arrow's CSV reader with TREC's conventions. Text columns are checked to be UTF-8 after parsing, on their
-    dictionaries (each distinct docid once) rather than on every line: a tenth of the parsing time of a run."""
+    """Arrow's CSV reader with TREC's conventions, the file in one block. Text columns are checked to be UTF-8
+    after parsing (on the dictionary of a dictionary-encoded column)."""
     table = pacsv.read_csv(
         pa.BufferReader(data),
-        read_options=pacsv.ReadOptions(column_names=list(fields), use_threads=False),
+        read_options=pacsv.ReadOptions(column_names=list(fields), use_threads=False,
+                                       block_size=max(min(len(data) + 1, MAX_BLOCK), 1 << 20)),
         parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False),
         convert_options=pacsv.ConvertOptions(
             column_types={name: types.get(name, pa.string()) for name in fields},
@@ -325,7 +330,7 @@ def _has_empty_field(table: pa.Table) -> bool:
             continue
         for chunk in table.column(name).chunks:
             values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
-            if len(values) and to_numpy(pc.utf8_length(values)).min() == 0:
+            if len(values) and to_numpy(pc.binary_length(values)).min() == 0:
                 return True
     return any(table.column(name).null_count for name in table.column_names)
 
@@ -470,9 +475,9 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     data = _without_comments(read_bytes(source))
     keep = ["topic", "docid", "score"] + (["rank"] if with_rank else [])
     checks = {"score": "float"} | ({"rank": "float"} if with_rank else {})
-    # topic and docid dictionary-encoded while parsing: a run repeats its documents across topics, so the
-    # collection hashes each distinct docid of a run once instead of every line's.
-    types = {"score": pa.float64(), "topic": _DICT, "docid": _DICT} | ({"rank": pa.float64()} if with_rank else {})
+    # topic and docid as plain strings: Arrow's dictionary encoding while parsing costs more than parsing them (and,
+    # documents rarely repeating, gains nothing); the collection hashes the docids it needs (arrow_numpy).
+    types = {"score": pa.float64()} | ({"rank": pa.float64()} if with_rank else {})
     table = _parse(data, label, RUN_FIELDS, types, keep, checks, trailing_text=True)
     score = to_numpy(table.column("score"))
     bad = ~np.isfinite(score)
@@ -485,16 +490,19 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         row = int(np.flatnonzero(~np.isfinite(rank))[0])
         raise InputError(f"rank must be a finite number, got {_field_of_row(data, row, 3)!r}", label,
                          _line_of_row(data, row))
-    run_name = name or _last_tag(data, label)
-    table = table.unify_dictionaries()
     return RunTable(
-        name=run_name,
+        name=name or _last_tag(data, label),
         source=label,
-        topic=table.column("topic").combine_chunks(),
-        docid=table.column("docid").combine_chunks(),
+        topic=_one_array(table.column("topic")),
+        docid=_one_array(table.column("docid")),
         score=score,
         rank=rank,
     )
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """A column as one array (a file larger than :data:`MAX_BLOCK` was parsed in several blocks)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _last_tag(data: bytes, source: str) -> str:
