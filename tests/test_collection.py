@@ -169,3 +169,51 @@ def test_duplicate_documents_found_whatever_the_keys(pairs, collide):
         first = min(i for i, pair in enumerate(pairs) if pair in pairs[:i])  # the first line repeating a document
         t, d = pairs[first]
         assert f"'d{d}' appears twice for topic '{t}'" in str(error.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_documents_are_found_exactly_whatever_their_hashes(data):
+    """Documents are looked up among the judgments, checked for repeats and ordered on ties by hashes of their
+    docids, confirmed by the docids themselves: with hashes that collide (the docid's first letter only, or one
+    value for all, which also sends the qrels to the exact index_in path), the collection is the same."""
+    from unittest import mock
+
+    import meta_eval.collection as collection_module
+
+    topics = ["1", "2", "3"]
+    judged = {t: data.draw(st.lists(st.sampled_from("0123"), min_size=0, max_size=4)) for t in topics}
+    qrels = pd.DataFrame([(t, f"{'abcd'[i]}{x}", g) for t in topics for i, x in enumerate(judged[t])
+                          for g in [data.draw(st.integers(-1, 2))]], columns=["topic", "docid", "grade"])
+    if qrels.empty:
+        qrels = pd.DataFrame({"topic": ["1"], "docid": ["a0"], "grade": [1]})
+    rows = data.draw(st.lists(st.tuples(st.sampled_from(topics), st.sampled_from("abcde"), st.sampled_from("0123"),
+                                        st.integers(0, 3)), min_size=1, max_size=25, unique_by=lambda r: r[:3]))
+    run = pd.DataFrame([(t, f"{a}{x}", float(score)) for t, a, x, score in rows], columns=["topic", "docid", "score"])
+    strong = me.load_collection(qrels, [run], disjoint=True)
+
+    def first_letter(values):
+        return np.array([ord(v[0]) for v in (values.to_pylist() if hasattr(values, "to_pylist") else values)],
+                        dtype=np.uint64)
+
+    for weak in (first_letter, lambda values: np.zeros(len(values), dtype=np.uint64)):
+        with mock.patch.object(collection_module, "string_hashes", weak):
+            again = me.load_collection(qrels, [run], disjoint=True)
+        np.testing.assert_array_equal(again.grades, strong.grades)
+        np.testing.assert_array_equal(again.n_ret, strong.n_ret)
+        np.testing.assert_array_equal(again.present, strong.present)
+        for a, b in zip(again.blocks, strong.blocks):
+            np.testing.assert_array_equal(a.docs, b.docs)
+
+
+def test_a_repeated_document_is_found_whatever_the_hashes():
+    from unittest import mock
+
+    import meta_eval.collection as collection_module
+    from meta_eval.errors import InputError
+
+    qrels = pd.DataFrame({"topic": ["1"], "docid": ["a"], "grade": [1]})
+    run = pd.DataFrame({"topic": ["1", "1", "1", "2"], "docid": ["b", "c", "b", "b"], "score": [3.0, 2.0, 1.0, 1.0]})
+    with mock.patch.object(collection_module, "string_hashes", lambda values: np.zeros(len(values), np.uint64)):
+        with pytest.raises(InputError, match="'b' appears twice for topic '1'"):
+            me.load_collection(qrels, [run])
