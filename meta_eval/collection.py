@@ -18,7 +18,6 @@ trec_eval <= 9.0.8 and pytrec_eval.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -31,6 +30,7 @@ import pyarrow.compute as pc
 from meta_eval import io
 from meta_eval.arrow_numpy import byte_order, from_numpy, string_hashes, strings, to_numpy
 from meta_eval.errors import ConflictError, InputError
+from meta_eval.parallel import usable_cores
 from meta_eval.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,7 +160,7 @@ class Collection:
         The lists are taken in pieces (a block's topics × a few systems, about :attr:`PIECE_CELLS` cells): every
         function runs on a piece before the next piece, so the arrays they share (relevance masks, cumulative
         counts: the :class:`Rankings` cache) are computed once per piece and stay in the CPU cache, and nothing of
-        the size of the collection is allocated. Pieces run on ``threads`` threads (default: every core; numpy
+        the size of the collection is allocated. Pieces run on ``threads`` threads (default: every usable core; numpy
         releases the GIL); the result does not depend on their number.
         """
 
@@ -190,7 +190,7 @@ class Collection:
                                  f"{self.topics[block.topics[topic]]}") from None
                 values[rows, block.topics] = np.broadcast_to(np.asarray(result, dtype=np.float64), sub.shape)
 
-        threads = min(len(pieces), threads or os.cpu_count() or 1)
+        threads = min(len(pieces), threads or usable_cores())
         if threads <= 1:
             for piece in pieces:
                 run(piece)

@@ -29,6 +29,7 @@ from meta_eval import adapters
 from meta_eval.arrow_numpy import to_numpy
 from meta_eval.errors import InputError
 from meta_eval.files import record_input
+from meta_eval.parallel import usable_cores
 from meta_eval.rankings import MAX_GRADE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -542,7 +543,8 @@ def read_runs(
     DataFrame with a ``run`` column is split into one run per value). Run names must be unique. ``progress``
     shows a bar over the files.
 
-    Files are read on every core (decompression and Arrow's parser release the GIL). ``each``, if given, is
+    Files are read on every usable core (decompression and Arrow's parser release the GIL; threads cost no start-up,
+    so they are not held back on a busy machine, where the kernel shares the cores between them and others). ``each``, if given, is
     applied to every run as soon as it is parsed, in the reading thread, and its result (which must have ``name``
     and ``source`` attributes) is kept instead of the run: the parsed run is dropped at once, so only what ``each``
     keeps of all runs is ever in memory."""
@@ -556,7 +558,7 @@ def read_runs(
     for i, obj in enumerate(s for s in sources if not adapters.is_path(s)):
         runs.extend(keep(run) for run in adapters.read_run_object(obj, with_rank=with_rank, position=i))
     files = expand_paths(paths)
-    with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1) or 1) as pool:
+    with ThreadPoolExecutor(max_workers=min(len(files), usable_cores()) or 1) as pool:
         parsed = pool.map(lambda path: keep(read_run(path, with_rank=with_rank)), files)
         runs.extend(progress_display(parsed, total=len(files), desc="reading runs", unit="run",
                                      enabled=progress and len(files) > 1))
