@@ -18,10 +18,11 @@ trec_eval <= 9.0.8 and pytrec_eval.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import TYPE_CHECKING, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -396,7 +397,71 @@ def load_collection(
         Malformed files (file and line named), a docid twice for one topic in a run or in the qrels, a run with no
         topic in common with the qrels, bad options.
     """
+    (collection,) = load_collection_pieces(qrels, runs, memory=None, depth=depth, rel_level=rel_level,
+                                           missing=missing, unjudged=unjudged, ties=ties,
+                                           score_precision=score_precision, progress=progress, disjoint=disjoint)
+    names = io.unique_names(collection.systems, collection.options["runs"])
+    return replace(collection, systems=names) if names != collection.systems else collection
+
+
+#: Bytes a retrieved document costs while its piece of a collection is held (:func:`load_collection_pieces`): its
+#: prepared list entry (document and grade codes, 5 bytes) and its cell of the dense blocks (5 bytes, and so many
+#: for the padding of lists shorter than the longest of their block).
+BYTES_PER_DOCUMENT = 5
+BYTES_PER_CELL = 5
+#: Bytes per (run, topic) of a piece: lengths (8), present (1), and a few summary values per measure (8 each).
+BYTES_PER_LIST = 64
+
+
+def default_memory() -> int:
+    """The default budget of :func:`load_collection_pieces`: a quarter of the machine's memory, at most 2 GiB."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - no sysconf
+        total = 8 << 30
+    return int(min(total // 4, 2 << 30))
+
+
+def load_collection_pieces(
+    qrels: io.PathLike | pd.DataFrame,
+    runs: Sequence[io.PathLike | pd.DataFrame] | io.PathLike | pd.DataFrame,
+    *,
+    memory: int | None,
+    depth: int | None = None,
+    rel_level: int = 1,
+    missing: Literal["zero", "skip"] = "zero",
+    unjudged: Literal["nonrel", "remove"] = "nonrel",
+    ties: TiePolicy = "trec_eval",
+    score_precision: Literal["float64", "float32"] = "float64",
+    progress: bool = False,
+    disjoint: bool = False,
+) -> Iterator[Collection]:
+    """:func:`load_collection` in pieces: collections of consecutive runs (in the order of the files) with the
+    same qrels and topics, each holding at most ``memory`` bytes of ranked lists, for a collection larger than
+    memory whose lists are needed one run at a time (scores: :func:`meta_eval.evaluate.score_pieces`).
+
+    A piece holds its runs' prepared lists and dense blocks (:data:`BYTES_PER_DOCUMENT` per retrieved document,
+    :data:`BYTES_PER_CELL` per cell of the blocks, :data:`BYTES_PER_LIST` per (run, topic)); a run is added to the
+    piece while the piece stays within ``memory`` (a single run larger than that is a piece of its own). Runs
+    are read a few at a time (:func:`meta_eval.io.iter_runs`), so besides the pieces memory holds the qrels and
+    the runs being read. A piece's ``systems`` are its runs' tags as read (:func:`meta_eval.io.unique_names`
+    tells apart, over all pieces, two runs that share one).
+
+    Parameters
+    ----------
+    memory : int or None
+        Bytes of ranked lists per piece (None: no limit, one piece). Other parameters: :func:`load_collection`.
+
+    Raises
+    ------
+    InputError
+        As :func:`load_collection`; ``memory`` below 1.
+    """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
+    if memory is not None and memory < 1:
+        raise InputError(f"memory must be a positive number of bytes, got {memory}")
+    options = dict(rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
+                   score_precision=score_precision)
     # The qrels are read in a thread while the first runs are decompressed and parsed (a run needs them only to
     # grade its lists, after parsing).
     with ThreadPoolExecutor(1) as pool:
@@ -407,14 +472,61 @@ def load_collection(
                                         score_precision=score_precision, remove_unjudged=(unjudged == "remove"),
                                         disjoint=disjoint)
 
+        piece: list[_RunLists] = []
+        size = None
+        given = False
         try:
-            lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
+            for lists in io.iter_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare):
+                size = size or _PieceSize(len(reading_qrels.result().topics))
+                if memory is not None and piece and size.after(lists) > memory:
+                    yield _assemble(reading_qrels.result(), piece, **options)
+                    given, piece = True, []
+                    size.clear()
+                size.add(lists)
+                piece.append(lists)
         except InputError:
             reading_qrels.result()  # a bad qrels file is reported first, as when it was read first
             raise
-        base = reading_qrels.result()
-    return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
-                     score_precision=score_precision)
+        if piece or not given:
+            yield _assemble(reading_qrels.result(), piece, **options)
+
+
+class _PieceSize:
+    """The bytes a piece of a collection holds (:func:`load_collection_pieces`), run by run."""
+
+    def __init__(self, n_topics: int):
+        self.depth = np.zeros(n_topics, dtype=np.int64)  # the longest list of each topic
+        self.clear()
+
+    def clear(self) -> None:
+        self.depth[:] = 0
+        self.runs = self.documents = 0
+
+    def add(self, lists: _RunLists) -> None:
+        np.maximum.at(self.depth, lists.topics, lists.lengths)
+        self.runs += 1
+        self.documents += int(lists.lengths.sum())
+
+    def after(self, lists: _RunLists) -> int:
+        """The bytes of the piece with ``lists`` added."""
+        depth = self.depth.copy()
+        np.maximum.at(depth, lists.topics, lists.lengths)
+        runs = self.runs + 1
+        return (BYTES_PER_DOCUMENT * (self.documents + int(lists.lengths.sum()))
+                + BYTES_PER_CELL * runs * _block_cells(depth) + BYTES_PER_LIST * runs * len(depth))
+
+
+def _block_cells(depth: np.ndarray) -> int:
+    """Cells per run of the dense blocks (:func:`_blocks`) of topics whose longest lists are ``depth``."""
+    bucket = _depth_bucket(depth)
+    widths = np.zeros(int(bucket.max(initial=0)) + 1, dtype=np.int64)
+    np.maximum.at(widths, bucket, np.maximum(depth, 1))
+    return int(widths[bucket].sum())
+
+
+def _depth_bucket(depth: np.ndarray) -> np.ndarray:
+    """The block of topics whose longest list is ``depth``: powers of two."""
+    return np.ceil(np.log2(np.maximum(depth, 1))).astype(np.int64)
 
 
 def _check_options(depth, rel_level, missing, unjudged, ties, score_precision) -> None:
@@ -480,7 +592,7 @@ def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel
     run."""
     n_sys, n_top = n_ret.shape
     topic_depth = n_ret.max(axis=0, initial=0)
-    bucket = np.ceil(np.log2(np.maximum(topic_depth, 1))).astype(np.int64)
+    bucket = _depth_bucket(topic_depth)
     local = np.empty(n_top, dtype=np.int64)
     blocks = []
     for b in np.unique(bucket):

@@ -8,7 +8,7 @@ apart from the summary (the trec_eval layout, which cannot tell them apart, refu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -178,6 +178,28 @@ def scores(collection: Collection, measures, *, progress: bool = False) -> Score
             bar.update(min(group, len(resolved) - lo))
     summary = [aggregate(v, m, collection) for m, v in zip(resolved, values)]
     return Scores(list(collection.systems), list(collection.topics), resolved, values, summary)
+
+
+def score_pieces(pieces: Iterable[Collection], measures, *, progress: bool = False) -> Scores:
+    """:func:`scores` of a collection given in pieces of runs (:func:`meta_eval.collection.load_collection_pieces`),
+    each scored and dropped before the next is made: memory holds one piece and the systems × topics values.
+
+    Every value is a function of one run's lists and the qrels, so the values are those of the whole collection;
+    runs that share a tag are told apart by their file name (:func:`meta_eval.io.unique_names`) as when the
+    collection is read whole."""
+    from meta_eval.io import unique_names
+
+    resolved = resolve(measures)
+    parts, names, sources = [], [], []
+    for piece in pieces:
+        parts.append(scores(piece, resolved, progress=progress))
+        names += piece.systems
+        sources += piece.options["runs"]
+    if len(parts) == 1:
+        return replace(parts[0], systems=unique_names(names, sources))
+    values = [np.concatenate([part.values[i] for part in parts]) for i in range(len(resolved))]
+    summary = [np.concatenate([part.summary[i] for part in parts]) for i in range(len(resolved))]
+    return Scores(unique_names(names, sources), parts[0].topics, resolved, values, summary)
 
 
 def evaluate(

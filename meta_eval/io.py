@@ -14,11 +14,11 @@ import os
 import re
 import stat
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -543,35 +543,71 @@ def read_runs(
     DataFrame with a ``run`` column is split into one run per value). Run names must be unique. ``progress``
     shows a bar over the files.
 
-    Files are read on every usable core (decompression and Arrow's parser release the GIL; threads cost no start-up,
-    so they are not held back on a busy machine, where the kernel shares the cores between them and others). ``each``, if given, is
-    applied to every run as soon as it is parsed, in the reading thread, and its result (which must have ``name``
-    and ``source`` attributes) is kept instead of the run: the parsed run is dropped at once, so only what ``each``
-    keeps of all runs is ever in memory."""
+    Files are read on every usable core (:func:`iter_runs`). ``each``, if given, is applied to every run as soon
+    as it is parsed, in the reading thread, and its result (which must have ``name`` and ``source`` attributes) is
+    kept instead of the run: the parsed run is dropped at once, so only what ``each`` keeps of all runs is ever in
+    memory."""
+    runs = list(iter_runs(sources, with_rank=with_rank, progress=progress, each=each))
+    names = unique_names([run.name for run in runs], [run.source for run in runs])
+    return [run if run.name == name else replace(run, name=name) for run, name in zip(runs, names)]
+
+
+def iter_runs(
+    sources: Sequence[PathLike | Any] | PathLike | Any,
+    *,
+    with_rank: bool = False,
+    progress: bool = False,
+    each: Callable[[RunTable], T] | None = None,
+) -> Iterator[RunTable] | Iterator[T]:
+    """The runs of :func:`read_runs` one by one, in order, with their names as read (:func:`unique_names` tells
+    apart two that share one).
+
+    Files are read on every usable core, several at once (decompression and Arrow's parser release the GIL;
+    threads cost no start-up, so they are not held back on a busy machine, where the kernel shares the cores
+    between them and others), and at most one run per thread is read ahead of the consumer: memory holds a few
+    runs being read, not all of them."""
     from meta_eval.progress import progress as progress_display
 
     if not isinstance(sources, (list, tuple)) or adapters.is_single_run(sources):
         sources = [sources]
     keep = each or (lambda run: run)
-    runs: list = []
     paths = [s for s in sources if adapters.is_path(s)]
     for i, obj in enumerate(s for s in sources if not adapters.is_path(s)):
-        runs.extend(keep(run) for run in adapters.read_run_object(obj, with_rank=with_rank, position=i))
+        yield from (keep(run) for run in adapters.read_run_object(obj, with_rank=with_rank, position=i))
     files = expand_paths(paths)
-    with ThreadPoolExecutor(max_workers=min(len(files), usable_cores()) or 1) as pool:
-        parsed = pool.map(lambda path: keep(read_run(path, with_rank=with_rank)), files)
-        runs.extend(progress_display(parsed, total=len(files), desc="reading runs", unit="run",
-                                     enabled=progress and len(files) > 1))
-    return _unique_names(runs)
+    threads = min(len(files), usable_cores()) or 1
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        parsed = _ahead(pool, lambda path: keep(read_run(path, with_rank=with_rank)), files, threads + 1)
+        yield from progress_display(parsed, total=len(files), desc="reading runs", unit="run",
+                                    enabled=progress and len(files) > 1)
 
 
-def _unique_names(runs: list) -> list:
-    """Disambiguate runs that share a tag by their file stem (two files may carry the same tag)."""
-    counts = Counter(r.name for r in runs)
-    out = [replace(run, name=f"{run.name}@{Path(run.source).name.removesuffix('.gz')}") if counts[run.name] > 1
-           else run for run in runs]
-    counts = Counter(r.name for r in out)
-    dup = [name for name, n in counts.items() if n > 1]
+def _ahead(pool: ThreadPoolExecutor, func: Callable, items: Sequence, ahead: int) -> Iterator:
+    """``map(func, items)`` on the pool, in order, with at most ``ahead`` items submitted and not yet consumed."""
+    pending: deque = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(func, item))
+            if len(pending) > ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:  # an error or a consumer that stops: nothing more is read
+            future.cancel()
+
+
+def unique_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
+    """Run names told apart: runs that share a tag take their file name (``tag@file``, ``.gz`` dropped).
+
+    Raises
+    ------
+    InputError
+        Two runs still share a name."""
+    counts = Counter(names)
+    out = [f"{name}@{Path(source).name.removesuffix('.gz')}" if counts[name] > 1 else name
+           for name, source in zip(names, sources)]
+    dup = [name for name, n in Counter(out).items() if n > 1]
     if dup:
         raise InputError(f"two runs are both named {dup[0]!r}; give them distinct names")
     return out

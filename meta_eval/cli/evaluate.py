@@ -67,22 +67,35 @@ def evaluate(
     digits: Annotated[int, typer.Option("--digits", min=0, max=17,
                                         help="Decimals of the printed formats (table, md, tex).")] = 4,
     rel_format: RelFormatOpt = RelFormat.qrels,
+    memory: Annotated[Optional[str], typer.Option(
+        "--memory", help="Memory for the ranked lists held at once (2G, 500M, bytes): runs are read and scored in "
+        "pieces within it. Default: a quarter of the machine's memory, at most 2G.", show_default=False)] = None,
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
     qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
-    from meta_eval.evaluate import resolve, scores
+    from meta_eval.evaluate import resolve, score_pieces, scores
     from meta_eval.output import STDOUT, check_output, write_output
 
     declared = declared_inputs(qrels, runs, measure)
     target = check_output(out, inputs=declared) if out is not None else None  # before any work
     fmt = output_format(fmt, None if out is None or str(out) == STDOUT else out)
     measures = resolve(measure or DEFAULT_MEASURES)  # bad names fail here, before any file is read
+    budget = memory_bytes(memory)
     if fmt == Format.table:  # the table printer is imported while the runs are read (the GIL is mostly free then)
         threading.Thread(target=importlib.import_module, args=("tabulate",), daemon=True).start()
-    collection = inputs.load(rel_format=rel_format)
-    if hasattr(collection, "max_grade"):  # judgment groups and preferences have no single grade scale
-        warn_rel_level(inputs.rel_level, collection.max_grade)
-    results = scores(collection, measures, progress=progress)
+    if qrels is not None and runs and rel_format == RelFormat.qrels:  # in pieces of runs, within the memory budget
+        from meta_eval.cli.common import keep_freed_memory
+        from meta_eval.collection import default_memory, load_collection_pieces
+
+        keep_freed_memory()
+        pieces = load_collection_pieces(qrels, runs, memory=budget or default_memory(), progress=progress,
+                                        **inputs.load_options())
+        results = score_pieces(_warning_once(pieces, inputs.rel_level), measures)
+    else:
+        collection = inputs.load(rel_format=rel_format)
+        if hasattr(collection, "max_grade"):  # judgment groups and preferences have no single grade scale
+            warn_rel_level(inputs.rel_level, collection.max_grade)
+        results = scores(collection, measures, progress=progress)
     rendered = render(results, fmt, per_topic=per_topic, digits=digits)
     if out is None and isinstance(rendered, bytes):
         raise InputError(f"the {fmt.value} format is binary: write it to a file with -o (or to stdout with -o -)")
@@ -101,6 +114,32 @@ def output_format(fmt: Format | None, out: Path | None) -> Format:
         raise InputError(f"cannot tell the output format from the extension {suffix or '(none)'!r} of {out}; "
                          f"use one of {known} or give -f")
     return EXTENSIONS[suffix]
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def memory_bytes(text: str | None) -> int | None:
+    """``--memory``: bytes, or a number with a unit K, M, G or T (powers of 1024; ``B``, ``iB`` accepted)."""
+    if text is None:
+        return None
+    number = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = number[-1] if number and number[-1] in "KMGT" else ""
+    try:
+        value = float(number[:len(number) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        value = float("nan")
+    if not value >= 1 or value == float("inf"):
+        raise InputError(f"--memory must be a size such as 2G, 500M or a number of bytes, got {text!r}")
+    return int(value)
+
+
+def _warning_once(pieces, rel_level: int):
+    """The pieces, with :func:`warn_rel_level` about the first."""
+    for i, piece in enumerate(pieces):
+        if i == 0:
+            warn_rel_level(rel_level, piece.max_grade)
+        yield piece
 
 
 def warn_rel_level(rel_level: int, max_grade: int) -> None:
