@@ -268,30 +268,41 @@ def expand_paths(specs: Iterable[PathLike]) -> list[Path]:
 # --------------------------------------------------------------------------------------------- tables
 
 
-_IRREGULAR = (b"\t", b"\r", b"\x0b", b"\x0c", b"  ", b" \n", b"\n ")
+_IRREGULAR = (b"\t", b"\r", b"\x0b", b"\x0c")  # whitespace other than spaces (each found at memchr's speed)
 
 
-def _delimiter(data: bytes) -> tuple[bytes, str]:
+def _delimiter(data: bytes) -> tuple[bytes, str, bool]:
     """Pick pyarrow's delimiter: tab for files without spaces (the common TREC layout), a single space for files
-    whose fields are separated by exactly one space (the other common layout; checked with a few byte searches),
-    else single spaces after normalising every whitespace run. Irregular tabs (empty fields) surface later as a
+    whose only whitespace is spaces (the other common layout), else single spaces after normalising every
+    whitespace run. Also says whether the layout is known to be regular: a space-separated file may still hold
+    two spaces in a row, or one at a line's start or end (found as empty fields once parsed, cheaper than a
+    search for two bytes, which costs as much as parsing). Irregular tabs (empty fields) surface later as a
     column-count error or an empty field, both of which send the file through the normalising path."""
     if b" " not in data:
-        return data, "\t"
-    if not any(pattern in data for pattern in _IRREGULAR) and not data.startswith(b" ") and not data.endswith(b" "):
-        return data, " "
-    lines = [_WHITESPACE.sub(b" ", line).strip() for line in data.split(b"\n")]
-    return b"\n".join(lines), " "
+        return data, "\t", False
+    if not any(pattern in data for pattern in _IRREGULAR):
+        return data, " ", False
+    return _normalised(data), " ", True
+
+
+def _normalised(data: bytes) -> bytes:
+    """Every whitespace run a single space, none at a line's start or end."""
+    return b"\n".join(_WHITESPACE.sub(b" ", line).strip() for line in data.split(b"\n"))
 
 
 def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType], keep: Sequence[str]) -> pa.Table:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    data, delimiter = _delimiter(data)
+    data, delimiter, regular = _delimiter(data)
+    if delimiter == " " and not regular:  # every field parsed, to find the empty ones (the others as bytes)
+        table = _arrow_csv(data, delimiter, fields, {name: pa.binary() for name in fields if name not in keep}
+                           | types, fields)
+        if _has_empty_field(table, fields):
+            return _arrow_csv(_normalised(data), " ", fields, types, keep)
+        return table.select(list(keep))
     table = _arrow_csv(data, delimiter, fields, types, keep)
     if delimiter == "\t" and _has_empty_field(table):
-        data, _ = _delimiter(data.replace(b"\t", b" "))
-        table = _arrow_csv(data, " ", fields, types, keep)
+        table = _arrow_csv(_normalised(data.replace(b"\t", b" ")), " ", fields, types, keep)
     return table
 
 
@@ -325,13 +336,15 @@ def _arrow_csv(data: bytes, delimiter: str, fields, types, keep) -> pa.Table:
     return table
 
 
-def _has_empty_field(table: pa.Table) -> bool:
-    for name in ("topic", "docid"):
+def _has_empty_field(table: pa.Table, names: Sequence[str] = ("topic", "docid")) -> bool:
+    """Whether a text column among ``names`` holds an empty field, or any column a null."""
+    for name in names:
         if name not in table.column_names:
             continue
         for chunk in table.column(name).chunks:
             values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
-            if len(values) and to_numpy(pc.binary_length(values)).min() == 0:
+            text = pa.types.is_string(values.type) or pa.types.is_binary(values.type)
+            if text and len(values) and to_numpy(pc.binary_length(values)).min() == 0:
                 return True
     return any(table.column(name).null_count for name in table.column_names)
 
