@@ -801,6 +801,10 @@ class _RunLists:
     grade: np.ndarray  # (n,) int8 grade code
     present: np.ndarray  # topics the run retrieved for (before the depth cut and the removal of unjudged documents)
 
+    #: Rows ordered, checked and graded at once: a long run (MS MARCO's 7 M lines) is taken a few topics at a time,
+    #: so that its temporary arrays stay small (reused by the allocator rather than mapped afresh, and cached).
+    CHUNK_ROWS = 1 << 18
+
     @classmethod
     def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
                    remove_unjudged: bool, disjoint: bool = False) -> "_RunLists":
@@ -809,23 +813,44 @@ class _RunLists:
         decides: a repeated document, a judgment found, ties broken by docid."""
         topic = qrels.topic_rows(run.topic)
         score = run.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else run.score
-        rank, position = run.rank, None
-        hashes = string_hashes(run.docid)
+        line = None  # the line of each row (None: row i is line i)
         keep = topic >= 0  # run topics absent from the qrels are ignored, as in trec_eval
         if not keep.all():
-            position = np.flatnonzero(keep)
-            topic, hashes, score = topic[position], hashes[position], score[position]
-            rank = None if rank is None else rank[position]
+            line = np.flatnonzero(keep)
+            topic, score = topic[line], score[line]
         if len(topic) == 0 and not disjoint:
             raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
                              f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
-        lines = position
-        line = (lambda rows: rows) if lines is None else (lambda rows: lines[rows])  # a row's line of the run
-        docid = partial(_take, run.docid, line)
-        if position is None and ties == "input":
-            position = np.arange(len(topic))
+        parts = [_ChunkLists.of(run, qrels, topic[lo:hi], score[lo:hi], np.arange(lo, hi) if line is None
+                                else line[lo:hi], depth=depth, ties=ties, remove_unjudged=remove_unjudged)
+                 for lo, hi in _chunks(topic, cls.CHUNK_ROWS)]
+        topics, lengths, doc, grade, present = (np.concatenate(column) for column in zip(*parts))
+        return cls(run.name, run.source, topics, lengths, doc, grade, present)
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(topic, rank - 1) of every document."""
+        topic = np.repeat(self.topics, self.lengths)
+        start = np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
+        return topic, np.arange(len(topic)) - start
+
+
+class _ChunkLists:
+    """The lists of some of a run's rows (whole topics): :meth:`_RunLists.from_table`, chunk by chunk."""
+
+    @staticmethod
+    def of(run: io.RunTable, qrels: _Qrels, topic: np.ndarray, score: np.ndarray, line: np.ndarray, *,
+           depth: int | None, ties: str, remove_unjudged: bool) -> tuple[np.ndarray, ...]:
+        """(topics, lengths, doc, grade, present) of the rows at ``line`` of the run, whose topic indices and
+        scores are ``topic`` and ``score``."""
+        stretch = not len(line) or line[-1] - line[0] == len(line) - 1  # lines lo..hi: a slice, not a copy
+        docids = run.docid.slice(int(line[0]) if len(line) else 0, len(line)) if stretch else \
+            run.docid.take(from_numpy(line))
+        hashes = string_hashes(docids)
+        rank = None if run.rank is None else run.rank[line]
+        docid = partial(_take, docids)
         pairs = pair_hashes(topic, hashes)
-        _check_duplicates(run, topic, pairs, line)
+        _check_duplicates(run, topic, pairs, lambda rows: line[rows])
+        position = np.arange(len(topic)) if ties == "input" else None
         order = _order(topic, score, partial(_byte_order, docid), position, rank, ties)
         topic, pairs = topic[order], pairs[order]
         present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
@@ -841,19 +866,24 @@ class _RunLists:
                 topic, doc, grade = topic[kept], doc[kept], grade[kept]
         start = _group_starts(topic)
         lengths = np.diff(np.concatenate([start, [len(topic)]]))
-        return cls(run.name, run.source, topic[start].astype(np.int32), lengths.astype(np.int32), doc, grade,
-                   present)
-
-    def rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """(topic, rank - 1) of every document."""
-        topic = np.repeat(self.topics, self.lengths)
-        start = np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
-        return topic, np.arange(len(topic)) - start
+        return topic[start].astype(np.int32), lengths.astype(np.int32), doc, grade, present
 
 
-def _take(values: pa.Array, line: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) -> pa.Array:
-    """The values of some rows (``line`` maps a row to its line of the run)."""
-    return values.take(from_numpy(line(np.asarray(rows, dtype=np.int64))))
+def _chunks(topic: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Row ranges of about ``rows`` rows holding whole topics, when each topic's rows are together (as runs list
+    them); else the one range of every row."""
+    n = len(topic)
+    starts = _group_starts(topic)
+    if n <= rows or len(np.unique(topic[starts])) < len(starts):
+        return [(0, n)]
+    cuts = starts[np.unique(np.searchsorted(starts, np.arange(rows, n, rows), side="right") - 1)]
+    bounds = np.unique(np.concatenate([[0], cuts, [n]]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def _take(values: pa.Array, rows: np.ndarray) -> pa.Array:
+    """The values of some rows."""
+    return values.take(from_numpy(np.asarray(rows, dtype=np.int64)))
 
 
 def _group_starts(group: np.ndarray) -> np.ndarray:
@@ -899,11 +929,9 @@ def _check_duplicates(run: io.RunTable, topic: np.ndarray, pairs: np.ndarray,
         return
     twin = pairs[lost] == pairs[kept[lost]]
     rest = lost[~twin]
-    order = np.argsort(pairs[rest], kind="stable")
-    ordered = pairs[rest][order]
-    again = np.flatnonzero(ordered[1:] == ordered[:-1])
-    candidates = np.unique(np.concatenate([lost[twin], kept[lost[twin]], rest[order][again],
-                                           rest[order][again + 1]]))
+    ordered = np.sort(pairs[rest])
+    again = ordered[1:][ordered[1:] == ordered[:-1]]
+    candidates = np.unique(np.concatenate([lost[twin], kept[lost[twin]], rest[np.isin(pairs[rest], again)]]))
     if len(candidates):
         _first_repeat(run, topic, candidates, line)
 
@@ -998,32 +1026,48 @@ def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: Callable[[np.n
     *block* (its position in the file), never by group id, so a group keeps its place among the others.
     """
     n = len(group)
-    perm = np.arange(n)
     if n == 0:
-        return perm
+        return np.arange(0)
     boundary = group[1:] != group[:-1]
+    perm = None  # the permutation so far (None: the identity)
     if np.count_nonzero(boundary) + 1 != np.count_nonzero(np.bincount(group)):  # a group's rows are not contiguous
         perm = np.argsort(group, kind="stable")
         g = group[perm]
         boundary = g[1:] != g[:-1]
-    block = np.concatenate([[0], np.cumsum(boundary)])  # contiguous block id, increasing along the rows
     same = ~boundary
-    p = primary[perm]
-    unsorted = same & (p[1:] > p[:-1])
+    p = primary if perm is None else primary[perm]
+    unsorted = p[1:] > p[:-1]
+    unsorted &= same
     if unsorted.any():
+        perm = np.arange(n) if perm is None else perm
+        block = np.concatenate([[0], np.cumsum(boundary)])  # contiguous block id, increasing along the rows
         sub = np.flatnonzero(np.isin(block, np.unique(block[1:][unsorted])))
         rows = perm[sub]
         perm[sub] = rows[np.lexsort((secondary(rows), -primary[rows], block[sub]))]
         p = primary[perm]
-    tie = same & (p[1:] == p[:-1])
+    tie = p[1:] == p[:-1]
+    tie &= same
     if tie.any():
+        perm = np.arange(n) if perm is None else perm
         in_block = np.zeros(n, dtype=bool)
         in_block[1:] |= tie
         in_block[:-1] |= tie
-        tie_block = np.cumsum(np.concatenate([[True], ~tie]))
         sub = np.flatnonzero(in_block)
-        perm[sub] = perm[sub][np.lexsort((secondary(perm[sub]), tie_block[sub]))]
-    return perm
+        starts = np.ones(len(sub), dtype=bool)
+        starts[1:] = ~tie[sub[1:] - 1]  # the row is not tied to the one before it
+        rows = perm[sub]
+        perm[sub] = rows[_within(np.cumsum(starts), secondary(rows))]
+    return np.arange(n) if perm is None else perm
+
+
+def _within(block: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """The permutation sorting rows by (block, key), both integers ascending: one sort of a combined key when it
+    fits in 62 bits (``lexsort``'s two stable passes cost twice as much)."""
+    key = key - key.min(initial=0)
+    span = int(key.max(initial=0)) + 1
+    if int(block.max(initial=0)) * span < 1 << 62:
+        return np.argsort(block.astype(np.int64) * span + key, kind="stable")
+    return np.lexsort((key, block))
 
 
 def _position_in_group(group: np.ndarray) -> np.ndarray:

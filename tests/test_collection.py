@@ -217,3 +217,39 @@ def test_a_repeated_document_is_found_whatever_the_hashes():
     with mock.patch.object(collection_module, "string_hashes", lambda values: np.zeros(len(values), np.uint64)):
         with pytest.raises(InputError, match="'b' appears twice for topic '1'"):
             me.load_collection(qrels, [run])
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_long_runs_taken_a_few_topics_at_a_time_give_the_same_lists(monkeypatch, grouped):
+    """A run is ordered, checked and graded in chunks of whole topics (CHUNK_ROWS rows): with chunks of a few rows
+    the lists are those of one chunk, topics absent from the qrels and a run whose topics are not together (one
+    chunk then) included."""
+    from meta_eval.collection import _RunLists
+
+    rng = np.random.default_rng(3)
+    qrels = pd.DataFrame({"topic": [str(t) for t in range(6) for _ in range(5)],
+                          "docid": [f"d{d}" for _ in range(6) for d in range(0, 10, 2)],
+                          "grade": rng.integers(-1, 3, 30)})
+    rows = [(str(t), f"d{d}", float(rng.integers(0, 4))) for t in range(8) for d in rng.permutation(12)[:9]]
+    if not grouped:
+        rows = [rows[i] for i in rng.permutation(len(rows))]
+    run = pd.DataFrame(rows, columns=["topic", "docid", "score"])
+    whole = me.load_collection(qrels, [run], depth=7)
+    monkeypatch.setattr(_RunLists, "CHUNK_ROWS", 10)
+    chunked = me.load_collection(qrels, [run], depth=7)
+    np.testing.assert_array_equal(chunked.grades, whole.grades)
+    np.testing.assert_array_equal(chunked.n_ret, whole.n_ret)
+    np.testing.assert_array_equal(chunked.present, whole.present)
+    for a, b in zip(chunked.blocks, whole.blocks):
+        np.testing.assert_array_equal(a.docs, b.docs)
+
+
+def test_chunks_hold_whole_topics():
+    from meta_eval.collection import _chunks
+
+    topic = np.repeat([4, 0, 7, 2, 9], [3, 5, 2, 6, 1])
+    assert _chunks(topic, 100) == [(0, 17)]
+    chunks = _chunks(topic, 4)
+    assert chunks[0][0] == 0 and chunks[-1][1] == 17 and all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
+    assert all(lo == 0 or topic[lo] != topic[lo - 1] for lo, _ in chunks)  # never inside a topic
+    assert _chunks(np.array([1, 1, 2, 1]), 1) == [(0, 4)]  # topic 1 in two places: one chunk
