@@ -712,26 +712,25 @@ _TOPIC_MIX = np.uint64(0xD6E8FEB86659FD93)  # an odd constant (any odd one sprea
 
 class _HashTable:
     """The rows of (group, 64-bit key) pairs, found by key: an open-addressing table with one region of
-    2**k >= 2 × (its keys) slots per group, slot = the region's start + the key's low bits.
+    2**k >= 4 × (its keys) slots per group, slot = the region's start + the key's low bits.
 
     Each slot holds one key (the last written) and its row, side by side (one memory access per lookup). Keys whose
-    slot another took go to a table of their own (and so on: each holds about a quarter of the keys of the one
-    before), searched by the lookups that land on a slot marked as overflowing. The regions keep the lookups of one
-    group (a run's documents of one topic, listed together) in a small, cached part of the table. Written by hand:
-    numpy has no hash table, and a binary search over sorted keys costs 75 ns a lookup (a cache miss per level)
-    against about 15 here.
+    slot another took (about an eighth) go to an overflow list, sorted, searched by the lookups that land on a slot
+    marked as overflowing. The regions keep the lookups of one group (a run's documents of one topic, listed
+    together) in a small, cached part of the table. Written by hand: numpy has no hash table, and a binary search
+    over sorted keys costs 75 ns a lookup (a cache miss per level) against about 15 here.
 
     Attributes
     ----------
     collision : bool
-        Two rows share their group and key (the table cannot tell them apart).
+        Two rows of a group share a key (the table cannot tell them apart).
     """
 
     _OVERFLOW = 1 << 62  # added to a slot's row when a key lost it
 
     def __init__(self, group: np.ndarray, keys: np.ndarray, n_groups: int):
         m = len(keys)
-        self.regions = _Regions(np.bincount(group, minlength=n_groups), spread=2)
+        self.regions = _Regions(np.bincount(group, minlength=n_groups), spread=4)
         slot = self.regions.slot(group, keys)
         row = np.full(self.regions.size, -1, dtype=np.int64)
         row[slot] = np.arange(m)  # the last key written to a slot keeps it
@@ -741,23 +740,24 @@ class _HashTable:
         self.slots = np.zeros((len(row), 2), dtype=np.uint64)  # (key, row) per slot
         self.slots[slot, 0] = keys[kept]
         self.slots[:, 1] = row.view(np.uint64)
-        twin = (keys[lost] == keys[kept[lost]]).any()
-        self.lost = lost
-        self.overflow = None if twin or not len(lost) else _HashTable(group[lost], keys[lost], n_groups)
-        self.collision = bool(twin or (self.overflow is not None and self.overflow.collision))
+        order = np.argsort(keys[lost], kind="stable")
+        self.lost, self.lost_keys = lost[order], keys[lost][order]
+        # a group's equal keys share a slot: one keeps it, or both went to the overflow list
+        self.collision = bool((keys[lost] == keys[kept[lost]]).any()
+                              or (self.lost_keys[1:] == self.lost_keys[:-1]).any())
 
     def find(self, group: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """The row of each (group, key), -1 for pairs the table does not hold."""
+        """The row of each (group, key) (or of another group's pair with that key, found in the overflow list),
+        -1 where there is none."""
         entry = np.take(self.slots, self.regions.slot(group, keys), axis=0)  # (n, 2): one memory access
         row = entry[:, 1].view(np.int64)
         found = np.where(entry[:, 0] == keys, row & (self._OVERFLOW - 1), -1)
-        if self.overflow is not None:
+        if len(self.lost):
             rest = np.flatnonzero(row >= self._OVERFLOW)
             rest = rest[found[rest] < 0]
-            if len(rest):
-                deeper = self.overflow.find(group[rest], keys[rest])
-                hit = deeper >= 0
-                found[rest[hit]] = self.lost[deeper[hit]]
+            at = np.minimum(np.searchsorted(self.lost_keys, keys[rest]), len(self.lost) - 1)
+            hit = self.lost_keys[at] == keys[rest]
+            found[rest[hit]] = self.lost[at[hit]]
         return found
 
 
