@@ -107,13 +107,15 @@ def _pid_taking(seconds: float) -> int:
     return os.getpid()
 
 
-def _machine(monkeypatch, cores: int, idle: float) -> None:
-    """A machine of ``cores`` usable cores on which ``idle`` of them sit idle while the first tasks run here."""
+def _machine(monkeypatch, cores: int, idle: float, load: float = 1.0) -> None:
+    """A machine of ``cores`` usable cores on which ``idle`` of them sit idle while the first tasks run here, at a
+    one-minute load average of ``load``."""
     import meta_eval.parallel as par
 
     monkeypatch.setattr(par, "time", _Clock)
     monkeypatch.setattr(par, "usable_cores", lambda: cores)
     monkeypatch.setattr(par, "IdleCores", lambda: (lambda: idle))
+    monkeypatch.setattr(par, "load_average", lambda: load)
 
 
 def test_automatic_workers_discount_the_first_tasks_one_time_costs(monkeypatch):
@@ -132,16 +134,18 @@ def test_automatic_workers_discount_the_first_tasks_one_time_costs(monkeypatch):
     assert set(long_throughout[:2]) == {os.getpid()} and os.getpid() not in long_throughout[2:]
 
 
-@pytest.mark.parametrize("idle, here", [(0.0, True), (0.5, True), (0.85, False)])
-def test_automatic_workers_only_on_cores_left_idle(monkeypatch, idle, here):
+@pytest.mark.parametrize("idle, load, here", [(0.0, 1.0, True), (0.5, 1.0, True), (0.85, 1.0, False),
+                                              (0.85, 1.5, True), (0.85, 1.15, False)])
+def test_automatic_workers_only_on_cores_left_idle(monkeypatch, idle, load, here):
     """Work long enough for workers stays in this process when the other cores were busy with other processes
-    while its first tasks ran (two CPU-bound processes beside it on 2 cores), or idle less than
-    FREE_SHARE of the time; a core idle that share of the time gets a worker."""
+    while its first tasks ran (two CPU-bound processes beside it on 2 cores), or idle less than FREE_SHARE of the
+    time, or when the last minute kept them busy (a load average of 1.5: this process and half a core of others'
+    work); a core idle that share of the time, and over the last minute, gets a worker."""
     import os
 
     import meta_eval.parallel as par
 
-    _machine(monkeypatch, cores=2, idle=idle)
+    _machine(monkeypatch, cores=2, idle=idle, load=load)
     monkeypatch.setattr(par, "WORKER_START_S", 0.5)
     pids = parallel_map(_pid_taking, [0.3] * 10, jobs=None, progress=False)
     assert (set(pids) == {os.getpid()}) == here
@@ -151,6 +155,7 @@ def test_free_cores_count_this_process_and_the_idle_ones(monkeypatch):
     import meta_eval.parallel as par
 
     monkeypatch.setattr(par, "usable_cores", lambda: 4)
+    monkeypatch.setattr(par, "load_average", lambda: 1.0)
     assert par.free_cores(0.0) == 1  # every core busy: still one
     assert par.free_cores(0.0, busy_here=1) == 1
     assert par.free_cores(0.7, busy_here=1) == 1  # a core idle 70 % of the time is not free
@@ -158,6 +163,8 @@ def test_free_cores_count_this_process_and_the_idle_ones(monkeypatch):
     assert par.free_cores(1.7, busy_here=1) == 2  # one core idle, the other 70 % of the time
     assert par.free_cores(2.85, busy_here=1) == 4
     assert par.free_cores(3.0, busy_here=1) == 4  # no more than the usable cores
+    monkeypatch.setattr(par, "load_average", lambda: 2.6)  # this process and 1.6 cores of others' in the last minute
+    assert par.free_cores(3.0, busy_here=1) == 2
     assert par.resolve_jobs(-1) == 4 and par.resolve_jobs(3) == 3
 
 
