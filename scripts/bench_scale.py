@@ -131,10 +131,10 @@ def main() -> None:
     slope, intercept = np.polyfit([p[0] for p in points], [p[4] for p in points], 1)
     peak_700 = intercept + slope * TARGET_RUNS
     hours = wall / rows * TARGET_ROWS / 3600
+    per_run = args.topics * args.depth / 1e6
     print(f"extrapolated to {TARGET_RUNS} runs × 7,000 topics × 1,000 depth ({TARGET_ROWS / 1e6:.0f} M rows): "
           f"{hours * 60:.0f} min at {1e6 * wall / rows:.3f} µs/row (CPU {1e6 * cpu / rows:.3f} µs/row), peak "
-          f"{peak_700:.0f} MB (peak = {intercept:.0f} MB + {slope:.1f} MB per run of {args.topics * args.depth / 1e6:.0f} "
-          f"M rows)")
+          f"{peak_700:.0f} MB (peak = {intercept:.0f} MB + {slope:.1f} MB per run of {per_run:.0f} M rows)")
     print(f"BENCH name=scale_700M_extrapolated ours_s={hours * 3600:.0f} peer_s=nan speedup=nan peak_mb={peak_700:.0f} "
           f"us_per_row={1e6 * wall / rows:.4f} fits_8gb={int(peak_700 <= 8192)} load={load()}")
 
