@@ -165,12 +165,14 @@ class Scores:
 
 
 def scores(collection: Collection, measures, *, progress: bool = False) -> Scores:
-    """Per-topic and summary values of every measure (:class:`Scores`); measures are computed in groups of eight
-    that share their pieces of the lists (:func:`per_topic_many`), and ``progress`` counts measures."""
+    """Per-topic and summary values of every measure (:class:`Scores`). The measures are computed together, piece
+    by piece of the lists (:func:`per_topic_many`), so the arrays they share (relevance masks, cumulative counts)
+    are made once per piece; with ``progress``, in four groups (at least eight measures each) that the display
+    counts."""
     from meta_eval.progress import progress as progress_display
 
     resolved = resolve(measures)
-    group = 8
+    group = max(8, -(-len(resolved) // 4)) if progress else max(len(resolved), 1)
     values: list[np.ndarray] = []
     with progress_display(total=len(resolved), desc="measures", unit="measure", enabled=progress) as bar:
         for lo in range(0, len(resolved), group):
