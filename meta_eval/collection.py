@@ -474,20 +474,23 @@ def load_collection_pieces(
 
         piece: list[_RunLists] = []
         size = None
-        given = False
+        yielded = False
         try:
-            for lists in io.iter_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare):
+            # The reading threads parse (Arrow, without the GIL); the runs are prepared here, one after the other
+            # (many small numpy calls: prepared in the reading threads, they took the GIL from each other).
+            for table in io.iter_runs(runs, with_rank=(ties == "rank"), progress=progress):
+                lists = prepare(table)
                 size = size or _PieceSize(len(reading_qrels.result().topics))
                 if memory is not None and piece and size.after(lists) > memory:
                     yield _assemble(reading_qrels.result(), piece, **options)
-                    given, piece = True, []
+                    yielded, piece = True, []
                     size.clear()
                 size.add(lists)
                 piece.append(lists)
         except InputError:
             reading_qrels.result()  # a bad qrels file is reported first, as when it was read first
             raise
-        if piece or not given:
+        if piece or not yielded:
             yield _assemble(reading_qrels.result(), piece, **options)
 
 
@@ -623,9 +626,9 @@ class _Qrels:
     (topic, document); a document judged twice for a topic is an error.
 
     A run's documents are found among the judgments by a hash of (topic, docid) (:class:`_HashTable`, built once
-    for all runs), and every judgment found is confirmed by comparing the topics and docids themselves, so the
-    lookup is exact. Should two judgments share a hash (about 2**-64 per pair), the docids are looked up by Arrow's
-    ``index_in`` instead."""
+    for all runs), and every judgment found is confirmed by comparing the docids themselves, so the lookup is
+    exact. Should two judgments of a topic share a hash (about 2**-64 per pair), the docids are looked up by
+    Arrow's ``index_in`` instead."""
 
     def __init__(self, table: io.QrelsTable):
         self.source = table.source
@@ -780,8 +783,10 @@ class _Regions:
         return int(self.base[-1] + self.mask[-1]) + 1 if len(self.base) else 1
 
     def slot(self, group: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        out = keys & self.mask[group]
-        return out.view(np.int64).__iadd__(self.base[group])
+        """The slot of each (group, key): its group's first slot plus the key's low bits."""
+        out = (keys & self.mask[group]).view(np.int64)
+        out += self.base[group]
+        return out
 
 
 @dataclass(eq=False)
@@ -821,8 +826,8 @@ class _RunLists:
         if len(topic) == 0 and not disjoint:
             raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
                              f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
-        parts = [_ChunkLists.of(run, qrels, topic[lo:hi], score[lo:hi], np.arange(lo, hi) if line is None
-                                else line[lo:hi], depth=depth, ties=ties, remove_unjudged=remove_unjudged)
+        parts = [_chunk_lists(run, qrels, topic[lo:hi], score[lo:hi], np.arange(lo, hi) if line is None
+                              else line[lo:hi], depth=depth, ties=ties, remove_unjudged=remove_unjudged)
                  for lo, hi in _chunks(topic, cls.CHUNK_ROWS)]
         topics, lengths, doc, grade, present = (np.concatenate(column) for column in zip(*parts))
         return cls(run.name, run.source, topics, lengths, doc, grade, present)
@@ -834,39 +839,35 @@ class _RunLists:
         return topic, np.arange(len(topic)) - start
 
 
-class _ChunkLists:
-    """The lists of some of a run's rows (whole topics): :meth:`_RunLists.from_table`, chunk by chunk."""
-
-    @staticmethod
-    def of(run: io.RunTable, qrels: _Qrels, topic: np.ndarray, score: np.ndarray, line: np.ndarray, *,
-           depth: int | None, ties: str, remove_unjudged: bool) -> tuple[np.ndarray, ...]:
-        """(topics, lengths, doc, grade, present) of the rows at ``line`` of the run, whose topic indices and
-        scores are ``topic`` and ``score``."""
-        stretch = not len(line) or line[-1] - line[0] == len(line) - 1  # lines lo..hi: a slice, not a copy
-        docids = run.docid.slice(int(line[0]) if len(line) else 0, len(line)) if stretch else \
-            run.docid.take(from_numpy(line))
-        hashes = string_hashes(docids)
-        rank = None if run.rank is None else run.rank[line]
-        docid = partial(_take, docids)
-        pairs = pair_hashes(topic, hashes)
-        _check_duplicates(run, topic, pairs, lambda rows: line[rows])
-        position = np.arange(len(topic)) if ties == "input" else None
-        order = _order(topic, score, partial(_byte_order, docid), position, rank, ties)
-        topic, pairs = topic[order], pairs[order]
-        present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
-        if depth is not None:
-            cut = np.flatnonzero(_position_in_group(topic) < depth)
-            if len(cut) < len(topic):
-                topic, pairs, order = topic[cut], pairs[cut], order[cut]
-        judgment = qrels.find(topic, pairs, lambda rows: docid(order[rows]))
-        doc, grade = qrels.doc_and_grade(judgment)
-        if remove_unjudged:
-            kept = grade >= 0
-            if not kept.all():
-                topic, doc, grade = topic[kept], doc[kept], grade[kept]
-        start = _group_starts(topic)
-        lengths = np.diff(np.concatenate([start, [len(topic)]]))
-        return topic[start].astype(np.int32), lengths.astype(np.int32), doc, grade, present
+def _chunk_lists(run: io.RunTable, qrels: _Qrels, topic: np.ndarray, score: np.ndarray, line: np.ndarray, *,
+                 depth: int | None, ties: str, remove_unjudged: bool) -> tuple[np.ndarray, ...]:
+    """:meth:`_RunLists.from_table` of some of a run's rows (whole topics): (topics, lengths, doc, grade, present)
+    of the rows at ``line`` of the run, whose topic indices and scores are ``topic`` and ``score``."""
+    stretch = not len(line) or line[-1] - line[0] == len(line) - 1  # lines lo..hi: a slice, not a copy
+    docids = run.docid.slice(int(line[0]) if len(line) else 0, len(line)) if stretch else \
+        run.docid.take(from_numpy(line))
+    hashes = string_hashes(docids)
+    rank = None if run.rank is None else run.rank[line]
+    docid = partial(_take, docids)
+    pairs = pair_hashes(topic, hashes)
+    _check_duplicates(run, topic, pairs, lambda rows: line[rows])
+    position = np.arange(len(topic)) if ties == "input" else None
+    order = _order(topic, score, partial(_byte_order, docid), position, rank, ties)
+    topic, pairs = topic[order], pairs[order]
+    present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
+    if depth is not None:
+        cut = np.flatnonzero(_position_in_group(topic) < depth)
+        if len(cut) < len(topic):
+            topic, pairs, order = topic[cut], pairs[cut], order[cut]
+    judgment = qrels.find(topic, pairs, lambda rows: docid(order[rows]))
+    doc, grade = qrels.doc_and_grade(judgment)
+    if remove_unjudged:
+        kept = grade >= 0
+        if not kept.all():
+            topic, doc, grade = topic[kept], doc[kept], grade[kept]
+    start = _group_starts(topic)
+    lengths = np.diff(np.concatenate([start, [len(topic)]]))
+    return topic[start].astype(np.int32), lengths.astype(np.int32), doc, grade, present
 
 
 def _chunks(topic: np.ndarray, rows: int) -> list[tuple[int, int]]:
