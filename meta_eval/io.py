@@ -274,7 +274,7 @@ _IRREGULAR = (b"\t", b"\r", b"\x0b", b"\x0c")  # whitespace other than spaces (e
 def _delimiter(data: bytes) -> tuple[bytes, str, bool]:
     """Pick pyarrow's delimiter: tab for files without spaces (the common TREC layout), a single space for files
     whose only whitespace is spaces (the other common layout), else single spaces after normalising every
-    whitespace run. Also says whether the layout is known to be regular: a space-separated file may still hold
+    whitespace run; and whether the data was normalised. A space-separated file not normalised may still hold
     two spaces in a row, or one at a line's start or end (found as empty fields once parsed, cheaper than a
     search for two bytes, which costs as much as parsing). Irregular tabs (empty fields) surface later as a
     column-count error or an empty field, both of which send the file through the normalising path."""
@@ -293,8 +293,8 @@ def _normalised(data: bytes) -> bytes:
 def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType], keep: Sequence[str]) -> pa.Table:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    data, delimiter, regular = _delimiter(data)
-    if delimiter == " " and not regular:  # every field parsed, to find the empty ones (the others as bytes)
+    data, delimiter, normalised = _delimiter(data)
+    if delimiter == " " and not normalised:  # every field parsed, to find the empty ones (the others as bytes)
         table = _arrow_csv(data, delimiter, fields, {name: pa.binary() for name in fields if name not in keep}
                            | types, fields)
         if _has_empty_field(table, fields):

@@ -4,15 +4,16 @@ The collections have MS MARCO's shape (Nguyen et al. 2016; the TREC Deep Learnin
 topics, passage ids drawn from a corpus of 8.8 M that rarely repeat across topics (each topic's runs draw from
 a pool of its own, twice the depth), space-separated lines, scores with ties, two judgments per topic. At three
 sizes (``--runs``: runs of ``--topics`` × ``--depth`` rows each) ``meta-eval evaluate`` (7 measures, reading in
-pieces within ``--memory``) and a loop of the trec_eval 10 C program over the same files are timed alternately;
-every size reports µs per row (wall and CPU) and peak resident memory, and the largest size is extrapolated to
-100 runs × 7,000 topics × 1,000 depth (700 M rows): the time at the measured µs per row, the peak from a line
-fitted to the peaks (memory grows with the run being read and the piece held, not with the number of runs).
+pieces within ``--memory``) is timed, and, at the smallest size, a loop of the trec_eval 10 C program over the
+same files, alternately. Every size reports µs per row (wall and CPU) and peak resident memory; the largest is
+extrapolated to 100 runs × 7,000 topics × 1,000 depth (700 M rows): the time at its µs per row, the peak as the
+peaks' growth from the middle size to the largest carried on to 100 runs (memory holds the runs being read, at most
+one per thread ahead, and one piece of at most ``--memory``: it stops growing once the runs outnumber those).
 
 Every size ends with a ``BENCH`` line; the machine's load average is printed beside every number (wall times on a
 shared machine are noisy; CPU times less so).
 
-Usage: python scripts/bench_scale.py [--runs 2 4 8] [--topics 7000] [--depth 1000] [--memory 1G] [--repeat 1]
+Usage: python scripts/bench_scale.py [--runs 4 8 16] [--topics 7000] [--depth 1000] [--memory 256M] [--repeat 1]
        [--trec-eval10 PATH] [--cache DIR]
 """
 
@@ -88,10 +89,10 @@ def evaluate_cmd(qrels: Path, runs: Path, memory: str) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, nargs=3, default=[2, 4, 8])
+    parser.add_argument("--runs", type=int, nargs=3, default=[4, 8, 16])
     parser.add_argument("--topics", type=int, default=7000)
     parser.add_argument("--depth", type=int, default=1000)
-    parser.add_argument("--memory", default="1G", help="evaluate's --memory")
+    parser.add_argument("--memory", default="256M", help="evaluate's --memory (the budget of the lists held at once)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--trec-eval10", default=os.environ.get("META_EVAL_TREC_EVAL10") or shutil.which("trec_eval"))
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "meta-eval-scale")
@@ -110,7 +111,7 @@ def main() -> None:
         ours, peer = [], []
         for _ in range(args.repeat):  # alternated, so that a change of load weighs on both alike
             ours.append(measure(evaluate_cmd(qrels, subset, args.memory)))
-            if args.trec_eval10:
+            if args.trec_eval10 and runs == min(args.runs):
                 loop = " ; ".join(f"{args.trec_eval10} {' '.join(TREC_EVAL)} {qrels} {subset / f'run{r:03d}.txt'}"
                                   for r in range(runs))
                 peer.append(measure(loop))
@@ -127,14 +128,14 @@ def main() -> None:
               f"speedup={peer_s / wall:.2f} peak_mb={peak:.0f} rows={rows} us_per_row={1e6 * wall / rows:.4f} "
               f"cpu_s={cpu:.3f} cpu_us_per_row={1e6 * cpu / rows:.4f} peer_cpu_s={peer_cpu:.3f} "
               f"memory={args.memory} load={load()}")
-    runs, rows, wall, cpu, _ = points[-1]
-    slope, intercept = np.polyfit([p[0] for p in points], [p[4] for p in points], 1)
-    peak_700 = intercept + slope * TARGET_RUNS
+    runs, rows, wall, cpu, peak = points[-1]
+    slope = max((peak - points[1][4]) / (runs - points[1][0]), 0.0)  # MB per run, from the middle size on
+    peak_700 = peak + slope * (TARGET_RUNS - runs)
     hours = wall / rows * TARGET_ROWS / 3600
     per_run = args.topics * args.depth / 1e6
     print(f"extrapolated to {TARGET_RUNS} runs × 7,000 topics × 1,000 depth ({TARGET_ROWS / 1e6:.0f} M rows): "
           f"{hours * 60:.0f} min at {1e6 * wall / rows:.3f} µs/row (CPU {1e6 * cpu / rows:.3f} µs/row), peak "
-          f"{peak_700:.0f} MB (peak = {intercept:.0f} MB + {slope:.1f} MB per run of {per_run:.0f} M rows)")
+          f"{peak_700:.0f} MB ({peak:.0f} MB at {runs} runs + {slope:.1f} MB per further run of {per_run:.0f} M rows)")
     print(f"BENCH name=scale_700M_extrapolated ours_s={hours * 3600:.0f} peer_s=nan speedup=nan peak_mb={peak_700:.0f} "
           f"us_per_row={1e6 * wall / rows:.4f} fits_8gb={int(peak_700 <= 8192)} load={load()}")
 
