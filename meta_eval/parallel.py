@@ -30,10 +30,8 @@ from __future__ import annotations
 import atexit
 import math
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from typing import Any, Callable, Sequence
@@ -397,6 +395,8 @@ def _client(scheduler: str, n_jobs: int):
         return client
     if scheduler == "local":
         # scratch space (spilled data, worker files) in a private folder of this process, not in the shared /tmp
+        import tempfile  # (here: the readers import this module, and tempfile costs them milliseconds)
+
         scratch = tempfile.mkdtemp(prefix="meta-eval-dask-")
         _SCRATCH.append(scratch)
         cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -440,4 +440,6 @@ def close_clusters() -> None:
         except Exception:  # pragma: no cover - closing at exit is best effort
             pass
     while _SCRATCH:
+        import shutil
+
         shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
