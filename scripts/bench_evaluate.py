@@ -89,14 +89,15 @@ def best(command, repeat: int) -> tuple[float, float, float]:
 
 
 def alternate(sides: dict[str, list[str] | str], repeat: int) -> dict[str, tuple[float, float, float]]:
-    """Every side run ``repeat`` times, one after the other in turn: per side the median wall and CPU times and
-    the largest peak memory."""
+    """Every side run ``repeat`` times, in turn, the order reversed every other round (A B, B A, ...: a load that
+    rises or falls meanwhile weighs on every side alike): per side the median wall and CPU times and the largest
+    peak memory."""
     for command in sides.values():  # warm the page cache and the bytecode
         measure(command)
     runs: dict[str, list] = {name: [] for name in sides}
-    for _ in range(repeat):
-        for name, command in sides.items():
-            runs[name].append(measure(command))
+    for round_ in range(repeat):
+        for name in (list(sides) if round_ % 2 == 0 else list(sides)[::-1]):
+            runs[name].append(measure(sides[name]))
     return {name: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs), max(r[2] for r in rs))
             for name, rs in runs.items()}
 
