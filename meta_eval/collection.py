@@ -362,8 +362,9 @@ def load_collection(
 ) -> Collection:
     """Read qrels and runs into a :class:`Collection`.
 
-    The runs are streamed: each file is read, parsed, ordered and cut to ``depth`` on its own (several files at
-    once, one per core), and only its ordered document codes are kept, never the text of all runs at once.
+    The runs are streamed: files are read and parsed a few at a time (one per usable core), and each run is then
+    ordered, checked and cut to ``depth`` on its own; only its ordered document codes are kept, never the text of
+    all runs at once. :func:`load_collection_pieces` gives the collection in pieces within a memory budget.
 
     Parameters
     ----------
