@@ -150,6 +150,17 @@ def byte_order(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.lexsort([lengths, *words_first[::-1]])  # lexsort's last key is the first compared
 
 
+def has_empty(values: pa.Array) -> bool:
+    """Whether a string or binary array (not a dictionary) holds an empty value: two equal offsets in a row."""
+    large = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
+    width = np.dtype(np.int64 if large else np.int32)
+    if not len(values):
+        return False
+    offsets = np.frombuffer(values.buffers()[1], dtype=width, count=len(values) + 1,
+                            offset=values.offset * width.itemsize)
+    return bool((offsets[1:] == offsets[:-1]).any())
+
+
 def _one_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from meta_eval import adapters
-from meta_eval.arrow_numpy import to_numpy
+from meta_eval.arrow_numpy import has_empty, to_numpy
 from meta_eval.errors import InputError
 from meta_eval.files import record_input
 from meta_eval.parallel import usable_cores
@@ -344,7 +344,7 @@ def _has_empty_field(table: pa.Table, names: Sequence[str] = ("topic", "docid"))
         for chunk in table.column(name).chunks:
             values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
             text = pa.types.is_string(values.type) or pa.types.is_binary(values.type)
-            if text and len(values) and to_numpy(pc.binary_length(values)).min() == 0:
+            if text and has_empty(values):
                 return True
     return any(table.column(name).null_count for name in table.column_names)
 

@@ -13,6 +13,10 @@ trec-covid
 synthetic
     A synthetic collection of 20 runs × 5,000 topics × depth 100 (10 M lines; ``scripts/make_synthetic.py``:
     docids never repeat across topics, 130 judgments a topic), decompressed, the same two sides.
+reading
+    ``io.read_runs`` against its floor, in this process, alternated: reading the files, ISA-L's gunzip and Arrow's
+    CSV reader (topic, docid, score), one file after the other; CPU time (every thread) and µs per line, on the
+    143 TREC-COVID gzip runs and on the synthetic 5,000-topic collection (docids that never repeat across topics).
 trec-eval
     ``meta-eval trec-eval -q -m all_trec qrels runs...`` (every run's trec_eval report, 426,000 lines) on the 143
     gzip runs, and ``meta-eval evaluate -q -m all_trec -f trec`` on the decompressed runs, against a shell loop of
@@ -34,7 +38,7 @@ growth
 Every case ends with a ``BENCH`` line.
 
 Usage: python scripts/bench_evaluate.py [--data ../shared/data/trec-covid-round1] [--repeat 5]
-       [--only trec-covid|synthetic|trec-eval|workers|memory|growth] [--trec-eval10 /path/to/trec_eval10]
+       [--only trec-covid|synthetic|reading|trec-eval|workers|memory|growth] [--trec-eval10 /path/to/trec_eval10]
        [--scales 1 4 16]
 """
 
@@ -209,6 +213,57 @@ def trec_eval_report(data: Path, repeat: int, trec_eval10: str | None) -> None:
           f"load_before={before} load={load()}")
 
 
+def _floor(files: list[Path]) -> int:
+    """Read, decompress and parse (the three columns a run needs) every file, as ``io.read_run`` would: the lines."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    from isal import isal_zlib
+
+    from meta_eval.io import RUN_FIELDS
+
+    lines = 0
+    for path in files:
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = isal_zlib.decompress(data, wbits=31)
+        delimiter = "\t" if b" " not in data else " "
+        table = pacsv.read_csv(pa.BufferReader(data), read_options=pacsv.ReadOptions(
+            column_names=list(RUN_FIELDS), use_threads=False, block_size=len(data) + 1),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False),
+            convert_options=pacsv.ConvertOptions(column_types={"score": pa.float64(), "topic": pa.string(),
+                                                               "docid": pa.string()},
+                                                 include_columns=["topic", "docid", "score"], check_utf8=False))
+        lines += table.num_rows
+    return lines
+
+
+def reading(data: Path, cache: Path, repeat: int) -> None:
+    """``io.read_runs`` against the floor (read, gunzip, parse), CPU time, in this process."""
+    from meta_eval.io import read_runs
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_synthetic import make_collection
+
+    synthetic = cache / "runs20-topics5000-depth100"
+    if not (synthetic / "runs").is_dir():
+        make_collection(synthetic, 20, 5000, 100, seed=0)
+    for name, folder in (("trec_covid", data / "runs"), ("synthetic_5000_topics", synthetic / "runs")):
+        files = sorted(folder.iterdir())
+        cpu: dict[str, list[float]] = {"floor": [], "read_runs": []}
+        lines = _floor(files)  # warm the page cache
+        for round_ in range(repeat):
+            for side in (("floor", "read_runs") if round_ % 2 == 0 else ("read_runs", "floor")):
+                start = time.process_time()
+                _floor(files) if side == "floor" else read_runs(files)
+                cpu[side].append(time.process_time() - start)
+        floor, ours = statistics.median(cpu["floor"]), statistics.median(cpu["read_runs"])
+        print(f"reading {name}: read_runs {ours:.3f} s CPU ({1e6 * ours / lines:.3f} µs/line), floor {floor:.3f} s "
+              f"CPU ({1e6 * floor / lines:.3f} µs/line): {ours / floor:.2f}x the floor (load {load()})")
+        print(f"BENCH name=read_runs_{name} ours_s={ours:.3f} peer_s={floor:.3f} speedup={floor / ours:.2f} "
+              f"peak_mb=nan lines={lines} us_per_line={1e6 * ours / lines:.4f} floor_ratio={ours / floor:.3f} "
+              f"load={load()}")
+
+
 #: The commands of the workers case (the demo collection): name -> arguments.
 WORKERS = {"discpower": ["discpower"], "study": ["study"]}
 
@@ -319,8 +374,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/trec-covid-round1")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", choices=["trec-covid", "synthetic", "trec-eval", "workers", "memory", "growth"],
-                        default=None)
+    parser.add_argument("--only", choices=["trec-covid", "synthetic", "reading", "trec-eval", "workers", "memory",
+                                           "growth"], default=None)
     parser.add_argument("--trec-eval10", default=os.environ.get("META_EVAL_TREC_EVAL10") or shutil.which("trec_eval"),
                         help="trec_eval 10 binary (built from its sources).")
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
@@ -330,6 +385,8 @@ def main() -> None:
         trec_covid(args.data, args.repeat, args.trec_eval10)
     if args.only in (None, "synthetic"):
         synthetic(args.cache, args.repeat, args.trec_eval10)
+    if args.only in (None, "reading"):
+        reading(args.data, args.cache, args.repeat)
     if args.only in (None, "trec-eval"):
         trec_eval_report(args.data, args.repeat, args.trec_eval10)
     if args.only in (None, "workers"):

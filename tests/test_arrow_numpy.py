@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from meta_eval.arrow_numpy import byte_order, from_numpy, string_hashes, strings, to_numpy
+from meta_eval.arrow_numpy import byte_order, from_numpy, has_empty, string_hashes, strings, to_numpy
 
 NUMERIC = st.sampled_from([np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32,
                            np.float64])
@@ -122,3 +122,12 @@ def test_hashes_and_order_refuse_what_is_not_text():
         string_hashes(pa.array([1, 2]))
     with pytest.raises(ValueError, match="nulls"):
         byte_order(pa.array(["a", None]))
+
+
+@given(values=BYTES, data=st.data())
+def test_has_empty_finds_an_empty_value(values, data):
+    array = pa.array(values, pa.binary())
+    start = data.draw(st.integers(0, len(values)))
+    for layout, expected in ((array, values), (array.slice(start), values[start:]),
+                             (array.cast(pa.large_string()) if all(v.isascii() for v in values) else array, values)):
+        assert has_empty(layout) == (b"" in expected)
