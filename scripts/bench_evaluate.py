@@ -238,8 +238,12 @@ def _floor(files: list[Path]) -> int:
 
 
 def reading(data: Path, cache: Path, repeat: int) -> None:
-    """``io.read_runs`` against the floor (read, gunzip, parse), CPU time, in this process."""
+    """``io.read_runs`` against the floor (read, gunzip, parse), CPU time, in this process (its allocator tuned as
+    the command line tunes it)."""
+    from meta_eval.cli.common import keep_freed_memory
     from meta_eval.io import read_runs
+
+    keep_freed_memory()
 
     sys.path.insert(0, str(ROOT / "scripts"))
     from make_synthetic import make_collection
