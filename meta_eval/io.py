@@ -295,10 +295,13 @@ def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType
         data = data[3:]
     data, delimiter, normalised = _delimiter(data)
     if delimiter == " " and not normalised:  # every field parsed, to find the empty ones (the others as bytes)
-        table = _arrow_csv(data, delimiter, fields, {name: pa.binary() for name in fields if name not in keep}
-                           | types, fields)
-        if _has_empty_field(table, fields):
-            return _arrow_csv(_normalised(data), " ", fields, types, keep)
+        try:
+            table = _arrow_csv(data, delimiter, fields, {name: pa.binary() for name in fields if name not in keep}
+                               | types, fields)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # two spaces in a row (an extra field) or a bad line
+            table = None
+        if table is None or _has_empty_field(table, fields):
+            return _arrow_csv(_normalised(data), " ", fields, types, keep)  # a bad line: diagnosed by the caller
         return table.select(list(keep))
     table = _arrow_csv(data, delimiter, fields, types, keep)
     if delimiter == "\t" and _has_empty_field(table):
