@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from meta_eval.core.errors import InputError, MetaEvalError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from meta_eval.analyses._base import Analysis, Result
+    from meta_eval.analyses._result import Result
 
 #: A table's or figure's file stem: a plain file name (no folder, no leading dot), short enough for any file system
 #: with its longest suffix and the result folder's temporary twin.
@@ -52,16 +52,18 @@ def contained(label: str, what: str, func: Callable) -> Callable:
     return call
 
 
-def contain(decl: Analysis, label: str) -> Analysis:
-    """The declaration of a plug-in loaded from ``label`` with each of its callables :func:`contained`."""
+def contain(decl: Any, label: str) -> Any:
+    """The declaration (an :class:`~meta_eval.analyses._base.Analysis`) of a plug-in loaded from ``label``, each
+    of its callables :func:`contained`."""
     named = f"{decl.name} ({label})"
     wrapped = {name: contained(named, f"{name}()", getattr(decl, name)) for name in _CALLABLES
                if getattr(decl, name) is not None and not getattr(getattr(decl, name), "contained", False)}
     return replace(decl, source=label, **wrapped)
 
 
-def checked(decl: Analysis, result: Result) -> Result:
-    """``result`` with its tables, findings and figures computed once and checked (contained for a plug-in).
+def checked(decl: Any, result: Result) -> Result:
+    """``result`` of the analysis ``decl`` with its tables, findings and figures computed once and checked
+    (contained for a plug-in).
 
     Raises
     ------
@@ -69,7 +71,7 @@ def checked(decl: Analysis, result: Result) -> Result:
         A method that fails (plug-ins) or returns something else than documented, a stem that is not a plain file
         name, two outputs of one stem.
     """
-    from meta_eval.analyses._base import FigureOutput, TableOutput
+    from meta_eval.analyses._result import FigureOutput, TableOutput
     from meta_eval.rendering.findings import Finding
 
     label = f"{decl.name} ({decl.source})" if decl.source else decl.name

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from meta_eval.analyses._base import NEEDS, Analysis, AnalysisData, MemoryNeed, Result
+from meta_eval.analyses._base import NEEDS, Analysis, AnalysisData, MemoryNeed
+from meta_eval.analyses._result import Result
 from meta_eval.analyses._containment import contain
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import Param, did_you_mean, parse_value

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData, MemoryNeed
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
