@@ -127,9 +127,9 @@ def _reference(decl) -> str:
     lines = ["## Reference", ""]
     if doc:
         lines += [_plain(doc), ""]
-    lines += [f"- **Command**: `meta-eval {decl.name}` (or `meta-eval analysis \"{decl.name}(param=value,...)\"`); "
-              "`--out DIR` writes its result folder: its CSV and LaTeX tables, figures, `report.md`/`report.html` and "
-              "`manifest.json`.",
+    lines += [(f"- **Command**: `meta-eval {decl.name}` (or `meta-eval analysis \"{decl.name}(param=value,...)\"`); "
+               "`--out DIR` writes its result folder: its CSV and LaTeX tables, figures, `report.md`/`report.html` "
+               "and `manifest.json`."),
               f"- **Reads**: {_reads(decl)}.",
               f"- **In the study**: {_in_study(decl)}."]
     if decl.requires:
