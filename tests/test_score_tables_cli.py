@@ -83,3 +83,13 @@ def test_trec_covid_scores_written_and_read_back_give_the_same_files(tmp_path):
         _invoke(command, *collection, *MEASURES, *COMMANDS[command], *QUICK, "-o", str(tmp_path / f"{command}-runs"))
         _invoke(command, "--scores", str(scores), *MEASURES, *COMMANDS[command], *QUICK, "-o", str(tmp_path / f"{command}-scores"))
         assert _files(tmp_path / f"{command}-runs") == _files(tmp_path / f"{command}-scores"), command
+
+
+def test_references_alone_keep_every_measure_of_the_table(tables):
+    """``--against`` without ``-m`` names the references among the table's measures; the others are studied."""
+    folder, _ = tables
+    result = runner.invoke(app, ["correlation", "--scores", str(folder / "tidy.csv"), "-a", "nDCG@10", "-B", "50",
+                                 "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "AP with nDCG@10" in " ".join(result.output.split())
+    assert "embedded demo" not in result.output
