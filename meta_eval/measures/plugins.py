@@ -40,6 +40,7 @@ import contextlib
 import functools
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import numbers
 import os
