@@ -228,6 +228,25 @@ def test_errors_name_the_list_compiled_or_not(func, compiled):
     assert "Traceback" not in str(info.value)
 
 
+def test_the_compiled_loop_fails_where_python_would_never_silently():
+    """Bounds checked and Python's error model: an index past a list and a division by zero raise (the caller
+    then replays the lists in Python); an edit of the read-only grades and mixed return types do not compile."""
+    from meta_eval.measures.per_list_compiler import CompiledLoop, NotCompilable
+
+    grades = np.array([[1, 2, 0, 1, 2, PAD]], dtype=np.int8)
+    grades.flags.writeable = False
+    counts = np.array([[1, 1, 1]])
+    counts.flags.writeable = False
+    with pytest.raises(IndexError):
+        CompiledLoop(_index_past_the_list)(grades, np.array([2]), counts)  # rank 4 of a list of 2: in the row
+    with pytest.raises(ZeroDivisionError):
+        CompiledLoop(_zero_division_on_five)(grades, np.array([5]), counts)
+    for func in (_edits, _text_on_five):
+        with pytest.raises(NotCompilable):
+            CompiledLoop(func)(grades, np.array([5]), counts)
+    assert CompiledLoop(_grbp)(grades, np.array([5]), counts)[0] == _grbp(grades[0, :5], counts[0])
+
+
 def test_a_function_numba_cannot_compile_runs_in_python_with_one_line_on_stderr(capsys):
     from fractions import Fraction
 
