@@ -68,7 +68,11 @@ from meta_eval.model.rankings import PAD, Rankings
 
 def _read_only(a) -> np.ndarray:
     """A read-only copy; its flag cannot be turned back on (a view of a read-only array)."""
-    owned = np.array(a, copy=True)
+    return _frozen(np.array(a, copy=True))
+
+
+def _frozen(owned: np.ndarray) -> np.ndarray:
+    """A read-only view of an array of our own (the view's flag cannot be turned back on)."""
     owned.flags.writeable = False
     return owned.view()
 
@@ -231,7 +235,7 @@ def per_list(func: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[Ranki
     with numba and called on every list in one compiled loop (:mod:`meta_eval.measures.per_list_compiler`: a loop
     down a 1000-document list then costs about what a vectorised metric does, not a hundred times more). The
     compiled values are used only while they equal the Python call's to the last bit on the lists checked in
-    every call (:data:`VERIFY_FIRST` lists, then :data:`VERIFY_EACH` a call). A function numba cannot compile,
+    every call (:data:`VERIFY_FIRST` lists, then :data:`VERIFY_EACH` a call and the longest). A function numba cannot compile,
     whose compiled values differ (numba sums floats in order where numpy sums pairwise, widens ``int8``
     arithmetic, freezes module globals) or that raises only when compiled stays in Python, with one line on
     stderr saying why and how to make it fast: write it vectorised over :class:`Rankings`.
@@ -275,7 +279,7 @@ class _Lists:
             stop = kept.sum(axis=-1).astype(np.int64)
         width = r.counts.shape[-1]
         counts = np.array(np.broadcast_to(r.counts, r.shape + (width,)).reshape(n_lists, width), order="C")
-        return cls(_read_only(grades), stop, _read_only(counts), r.shape)
+        return cls(_frozen(grades), stop, _frozen(counts), r.shape)
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -316,7 +320,7 @@ class _PerList:
                 from meta_eval.measures.per_list_compiler import CompiledLoop
 
                 self.compiled = CompiledLoop(self.func)
-        if done < len(lists) and not (self.compiled is not None and self._compiled(lists, out, done)):
+        if done < len(lists) and (self.compiled is None or not self._compiled(lists, out, done)):
             self._python(lists, out, range(done, len(lists)))
         return out.reshape(lists.shape)
 
