@@ -21,12 +21,20 @@ Each run prints its CPU time (user + system), wall time and the load average; ea
 ``name=perlist_plugin``, gives the worst ratio of all the cases run. ``--code DIR`` times the meta_eval package in
 DIR instead of this checkout (the main checkout: the figures before per-list plug-ins were compiled).
 
+``--distinct`` measures instead what batching identical lists or caching values across calls could save (what
+the function sees is only a list's grades and its topic's counts, so equal ones have equal values): in this
+process, for every call of the per-list plug-in, its lists, the distinct ones among them, and those never seen in
+an earlier call — per module that called it, over the demo study and, on TREC-COVID, incomplete judgments and
+reusability.
+
 Usage: python scripts/bench_plugins.py [--repeat 2] [--style loop numpy] [--no-covid] [--covid-study] [--code DIR]
+       python scripts/bench_plugins.py --distinct
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import resource
 import subprocess
@@ -35,6 +43,8 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+import numpy as np
 
 PLUGIN = textwrap.dedent('''
     """Graded RBP (p = 0.8) three ways: per list with a loop, per list with numpy, vectorised."""
@@ -120,6 +130,65 @@ def case(name: str, command, forms: list[str], repeat: int, env: dict, tmp: Path
     return worst
 
 
+def distinct_lists(plugin: Path, covid: Path, tmp: Path, draws: int) -> None:
+    """The share of distinct lists in each call of the per-list plug-in, and of lists new to all earlier calls."""
+    from collections import defaultdict
+
+    import meta_eval as me
+    from meta_eval.measures import plugins
+    from meta_eval.orchestration.study import StudyOptions, run_study
+    from meta_eval.statistics.incomplete_judgments import incomplete_judgments
+    from meta_eval.statistics.reusability import reusability
+
+    stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # calls, lists, distinct in the call, new
+    seen: set[bytes] = set()
+    original = plugins._Lists.of.__func__
+
+    def recording(cls, r):
+        lists = original(cls, r)
+        keys = [hashlib.blake2b(g[:n].tobytes() + c.tobytes(), digest_size=8).digest()
+                for g, n, c in zip(lists.grades, lists.lengths.tolist(), lists.counts)]
+        row = stats[_caller()]
+        row[0] += 1
+        row[1] += len(keys)
+        row[2] += len(set(keys))
+        row[3] += len(set(keys) - seen)
+        seen.update(keys)
+        return lists
+
+    plugins._Lists.of = classmethod(recording)
+    spec = f"{plugin}:grbp_loop"
+    run_study(me.demo_collection(), tmp / "distinct-demo", StudyOptions(metrics=[spec], formats=("png",)), jobs=1)
+    _print_distinct("demo study", stats)
+    if covid.is_dir():
+        stats.clear()
+        seen.clear()
+        col = me.load_collection(str(covid / "qrels.txt"), str(covid / "runs"))
+        incomplete_judgments(col, [spec], n_draws=draws, jobs=1)
+        reusability(col, [spec])
+        _print_distinct("TREC-COVID", stats)
+
+
+def _caller() -> str:
+    """The module of meta-eval's statistics or analyses that called the plug-in."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if "/meta_eval/statistics/" in name or "/meta_eval/analyses/" in name:
+            return name.split("/meta_eval/")[1]
+        frame = frame.f_back
+    return "?"
+
+
+def _print_distinct(title: str, stats: dict) -> None:
+    print(f"{title}: caller, calls, lists, distinct within a call, new to all earlier calls")
+    for caller, (calls, lists, distinct, new) in stats.items():
+        print(f"  {caller:52s} {calls:6d} {lists:10,d} {distinct / max(lists, 1):8.1%} {new / max(lists, 1):8.1%}")
+    total = np.sum(list(stats.values()), axis=0)
+    print(f"  {'all':52s} {total[0]:6d} {total[1]:10,d} {total[2] / total[1]:8.1%} {total[3] / total[1]:8.1%}",
+          flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2)
@@ -128,6 +197,7 @@ def main() -> None:
     parser.add_argument("--no-covid", action="store_true", help="leave out TREC-COVID")
     parser.add_argument("--covid-study", action="store_true", help="also the whole study on TREC-COVID (long)")
     parser.add_argument("--draws", type=int, default=20, help="draws per fraction of incomplete judgments (COVID)")
+    parser.add_argument("--distinct", action="store_true", help="measure the distinct lists per call instead")
     parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parents[1],
                         help="folder holding the meta_eval package to time (default: this checkout)")
     args = parser.parse_args()
@@ -143,6 +213,8 @@ def main() -> None:
         tmp = Path(folder)
         plugin = tmp / "plug.py"
         plugin.write_text(PLUGIN)
+        if args.distinct:
+            return distinct_lists(plugin, covid, tmp, args.draws)
         if not args.no_demo:
             results.append(case("demo_study", lambda form, out: [*cli, "study", "-m", f"{plugin}:{form}", "-o",
                                                                    str(out), "--jobs", "1"],

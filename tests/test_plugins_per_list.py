@@ -157,6 +157,29 @@ def test_a_collection_is_scored_by_the_compiled_loop_with_few_python_calls():
         np.testing.assert_array_equal(values, me.score(col, me.metric_from_callable(reference, name="grbp_python")))
 
 
+def _discount(rank):
+    return 1.0 / np.log2(rank + 1.0)
+
+
+def _gain(grade, top):
+    return (2.0 ** grade - 1) / (2.0 ** top - 1) if grade > 0 else 0.0
+
+
+def _dcg_with_helpers(grades, counts):
+    """A metric split into module-level helpers, with a comprehension: compiled as a whole."""
+    return sum([_gain(g, len(counts) - 1) * _discount(i + 1) for i, g in enumerate(grades)])
+
+
+def test_a_function_calling_its_module_s_helpers_is_compiled_with_them():
+    measure = me.per_list(_dcg_with_helpers)
+    r = long_lists(5)
+    with mode(compiled=True):
+        values = measure(r)
+    assert measure.evaluator.compiled is not None and not measure.evaluator.python_only
+    np.testing.assert_array_equal(values, plain_loop(_dcg_with_helpers, r))
+    assert _dcg_with_helpers.__globals__["_discount"] is _discount  # the module's own functions are untouched
+
+
 def test_compiling_waits_until_python_has_cost_what_compiling_does(monkeypatch):
     """By default a function scored on a few lists never compiles (nor imports numba for it); one whose Python
     calls add up to COMPILE_AFTER_S is compiled."""

@@ -17,6 +17,8 @@ memory).
 
 from __future__ import annotations
 
+import types
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -58,21 +60,24 @@ class CompiledLoop:
         """The loop compiled for the types of ``args`` (a no-op after the first time)."""
         try:
             import numba
+            from numba.core.errors import NumbaWarning
 
             if self._loop is None:
                 self._loop = _make_loop(self.func)
-            self._loop.compile(tuple(numba.typeof(a) for a in args))
+            with warnings.catch_warnings():  # numba's advice is about the user's code, which is compiled unasked
+                warnings.simplefilter("ignore", NumbaWarning)
+                self._loop.compile(tuple(numba.typeof(a) for a in args))
         except Exception as exc:  # noqa: BLE001 - numba's typing, lowering or unsupported-feature errors
             raise NotCompilable(_first_line(exc)) from None
         return self._loop
 
 
 def _make_loop(func: Callable):
-    """The numba loop calling ``func`` (compiled in turn, with bounds checks and Python's error model) per list."""
+    """The numba loop calling ``func`` (compiled in turn, with its helpers, :func:`_njit`) on each list."""
     import numba
     from numba.core.dispatcher import Dispatcher
 
-    inner = func if isinstance(func, Dispatcher) else numba.njit(boundscheck=True, error_model="python")(func)
+    inner = func if isinstance(func, Dispatcher) else _njit(func, {})
 
     @numba.njit(error_model="python")
     def loop(grades, lengths, counts, out):  # pragma: no cover - compiled; its values are checked by the tests
@@ -80,6 +85,39 @@ def _make_loop(func: Callable):
             out[i] = inner(grades[i, :lengths[i]], counts[i])
 
     return loop
+
+
+def _njit(func: Callable, done: dict):
+    """``func`` for numba (bounds checked, Python's error model), with the plain Python functions it calls by global
+    name — the helpers of a plug-in's module — compiled the same way, so that a metric split into functions
+    compiles as a whole. ``done`` maps the functions already seen to their compiled form (recursion)."""
+    import numba
+
+    if not isinstance(func, types.FunctionType):
+        return numba.njit(boundscheck=True, error_model="python")(func)
+    if func in done:
+        return done[func]
+    helpers = {name: func.__globals__[name] for name in _global_names(func.__code__)
+               if isinstance(func.__globals__.get(name), types.FunctionType)}
+    if helpers:  # the same code, reading its helpers from a copy of its globals where they are compiled
+        copy = types.FunctionType(func.__code__, dict(func.__globals__), func.__name__, func.__defaults__,
+                                  func.__closure__)
+        copy.__kwdefaults__, copy.__qualname__, copy.__module__ = func.__kwdefaults__, func.__qualname__, func.__module__
+    else:
+        copy = func
+    done[func] = compiled = numba.njit(boundscheck=True, error_model="python")(copy)
+    for name, helper in helpers.items():
+        copy.__globals__[name] = _njit(helper, done)
+    return compiled
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """The names a code object and the code nested in it (comprehensions, inner functions) may read as globals."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
 
 
 def _first_line(exc: BaseException) -> str:
