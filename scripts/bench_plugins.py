@@ -16,7 +16,9 @@ Commands, each run as a subprocess (``--jobs 1``: the CPU time of a command is i
   TREC-COVID round 1 (143 runs, 30 topics, lists of up to 1,000 documents: every run re-scored under 360 reduced
   qrels — the analysis the issue measured at 473 s against 34 s); ``--covid-study``: the whole study there too.
 
-Each run prints its CPU time (user + system), wall time and the load average; each case ends with a BENCH line
+Every command runs in the temporary folder (``python -c`` puts the working folder first on ``sys.path``: the
+meta_eval timed is the one on ``PYTHONPATH``), after one untimed warm-up that compiles MEM's numba kernels for
+that code. Each run prints its CPU time (user + system), wall time and the load average; each case ends with a BENCH line
 (best CPU times; ``ratio`` = per-list / vectorised, the issue's target is at most 2), and the last BENCH line,
 ``name=perlist_plugin``, gives the worst ratio of all the cases run. ``--code DIR`` times the meta_eval package in
 DIR instead of this checkout (the main checkout: the figures before per-list plug-ins were compiled).
@@ -96,7 +98,7 @@ def peak_mb() -> float:
 def run(command: list[str], env: dict, label: str) -> tuple[float, float]:
     """(CPU s, wall s) of one command; its output goes to a log shown only when it fails."""
     cpu, wall = children_cpu(), time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=env["BENCH_CWD"])
     cpu, wall = children_cpu() - cpu, time.perf_counter() - wall
     if done.returncode != 0:
         sys.exit(f"{label} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
@@ -207,10 +209,15 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=str(args.code.resolve()), PYTHONDONTWRITEBYTECODE="1")
     forms = [TWIN] + [STYLES[s] for s in args.style]
     cli = [sys.executable, "-c", "from meta_eval.cli import app; app(prog_name='meta-eval')"]
-    print(f"meta_eval from {args.code}; {os.cpu_count()} CPUs visible; load {os.getloadavg()}", flush=True)
     results = []
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
+        env["BENCH_CWD"] = folder  # python -c puts the working folder first on sys.path: no meta_eval there
+        imported = subprocess.run([sys.executable, "-c", "import meta_eval; print(meta_eval.__file__)"], env=env,
+                                  cwd=folder, capture_output=True, text=True).stdout.strip()
+        print(f"meta_eval from {imported}; {os.cpu_count()} CPUs visible; load {os.getloadavg()}", flush=True)
+        run([*cli, "informativeness", "-m", "AP", "--lists", "8", "--no-cache", "--no-figures", "-o",
+             str(tmp / "warm-up")], env, "warm-up (MEM's kernels compiled, untimed)")
         plugin = tmp / "plug.py"
         plugin.write_text(PLUGIN)
         if args.distinct:
