@@ -71,7 +71,7 @@ def peak_mb() -> float:
 
 def mix(batch, jobs: int, label: str) -> tuple[float, float]:
     """Solve the mix of built-in metrics and two plug-ins (module docstring); (seconds, lowest converged fraction)."""
-    from meta_eval.mem.solver import STATUS
+    from meta_eval.mem.result import STATUS
 
     with tempfile.TemporaryDirectory() as tmp:
         plugin = Path(tmp) / "bench_plugins.py"
@@ -115,7 +115,7 @@ def main() -> None:
     print(f"{L} lists pass the filter (of {len(col.systems) * len(col.topics)}); "
           f"mean length {batch.lengths.mean():.0f}, grades 0..{batch.n_grades - 1}")
 
-    from meta_eval.mem.solver import STATUS
+    from meta_eval.mem.result import STATUS
 
     ours, results, converged = {}, {}, {}
     for m in MEASURES:

@@ -21,7 +21,8 @@ from meta_eval.errors import InfeasibleError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import LinearForm, register_expectation
 from meta_eval.mem.forms import derive_form, metric_form
-from meta_eval.mem.solver import NOT_CONVERGED, OK, solve_mem
+from meta_eval.mem.result import NOT_CONVERGED, OK
+from meta_eval.mem.solver import solve_mem
 from meta_eval.mem.study import Lists, informativeness, summarise
 
 
@@ -143,7 +144,8 @@ def _deep_collection(tmp_path):
 
 @pytest.mark.slow
 def test_built_in_metrics_converge_on_depth_1000_lists(tmp_path):
-    from meta_eval.mem.solver import _attainable, count_targets
+    from meta_eval.mem.result import count_targets
+    from meta_eval.mem.solver import _attainable
 
     col = _deep_collection(tmp_path)
     lists = mem.select_lists(mem.lists_from_collection(col))

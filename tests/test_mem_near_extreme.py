@@ -9,8 +9,9 @@ import pytest
 
 from meta_eval.mem._iteration import ACTIVE, logit_step
 from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.solver import OK, _attainable, solve_mem
 from meta_eval.mem.expectations import expectation
+from meta_eval.mem.result import OK
+from meta_eval.mem.solver import _attainable, solve_mem
 
 TOL = 1e-10  # the solver's default metric tolerance
 

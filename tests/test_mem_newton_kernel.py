@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mem_newton_reference import _newton_linear as reference_newton
 
-from meta_eval.mem.solver import _newton_linear
+from meta_eval.mem.linear import newton_dual
 
 
 def _problem(seed: int, n_lists: int, depth: int, grades: int, absent: bool):
@@ -60,7 +60,7 @@ def test_kernel_matches_numpy_iteration(seed, n_lists, depth, grades, absent, gr
     with np.errstate(over="ignore"):  # the reference's cap ratio overflows harmlessly on diverging lists
         q_ref, y_ref, it_ref, ok_ref = reference_newton(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, 60,
                                                         grow_cap)
-    q, y, it, ok = _newton_linear(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, 60, grow_cap)
+    q, y, it, ok = newton_dual(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, 60, grow_cap)
     np.testing.assert_array_equal(ok, ok_ref)
     both = ok & ok_ref
     # a list that does not converge stops where round-off stalls its line search: only the verdict must agree
@@ -80,7 +80,7 @@ def test_kernel_solves_a_hand_worked_list():
     rowmask = np.ones((1, 2), dtype=bool)
     r = np.array([[1.0, 1.0]])
     frozen = np.array([[True, False, False]])
-    q, y, it, ok = _newton_linear(d, allowed, rowmask, r, np.array([0.8]), np.zeros((1, 3)), frozen, 1e-12, 50)
+    q, y, it, ok = newton_dual(d, allowed, rowmask, r, np.array([0.8]), np.zeros((1, 3)), frozen, 1e-12, 50)
     assert ok[0]
     np.testing.assert_allclose(q[0, :, 1], [0.8, 0.2], atol=1e-12)
 
@@ -118,14 +118,14 @@ def _stalled_list():
 
 def test_a_list_without_measurable_progress_stops_and_says_so():
     d, allowed, rowmask, r, t, y0, frozen, tol, max_iter, grow_cap = _stalled_list()
-    q, y, it, ok = _newton_linear(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, max_iter, grow_cap)
+    q, y, it, ok = newton_dual(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, max_iter, grow_cap)
     _, y_ref, it_ref, ok_ref = reference_newton(d, allowed, rowmask, r, t, y0.copy(), frozen, tol, max_iter,
                                                 grow_cap)
     assert not ok[0] and not ok_ref[0]
     # the first step already makes no measurable progress (before the rule: 40 steps of some 29 halvings each)
     assert it[0] <= 2 and it_ref[0] <= 2
     # the verdict is not premature: twice the budget from where it stopped does not converge either
-    _, _, _, again = _newton_linear(d, allowed, rowmask, r, t, y.copy(), frozen, tol, 2 * max_iter, grow_cap)
+    _, _, _, again = newton_dual(d, allowed, rowmask, r, t, y.copy(), frozen, tol, 2 * max_iter, grow_cap)
     assert not again[0]
 
 
@@ -173,7 +173,7 @@ def test_a_target_out_of_reach_stops_early_and_fails(depth):
         d[0, 1, 1] = 0.0
     frozen = np.array([[True, False, False]])
     args = (d, allowed, rowmask, r, np.array([1.5 * np.sort(d[0, :, 1])[::-1][: int(r[0, 1])].sum()]))
-    _, _, it, ok = _newton_linear(*args, np.zeros((1, 3)), frozen, 1e-12, 40, True)
+    _, _, it, ok = newton_dual(*args, np.zeros((1, 3)), frozen, 1e-12, 40, True)
     _, _, it_ref, ok_ref = reference_newton(*args, np.zeros((1, 3)), frozen, 1e-12, 40, True)
     assert not ok[0] and not ok_ref[0]
     assert it[0] == it_ref[0] <= 12

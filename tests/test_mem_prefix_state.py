@@ -20,10 +20,12 @@ from hypothesis import strategies as st
 import meta_eval as me
 from meta_eval import mem
 from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.forms import metric_form, score_batch
+from meta_eval.mem.forms import metric_form
 from meta_eval.mem.groups import grouping
 from meta_eval.mem.prefix_state import prefix_state_form
-from meta_eval.mem.solver import OK, solve_mem
+from meta_eval.mem.result import OK
+from meta_eval.mem.solver import solve_mem
+from meta_eval.mem.verify import score_batch
 
 
 @me.per_list

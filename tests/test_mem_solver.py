@@ -13,8 +13,9 @@ from meta_eval.errors import InfeasibleError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import LinearForm, expectation, observed, register_expectation
 from meta_eval.mem.reference import reference_linear, reference_nonlinear
-from meta_eval.mem.solver import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets, entropy,
-                                   solve_mem, solve_mems)
+from meta_eval.mem.result import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets,
+                                   entropy)
+from meta_eval.mem.solver import solve_mem, solve_mems
 
 
 def _lists(seed, sizes, K=3, top=0.7):

@@ -14,7 +14,8 @@ from meta_eval.mem.curves import (expected_precision_recall, interpolated_precis
 from meta_eval.mem.expectations import (CascadeForm, ExpectationForm, LinearForm, PairwiseForm, expectation,
                                         observed, parse_measure, register_expectation, registered_measures)
 from meta_eval.mem.reference import reference_linear, reference_nonlinear, reference_solve
-from meta_eval.mem.solver import STATUS, MEMResult, count_targets, entropy, solve_mem, solve_mems
+from meta_eval.mem.result import STATUS, MEMResult, count_targets, entropy
+from meta_eval.mem.solver import solve_mem, solve_mems
 from meta_eval.mem.study import (AslamResult, Figure2Result, InformativenessResult, Lists, aslam_binary,
                                  check_plugins, curve_errors, figure2_measures, g_grid, gap_figure2, gap_measure,
                                  informativeness, lists_from_collection, predict, prediction_table,

@@ -46,6 +46,7 @@ from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import (ExpectationForm, LinearForm, PairwiseForm, declared_builder,
                                         parse_measure)
 from meta_eval.mem.groups import GroupTable, groups_in_words
+from meta_eval.mem.verify import form_residual, score_batch, verification_batch
 
 VERIFY_TOL = 1e-9  # relative to the metric's scale
 METHODS = ("declared", "derived", "prefix-state", "sampled")  # the sources of a form, in the order they are tried
@@ -99,15 +100,6 @@ class MetricForm:
         return self._build(np.arange(batch.n_lists), batch).value(batch.onehot())
 
 
-def score_batch(measure, batch: ListBatch, rel_level: int = 1) -> np.ndarray:
-    """A core measure on the lists of a batch (grades 0..c; padding past each list's end)."""
-    from meta_eval.rankings import PAD, Rankings
-
-    grades = np.where(batch.mask, batch.grades, PAD).astype(np.int8)
-    r = Rankings(grades, batch.lengths, batch.counts, rel_level=rel_level)
-    return np.broadcast_to(np.asarray(measure(r), dtype=np.float64), (batch.n_lists,)).copy()
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Resolution
 # ----------------------------------------------------------------------------------------------------------
@@ -157,9 +149,9 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     if declared is not None:
         if measure is None:  # declared for a name only MEM knows: nothing to verify against
             return MetricForm(name, "declared", None, rel_level, 0.0, _build=declared)
-        probe = _verification_batch(batch, seed)
+        probe = verification_batch(batch, seed)
         try:
-            residual = _residual(declared(np.arange(probe.n_lists), probe), measure, probe, rel_level)
+            residual = form_residual(declared(np.arange(probe.n_lists), probe), measure, probe, rel_level)
         except InputError:  # parameters the declared builder does not support
             residual = np.inf
         if residual <= tol:
@@ -203,9 +195,9 @@ def _sampled(name, measure, rel_level: int, seed: int) -> MetricForm:
 
 
 def _given(form):
-    from meta_eval.mem.solver import _SubForm
+    from meta_eval.mem.expectations import restrict
 
-    return lambda index, batch: _SubForm(form, index)._restricted()
+    return lambda index, batch: restrict(form, index)
 
 
 def has_declared_form(metric, rel_level: int = 1) -> bool:
@@ -278,58 +270,6 @@ def _pop_rel(text: str, rel_level: int) -> tuple[int, str]:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Verification
-# ----------------------------------------------------------------------------------------------------------
-
-def _verification_batch(batch: ListBatch, seed: int, per_group: int = 2, max_groups: int | None = 64,
-                        max_actual: int = 256) -> ListBatch:
-    """Lists to verify a form on: a sample of the actual lists, and for (a sample of) the distinct (length,
-    counts) groups random lists with the same length and counts: uniform grades, and the group's first list
-    shuffled, ``per_group`` of each. A derived form is checked on every group (``max_groups=None``); a declared
-    form, the same code for every group, on a sample."""
-    rng = np.random.default_rng(seed)
-    keys = np.column_stack([batch.lengths, batch.counts])
-    _, first = np.unique(keys, axis=0, return_index=True)
-    if max_groups is not None and first.size > max_groups:
-        first = np.sort(rng.choice(first, max_groups, replace=False))
-    actual = np.arange(batch.n_lists)
-    if actual.size > max_actual:
-        actual = np.sort(rng.choice(actual, max_actual, replace=False))
-    pick = np.repeat(first, per_group)
-    K = batch.n_grades
-    uniform = rng.integers(0, K, size=(pick.size, batch.depth))
-    # shuffle only inside each list: sort random keys with padding pushed to the end
-    keys_ = rng.random((pick.size, batch.depth)) + (np.arange(batch.depth)[None, :] >= batch.lengths[pick, None])
-    shuffled = np.take_along_axis(batch.grades[pick], keys_.argsort(1), axis=1)
-    grades = np.concatenate([batch.grades[actual], uniform, shuffled])
-    lengths = np.concatenate([batch.lengths[actual], batch.lengths[pick], batch.lengths[pick]])
-    counts = np.concatenate([batch.counts[actual], batch.counts[pick], batch.counts[pick]])
-    return ListBatch(np.where(np.arange(batch.depth)[None, :] < lengths[:, None], grades, 0), lengths, counts)
-
-
-def _residual(form: ExpectationForm, measure, batch: ListBatch, rel_level: int) -> float:
-    """max |E_form[M] - M| over the point masses of ``batch``, relative to the metric's scale."""
-    try:
-        ours = np.asarray(form.value(batch.onehot()), dtype=float)
-    except InputError:
-        return np.inf
-    truth = score_batch(measure, batch, rel_level)
-    both = np.isfinite(truth) & np.isfinite(ours)
-    if not np.array_equal(np.isfinite(truth), np.isfinite(ours)):
-        # undefined for the form but not for the metric (or the reverse): e.g. a form dividing by R = 0
-        return np.inf if (np.isfinite(truth) & ~np.isfinite(ours) & (truth != 0)).any() else _scaled(
-            ours[both], truth[both])
-    return _scaled(ours[both], truth[both])
-
-
-def _scaled(a: np.ndarray, b: np.ndarray) -> float:
-    if a.size == 0:
-        return 0.0
-    scale = max(1.0, float(np.abs(b).max()))
-    return float(np.abs(a - b).max() / scale)
-
-
-# ----------------------------------------------------------------------------------------------------------
 # Derivation by probing
 # ----------------------------------------------------------------------------------------------------------
 
@@ -387,8 +327,8 @@ def derive_form(measure, batch: ListBatch, *, rel_level: int = 1, tol: float = V
         scale = max(1.0, abs(c0), float(np.abs(a).max(initial=0.0)))
         inter.append(None if np.abs(B).max(initial=0.0) <= tol * scale else B)
     derived = _Derived(table, const, first, inter)
-    probe = _verification_batch(batch, seed, max_groups=None)
-    residual = _residual(derived.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
+    probe = verification_batch(batch, seed, max_groups=None)
+    residual = form_residual(derived.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
     if not residual <= tol:
         return None
     return MetricForm(getattr(measure, "output_name", str(measure)), "derived", measure, rel_level, residual,

@@ -19,7 +19,7 @@ import numpy as np
 from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import ExpectationForm, PairwiseForm, expectation, observed
-from meta_eval.mem.solver import count_targets, entropy
+from meta_eval.mem.result import count_targets, entropy
 
 
 @dataclass

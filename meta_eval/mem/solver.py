@@ -18,7 +18,7 @@ Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 
   extreme), and a list that fails is solved again with a fixed step cap and, at an extreme, from the other start;
   when a linearised target is out of reach it is approached in steps, and where the tangent misjudges the value
   (near an attainable extreme, where the metric saturates) the value is matched exactly along the tangent direction
-  (see :func:`_solve_nonlinear`, :func:`_match_value`).
+  (see :func:`_solve_nonlinear`, :func:`meta_eval.mem.linear.match_value`).
 * A value at the attainable maximum or minimum (e.g. AP of a list with all its relevant documents on top) makes the
   solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved half the tolerance inside
   the range: the solution is continuous in the value, so this is the optimal face's distribution up to
@@ -39,208 +39,24 @@ metrics that never decrease when a higher grade moves up.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from meta_eval.errors import InfeasibleError, InputError
 from meta_eval.mem.batch import ListBatch
-from meta_eval.mem.expectations import ExpectationForm
+from meta_eval.mem.expectations import ExpectationForm, restrict
+from meta_eval.mem.linear import Problem, match_value, newton_dual, problem, solve_direction, subproblem
+from meta_eval.mem.result import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets,
+                                  entropy)
 
-OK, NOT_CONVERGED, INFEASIBLE, UNDEFINED = 0, 1, 2, 3
-STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside attainable range",
-          UNDEFINED: "metric undefined (e.g. no relevant documents)"}
 _STAT_TOL = 1e-7  # stationarity: max change of the centred logits of the active entries in a linearisation step
 _ANDERSON_START = 1e-2  # Anderson mixing once the logits change by less than this in a step
 _INNER_TOL_MAX = 1e-6  # loosest tolerance of an inner (linearised) solve, far from the fixed point
-# largest scaled metric multiplier tried when matching a value: a value within the tolerance (1e-10) of an extreme
-# needs one of order 1/gap (ERR 7e-11 below its maximum: 4e10; the cap of 1e9 before left 13 TREC-COVID lists
-# unsolved); beyond 1e13 the logits lose every digit a probability could see
-_MU_MAX = 1e13
-_STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
 _STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
 _EDGE_ITER = (12, 48)  # iterations towards the face before (and after a failed) reading its support
 _START_MIX, _START_MIX_NEAR = 0.5, 0.9  # weight of the count-only distribution in the linearisation's start
 _NEAR_EXTREME = 1e-4  # a value this close to an attainable extreme (relative to the range) starts nearer it
-STEP_CAP = 50.0  # initial largest change of a (scaled) multiplier in one Newton step (adapted per list)
-
-
-@dataclass
-class MEMResult:
-    """Maximum-entropy distributions for a batch of lists, with per-list diagnostics.
-
-    Attributes
-    ----------
-    P : (L, N, K) probability of each grade at each rank (0 past each list's end; NaN rows for failed lists)
-    lengths : (L,) list lengths
-    measure : the constrained metric
-    target : (L,) the metric value imposed (observed value unless given)
-    achieved : (L,) E[M](P)
-    entropy : (L,) -sum p ln p
-    max_residual : (L,) largest absolute violation over the count and metric constraints
-    stationarity : (L,) max |theta - (lambda + mu grad E)| (centred per rank) over the active entries, those whose
-        probability is within e^-50 of their rank's largest (0 for exact linear solutions)
-    multipliers : (L, K+1) lambda_0 (= 0) .. lambda_c and mu (metric multiplier, in metric units)
-    n_iter : (L,) iterations used
-    status : (L,) int code, see :data:`STATUS`
-    counts : (L, K) the expected-count targets r_j
-    method : where the metric's expected-value form came from: "declared", "derived", "sampled" or "given"
-        (:mod:`meta_eval.mem.forms`)
-    form_residual : largest relative |form - metric| found when the form was verified (NaN when sampled)
-    approx_error : (L,) estimated error of the achieved expected value for sampled forms (NaN for exact ones)
-    on_face : (L,) bool, lists whose value is at an attainable extreme of a non-linear metric, solved on the face of
-        the lists reaching it that the iteration approached. Where one face holds every such list (AP, ERR, RR at
-        their maximum) it is the maximum-entropy solution; where several do (Success@k at 1 with several relevant
-        documents in the top k) the problem is not convex and the face found may not have the largest entropy.
-    """
-
-    P: np.ndarray
-    lengths: np.ndarray
-    measure: str
-    target: np.ndarray
-    achieved: np.ndarray
-    entropy: np.ndarray
-    max_residual: np.ndarray
-    stationarity: np.ndarray
-    multipliers: np.ndarray
-    n_iter: np.ndarray
-    status: np.ndarray
-    counts: np.ndarray
-    method: str = "given"
-    form_residual: float = 0.0
-    approx_error: np.ndarray | None = None
-    on_face: np.ndarray | None = None
-    info: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.approx_error is None:
-            self.approx_error = np.full(len(self.lengths), np.nan)
-        if self.on_face is None:
-            self.on_face = np.zeros(len(self.lengths), dtype=bool)
-
-    @property
-    def converged(self) -> np.ndarray:
-        return self.status == OK
-
-    def survival(self, level: int) -> np.ndarray:
-        """(L, N): probability that the document at each rank has grade >= level."""
-        return self.P[:, :, level:].sum(axis=2)
-
-
-def entropy(P: np.ndarray) -> np.ndarray:
-    """-sum_{n,j} p ln p per list (0 ln 0 = 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
-    return -t.sum(axis=(1, 2))
-
-
-def count_targets(batch: ListBatch, counts: str = "retrieved") -> np.ndarray:
-    """(L, K) expected counts r_j: grades retrieved by the run (default) or the qrels totals capped by nothing.
-
-    With ``counts="qrels"`` r_j = R_j for j >= 1 and r_0 = n - sum R_j; lists where that is negative are infeasible.
-    """
-    if counts == "retrieved":
-        return batch.retrieved_counts().astype(float)
-    if counts == "qrels":
-        r = batch.counts.astype(float).copy()
-        r[:, 0] = batch.lengths - r[:, 1:].sum(1)
-        return r
-    raise InputError(f"counts must be 'retrieved' or 'qrels'; got {counts!r}")
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Linear maximum entropy by Newton on the dual (batched)
-# ------------------------------------------------------------------------------------------------------------
-
-# The Newton iterations work in a (lists, grades, ranks) layout: reductions over the few grades are then
-# element-wise operations on contiguous rank vectors (an order of magnitude faster in numpy than reducing a short
-# trailing axis), and the Hessian's grade-by-grade block is one batched matrix product.
-
-def _softmax_kn(th: np.ndarray, rowmask: np.ndarray):
-    m = th.max(axis=1)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.exp(th - m[:, None, :])
-    s = e.sum(axis=1)
-    s = np.where(s > 0, s, 1.0)
-    q = e * (rowmask / s)[:, None, :]
-    return q, np.where(rowmask, np.log(s) + m, 0.0)
-
-
-def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap=False):
-    """Minimise the dual for every list. Returns q (lists, ranks, grades), y, iterations, converged flags.
-
-    ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units. ``y`` is updated in
-    place. Damped Newton per list (:func:`meta_eval.mem._newton.newton_lists`): the largest multiplier change is
-    capped (with ``grow_cap`` the cap doubles after each full capped step, for values near an extreme whose
-    multipliers grow geometrically) and the backtracking line search accepts a step that does not increase the
-    dual beyond its round-off level, so converged lists do not spend halvings on rounding noise.
-    """
-    from meta_eval.mem._newton import newton_lists
-
-    L = d.shape[0]
-    tol = np.ascontiguousarray(np.broadcast_to(np.asarray(tol, dtype=float), (L,)))
-    d = np.ascontiguousarray(np.where(allowed, d, 0.0), dtype=float)
-    yc = np.ascontiguousarray(y, dtype=float)
-    # one dtype and layout per argument: the kernel is compiled (and cached) for exactly one signature
-    q, iters, done = newton_lists(d, np.ascontiguousarray(allowed, dtype=bool),
-                                  np.ascontiguousarray(rowmask, dtype=bool), np.ascontiguousarray(r, dtype=float),
-                                  np.ascontiguousarray(np.broadcast_to(t, (L,)), dtype=float), yc,
-                                  np.ascontiguousarray(frozen, dtype=bool), tol, int(max_iter), bool(grow_cap),
-                                  float(STEP_CAP), float(_STALL_TOL))
-    y[...] = yc
-    return q, y, iters, done
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Setup shared by all forms
-# ------------------------------------------------------------------------------------------------------------
-
-@dataclass
-class _Problem:
-    rowmask: np.ndarray  # (L, N)
-    allowed: np.ndarray  # (L, N, K) rank inside the list and grade with a positive count target
-    r: np.ndarray  # (L, K)
-    frozen: np.ndarray  # (L, K+1) variables fixed at 0 (lambda_0, lambda of absent grades)
-
-
-def _problem(batch: ListBatch, r: np.ndarray) -> _Problem:
-    L, K = batch.n_lists, batch.n_grades
-    rowmask = batch.mask
-    active = r > 0.5
-    allowed = rowmask[..., None] & active[:, None, :]
-    frozen = np.zeros((L, K + 1), dtype=bool)
-    frozen[:, 0] = True
-    frozen[:, :K] |= ~active
-    return _Problem(rowmask, allowed, r, frozen)
-
-
-def _normalise(d: np.ndarray, allowed: np.ndarray):
-    """Shift/scale d per list to [0, 1] over allowed entries; returns d', lo, span (span 0 -> constant)."""
-    from meta_eval.mem._iteration import extent, rescale
-
-    d = np.ascontiguousarray(d, dtype=float)
-    allowed = np.ascontiguousarray(allowed, dtype=bool)
-    big, top = extent(d, allowed)
-    lo = np.where(np.isfinite(big), big, 0.0)
-    span = np.where(np.isfinite(top), top - lo, 0.0)
-    rel = span > 1e-14 * np.maximum(np.abs(lo), np.abs(top + 0.0 * lo)).clip(min=1e-300)
-    return rescale(d, allowed, lo, np.where(rel, span, 1.0)), lo, np.where(rel, span, 0.0)
-
-
-def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter, grow_cap=False):
-    """Max entropy subject to counts and sum d.q = t; returns q, y (mu in units of d), iterations, converged."""
-    L, N, K = d.shape
-    n = prob.rowmask.sum(1)
-    dn, lo, span = _normalise(d, prob.allowed)
-    tn = np.where(span > 0, (t - lo * n) / np.where(span > 0, span, 1.0), 0.0)
-    frozen = prob.frozen.copy()
-    frozen[:, K] |= span == 0
-    y = np.where(frozen, 0.0, y0)
-    y[:, K] = np.where(span > 0, y0[:, K] * span, 0.0)
-    q, y, it, done = _newton_linear(dn, prob.allowed, prob.rowmask, prob.r, tn, y, frozen, tol, max_iter, grow_cap)
-    y[:, K] = np.where(span > 0, y[:, K] / np.where(span > 0, span, 1.0), 0.0)
-    return q, y, it, done
 
 
 def _attainable(form: ExpectationForm, batch: ListBatch, r: np.ndarray):
@@ -299,7 +115,7 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     good = status == OK
     vv = np.where(good, np.clip(v, lo, hi), 0.0)
     rr = np.where(good[:, None], r, np.maximum(r, 0))
-    prob = _problem(batch, rr)
+    prob = problem(batch, rr)
 
     # start: the count-only maximum entropy p_n(j) = r_j / n  (lambda_j = log r_j / r_0, mu = 0)
     y = np.zeros((L, K + 1))
@@ -319,7 +135,7 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     vv = np.where(good & ~flat, np.clip(vv, lo + inside, hi - inside), vv)
     if form.linear:
         d = np.array(form.grad(P0))
-        P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter, grow_cap=True)
+        P, y, it, done = solve_direction(d, prob, vv, y, tol, max_iter, grow_cap=True)
         _on_face(form, P, prob, edge, v, tol, done, stat)
     else:
         # start between the actual list and the count-only distribution (both satisfy the counts); a value close to
@@ -359,7 +175,7 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
                 on_face=edge & done & (not form.linear))
 
 
-def _start(onehot: np.ndarray, prob: _Problem, P0, mix) -> np.ndarray:
+def _start(onehot: np.ndarray, prob: Problem, P0, mix) -> np.ndarray:
     """The linearisation's start: each list's actual grades (one-hot, on the allowed entries) mixed with weight
     ``mix`` of the count-only P0."""
     eps = mix[:, None, None]
@@ -367,7 +183,7 @@ def _start(onehot: np.ndarray, prob: _Problem, P0, mix) -> np.ndarray:
     return start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
 
 
-def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v, grow_cap=True):
+def _nonlinear_pass(form, prob: Problem, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v, grow_cap=True):
     """:func:`_solve_nonlinear` on the lists with ``limit`` > 0; lists at an extreme (``edge``) then read their face,
     and those whose face could not be read yet take more steps from where they stopped and try again."""
     L = len(limit)
@@ -376,7 +192,7 @@ def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, 
     face_ok = _on_face(form, P, prob, edge, v, tol, done, stat)
     again = np.flatnonzero(edge & ~face_ok & ~done)
     if again.size:
-        Pa, ya, ita, da, sa = _solve_nonlinear(_SubForm(form, again)._restricted(), _sub(prob, again), vv[again],
+        Pa, ya, ita, da, sa = _solve_nonlinear(restrict(form, again), subproblem(prob, again), vv[again],
                                                y[again], P0[again], P[again] * (1 - 1e-9) + 1e-9 * P0[again],
                                                tol, _EDGE_ITER[1], memory, lo=lo[again], hi=hi[again],
                                                grow_cap=grow_cap)
@@ -385,7 +201,7 @@ def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, 
     return P, y, it, done, stat
 
 
-def _on_face(form, P, prob: _Problem, edge, v, tol, done, stat) -> np.ndarray:
+def _on_face(form, P, prob: Problem, edge, v, tol, done, stat) -> np.ndarray:
     """Replace the iterate of every list at an extreme by the face's maximum-entropy distribution when it can be
     read off (in place); returns which lists were solved so.
 
@@ -397,7 +213,7 @@ def _on_face(form, P, prob: _Problem, edge, v, tol, done, stat) -> np.ndarray:
     solved = np.zeros(len(v), dtype=bool)
     at_edge = np.flatnonzero(edge)
     if at_edge.size:
-        Pf, okf = _face_solution(_SubForm(form, at_edge)._restricted(), P[at_edge], _sub(prob, at_edge),
+        Pf, okf = _face_solution(restrict(form, at_edge), P[at_edge], subproblem(prob, at_edge),
                                  v[at_edge], tol)
         if not form.linear:
             okf &= ~done[at_edge] | (entropy(Pf) >= entropy(P[at_edge]) - 1e-6)
@@ -406,7 +222,7 @@ def _on_face(form, P, prob: _Problem, edge, v, tol, done, stat) -> np.ndarray:
     return solved
 
 
-def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2, 0.1, 0.2)):
+def _face_solution(form, P, prob: Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2, 0.1, 0.2)):
     """Maximum entropy on the optimal face, for values at an attainable extreme whose iteration did not settle.
 
     The face's support is read off an iterate close to it: entries with probability below ``cut`` are taken to
@@ -422,7 +238,7 @@ def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2
     for cut in cuts:
         support = prob.allowed & (P > cut)
         ok = np.all(support.any(2) | ~prob.rowmask, axis=1) & np.all(support.any(1) | (prob.r <= 0.5), axis=1)
-        q, _, _, conv = _newton_linear(np.zeros((L, N, K)), support, prob.rowmask, prob.r, np.zeros(L),
+        q, _, _, conv = newton_dual(np.zeros((L, N, K)), support, prob.rowmask, prob.r, np.zeros(L),
                                        np.zeros((L, K + 1)), frozen, 1e-11, 100)
         ok &= conv & np.isfinite(q).all(axis=(1, 2)) & (np.abs(q.sum(1) - prob.r).max(1) <= 1e-9)
         ok &= np.abs(np.where(ok, form.value(np.nan_to_num(q)), np.inf) - v) <= tol
@@ -434,7 +250,7 @@ def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2
     return best, found
 
 
-def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
+def _solve_nonlinear(form, prob: Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
                      damp_after=40, lo=None, hi=None, match=True, grow_cap=True):
     """Sequential linearisation with safeguarded Anderson acceleration on the (centred) logits.
 
@@ -474,29 +290,29 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     limit = np.broadcast_to(np.asarray(max_iter), (L,))
     live = np.flatnonzero(limit > 0)
     for k in range(int(limit.max(initial=0))):
-        sp = _sub(prob, live)
+        sp = subproblem(prob, live)
         al = sp.allowed
         th = x[live].reshape(live.size, N, K)
         p = softmax_rows(th, al, sp.rowmask)
-        sub = _SubForm(form, live)._restricted()
+        sub = restrict(form, live)
         Ep, d = _value_and_grad(sub, p)
         dp = np.einsum("lnk,lnk->l", d, p)
         t = dp + bt[live] * (v[live] - Ep)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
         inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, _INNER_TOL_MAX)
         # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
-        q, yl, _, ok = _solve_linear_direction(d, sp, t, Y[live], inner_tol, inner_iter,
+        q, yl, _, ok = solve_direction(d, sp, t, Y[live], inner_tol, inner_iter,
                                                grow_cap=grow_cap)
         Eq = sub.value(q)
         if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
             fix = np.flatnonzero((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
             if fix.size:
-                qm, ym, okm = _match_value(_SubForm(sub, fix)._restricted(), d[fix], _sub(prob, live[fix]),
+                qm, ym, okm = match_value(restrict(sub, fix), d[fix], subproblem(prob, live[fix]),
                                            v[live][fix], np.where(ok[fix, None], yl[fix], Y[live][fix]),
                                            lo[live][fix], hi[live][fix], tol, inner_iter)
                 take = fix[okm]
                 q[take], yl[take], ok[take] = qm[okm], ym[okm], True
-                Eq[take] = _SubForm(sub, take)._restricted().value(q[take])
+                Eq[take] = restrict(sub, take).value(q[take])
         f, fn, fstat = logit_step(np.ascontiguousarray(yl), d, al, th)
         ok &= np.isfinite(fn) & np.all(np.isfinite(yl), axis=1)
         it[live] += 1
@@ -540,84 +356,6 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     return P, Y, it, done, stat
 
 
-def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evaluations=60):
-    """The multiplier mu of direction d at which q(mu), the count-constrained maximum-entropy distribution with
-    logits lambda + mu d, has metric value E[M](q) = v; returns q, y (mu in units of d) and a success flag.
-
-    A root of h(mu) = log gap(E(q(mu))) - log gap(v), gap the distance to the nearer attainable extreme (``lo``
-    or ``hi``): where the metric saturates, E approaches the extreme exponentially in mu, so h is nearly linear in
-    mu. The root is bracketed by doubling steps from the current mu, then found by regula falsi with the Illinois
-    rule. For each mu the count multipliers lambda come from Newton's method on the (convex) dual with mu fixed.
-    """
-    L, N, K = d.shape
-    tol = np.broadcast_to(np.asarray(tol, dtype=float), (L,))  # one tolerance, or one per list
-    dn, dlo, span = _normalise(d, prob.allowed)
-    frozen = prob.frozen.copy()
-    frozen[:, K] = True
-    near_top = (hi - v) <= (v - lo)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ref = np.log(np.where(near_top, hi - v, v - lo))
-        ref = np.where(np.isfinite(ref), ref, 0.0)
-
-    def h(E, idx):
-        top, lo_, hi_ = near_top[idx], lo[idx], hi[idx]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            gap = np.maximum(np.where(top, hi_ - E, E - lo_), 1e-300)
-            out = np.where(top, ref[idx] - np.log(gap), np.log(gap) - ref[idx])
-            return np.where(np.isfinite(lo_) & np.isfinite(hi_), out, E - v[idx])
-
-    def at(idx, mu, y):
-        yy = y.copy()
-        yy[:, K] = mu
-        q, yy, _, ok = _newton_linear(dn[idx], prob.allowed[idx], prob.rowmask[idx], prob.r[idx],
-                                      np.zeros(idx.size), yy, frozen[idx], 1e-12, inner_iter)
-        return q, yy, ok, _SubForm(form, idx)._restricted().value(q)
-
-    everyone = np.arange(L)
-    ya = np.where(frozen, 0.0, y0)
-    mu_a = np.where(span > 0, y0[:, K] * span, 0.0)
-    q, ya, ok, E = at(everyone, mu_a, ya)
-    h_a = h(E, everyone)
-    Q, Y, found = q.copy(), ya.copy(), ok & (np.abs(E - v) <= tol)
-    # bracket: step away from mu_a in the direction that brings E towards v, doubling the step
-    step = np.where(h_a < 0, 1.0, -1.0) * np.maximum(1.0, np.abs(mu_a))
-    mu_b, h_b, y_b = mu_a.copy(), h_a.copy(), ya.copy()
-    live = np.flatnonzero(ok & ~found)
-    for _ in range(40):
-        live = live[np.abs(mu_a[live] + step[live]) <= _MU_MAX]  # beyond: exp overflows, no root to find
-        if live.size == 0:
-            break
-        mu_b[live] = mu_a[live] + step[live]
-        q, yb, okb, Eb = at(live, mu_b[live], y_b[live])
-        h_b[live], y_b[live] = h(Eb, live), yb
-        hit = okb & (np.abs(Eb - v[live]) <= tol[live])
-        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yb[hit], True
-        same = okb & ~hit & (np.sign(h_b[live]) == np.sign(h_a[live]))
-        moved = live[same]
-        mu_a[moved], h_a[moved], ya[moved] = mu_b[moved], h_b[moved], y_b[moved]
-        step[moved] *= 2.0
-        live = moved
-    bracket = ~found & (np.sign(h_a) != np.sign(h_b)) & np.isfinite(h_a) & np.isfinite(h_b)
-    live = np.flatnonzero(bracket)
-    for _ in range(evaluations):
-        if live.size == 0:
-            break
-        a, b = mu_a[live], mu_b[live]
-        mu_c = (a * h_b[live] - b * h_a[live]) / (h_b[live] - h_a[live])
-        q, yc, okc, Ec = at(live, mu_c, y_b[live])
-        h_c = h(Ec, live)
-        hit = okc & (np.abs(Ec - v[live]) <= tol[live])
-        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yc[hit], True
-        flip = np.sign(h_c) != np.sign(h_b[live])
-        lv = live
-        mu_a[lv] = np.where(flip, mu_b[lv], mu_a[lv])
-        h_a[lv] = np.where(flip, h_b[lv], 0.5 * h_a[lv])  # Illinois: halve the stale end's value
-        mu_b[lv], h_b[lv], y_b[lv] = mu_c, h_c, yc
-        live = live[okc & ~hit]
-    Y[:, K] = np.where(span > 0, Y[:, K] / np.where(span > 0, span, 1.0), 0.0)
-    return Q, Y, found
-
-
 def _value_and_grad(form, P):
     """E[M](P) and a writable copy-free gradient (one pass for the forms that compute both together)."""
     if hasattr(form, "value_and_grad"):
@@ -628,35 +366,6 @@ def _value_and_grad(form, P):
 def _rowmean(x, allowed):
     cnt = allowed.sum(2, keepdims=True)
     return np.where(allowed, x, 0.0).sum(2, keepdims=True) / np.maximum(cnt, 1)
-
-
-def _sub(prob: _Problem, idx) -> _Problem:
-    return _Problem(prob.rowmask[idx], prob.allowed[idx], prob.r[idx], prob.frozen[idx])
-
-
-class _SubForm:
-    """A view of a form restricted to some lists (forms hold per-list arrays on their leading axis)."""
-
-    def __init__(self, form, idx):
-        self.form, self.idx = form, idx
-
-    def _restricted(self):
-        f = self.form
-        if hasattr(f, "take"):  # forms that restrict themselves (views for the built-in forms)
-            return f.take(self.idx)
-        if dataclasses.is_dataclass(f):
-            kw = {}
-            for fld in dataclasses.fields(f):
-                val = getattr(f, fld.name)
-                kw[fld.name] = val[self.idx] if isinstance(val, np.ndarray) and val.ndim >= 1 else val
-            return type(f)(**kw)
-        raise InputError("a user expectation form must be a dataclass of per-list arrays or define take(index)")
-
-    def value(self, P):
-        return self._restricted().value(P)
-
-    def grad(self, P):
-        return self._restricted().grad(P)
 
 
 def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,

@@ -29,10 +29,8 @@ from meta_eval.errors import InputError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.cache import MemCache, open_cache
 from meta_eval.mem.curves import pr_error
-from meta_eval.mem.solver import MEMResult
+from meta_eval.mem.result import MEMResult
 from meta_eval.rankings import Rankings
-
-SOLVER_VERSION = "3"
 
 
 @dataclass
@@ -157,7 +155,7 @@ def check_plugins(lists: Lists, measures: Sequence) -> None:
     from meta_eval.measures.plugins import PluginError
     from meta_eval.measures.registry import Measure, is_builtin
     from meta_eval.measures.resolver import measures_of
-    from meta_eval.mem.forms import score_batch
+    from meta_eval.mem.verify import score_batch
 
     for spec in measures:
         try:
@@ -312,7 +310,7 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
         Every list with its status and reason; the summary compares the metrics on the lists where every metric
         converged (:func:`summarise`); warnings for failure rates above 1 %.
     """
-    from meta_eval.mem.solver import STATUS
+    from meta_eval.mem.result import STATUS
 
     b = lists.batch
     thresholds = list(range(1, b.n_grades)) if thresholds is None else list(thresholds)
