@@ -105,7 +105,8 @@ class MetricForm:
 # ----------------------------------------------------------------------------------------------------------
 
 def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool = True,
-                tol: float = VERIFY_TOL, seed: int = 0, method: str | None = None) -> MetricForm:
+                tol: float = VERIFY_TOL, seed: int = 0, method: str | None = None,
+                verified: float | None = None) -> MetricForm:
     """The expected-value form of ``metric`` for the lists of ``batch``: declared, derived or sampled.
 
     Parameters
@@ -128,6 +129,10 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     method : {"declared", "derived", "prefix-state", "sampled"}, optional
         Use this source only (e.g. to compare the sampled fallback with an exact form); default: the first that
         works, in that order.
+    verified : float, optional
+        The residual the caller found when it verified the declared form on the lists these come from: the
+        declared form is used without verifying it again (the solver verifies once, on all the lists, and its
+        workers build the form for their chunks).
 
     Raises
     ------
@@ -149,6 +154,8 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     if declared is not None:
         if measure is None:  # declared for a name only MEM knows: nothing to verify against
             return MetricForm(name, "declared", None, rel_level, 0.0, _build=declared)
+        if verified is not None and verified <= tol:
+            return MetricForm(name, "declared", measure, rel_level, verified, _build=declared)
         probe = verification_batch(batch, seed)
         try:
             residual = form_residual(declared(np.arange(probe.n_lists), probe), measure, probe, rel_level)

@@ -46,7 +46,8 @@ import numpy as np
 from meta_eval.errors import InfeasibleError, InputError
 from meta_eval.mem.batch import ListBatch
 from meta_eval.mem.expectations import ExpectationForm, restrict
-from meta_eval.mem.linear import Problem, match_value, newton_dual, problem, solve_direction, subproblem
+from meta_eval.mem.linear import (STALL_TOL, STEP_CAP, Problem, match_value, newton_dual, problem, solve_direction,
+                                  subproblem)
 from meta_eval.mem.result import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets,
                                   entropy)
 
@@ -261,19 +262,30 @@ def _solve_nonlinear(form, prob: Problem, v, y, P0, start, tol, max_iter, memory
 
     With ``match``, a step whose linear subproblem misses the metric value (or fails) is replaced by the
     maximum-entropy distribution along the same direction d whose *metric* value is exactly v
-    (:func:`_match_value`); the outer iteration then only has to settle the direction d = grad E(p). This matters
-    near an attainable extreme, where the tangent overestimates every gain (e.g. ERR: surer top ranks lower the
-    value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi`` are the attainable range.
+    (:func:`meta_eval.mem.linear.match_value`); the outer iteration then only has to settle the direction
+    d = grad E(p). This matters near an attainable extreme, where the tangent overestimates every gain (e.g. ERR:
+    surer top ranks lower the value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi``
+    are the attainable range.
+
+    Each step: the form's value and gradient at the live lists' distributions (one call), their linearised problems
+    (:func:`meta_eval.mem._newton.linearised_lists`), the form's value at the solutions, the value matched where
+    needed, and the logits moved (:func:`meta_eval.mem._iteration.advance_lists`); the state stays in full-size
+    arrays the compiled loops index by the live lists.
     """
-    from meta_eval.mem._iteration import anderson, logit_step, softmax_rows, step_change
+    from meta_eval.mem._iteration import advance_lists, softmax_rows
+    from meta_eval.mem._newton import linearised_lists
 
     L, N, K = P0.shape
     lo = np.full(L, -np.inf) if lo is None else lo
     hi = np.full(L, np.inf) if hi is None else hi
-    allowed = prob.allowed
+    allowed = np.ascontiguousarray(prob.allowed)
+    rowmask = np.ascontiguousarray(prob.rowmask)
+    frozen = np.ascontiguousarray(prob.frozen)
+    r = np.ascontiguousarray(prob.r, dtype=float)
     D = N * K
     with np.errstate(divide="ignore"):
         x = _centre(np.where(allowed, np.log(np.where(allowed, start, 1.0)), 0.0), allowed).reshape(L, D)
+    x = np.ascontiguousarray(x)
     X = np.zeros((L, memory, D))
     F = np.zeros((L, memory, D))
     nh = np.zeros(L, dtype=np.int64)
@@ -284,73 +296,40 @@ def _solve_nonlinear(form, prob: Problem, v, y, P0, start, tol, max_iter, memory
     it = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
     stat = np.full(L, np.inf)
-    P = start.copy()
-    Y = y.copy()
+    P = np.ascontiguousarray(start, dtype=float).copy()
+    Y = np.ascontiguousarray(y, dtype=float).copy()
     mix = np.ones(L)
-    limit = np.broadcast_to(np.asarray(max_iter), (L,))
+    limit = np.ascontiguousarray(np.broadcast_to(np.asarray(max_iter), (L,)), dtype=np.int64)
+    matching = np.broadcast_to(np.asarray(match, dtype=bool), (L,))
+    v = np.ascontiguousarray(v, dtype=float)
     live = np.flatnonzero(limit > 0)
+    p = softmax_rows(x[live].reshape(live.size, N, K), allowed[live], rowmask[live])
     for k in range(int(limit.max(initial=0))):
-        sp = subproblem(prob, live)
-        al = sp.allowed
-        th = x[live].reshape(live.size, N, K)
-        p = softmax_rows(th, al, sp.rowmask)
         sub = restrict(form, live)
         Ep, d = _value_and_grad(sub, p)
-        dp = np.einsum("lnk,lnk->l", d, p)
-        t = dp + bt[live] * (v[live] - Ep)
+        d = np.ascontiguousarray(d, dtype=float)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
         inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, _INNER_TOL_MAX)
         # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
-        q, yl, _, ok = solve_direction(d, sp, t, Y[live], inner_tol, inner_iter,
-                                               grow_cap=grow_cap)
+        q, yl, _, ok = linearised_lists(d, p, np.ascontiguousarray(Ep, dtype=float), v, bt, live, allowed, rowmask,
+                                        r, frozen, Y, inner_tol, int(inner_iter), bool(grow_cap), float(STEP_CAP),
+                                        float(STALL_TOL))
         Eq = sub.value(q)
-        if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
-            fix = np.flatnonzero((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
-            if fix.size:
-                qm, ym, okm = match_value(restrict(sub, fix), d[fix], subproblem(prob, live[fix]),
-                                           v[live][fix], np.where(ok[fix, None], yl[fix], Y[live][fix]),
-                                           lo[live][fix], hi[live][fix], tol, inner_iter)
-                take = fix[okm]
-                q[take], yl[take], ok[take] = qm[okm], ym[okm], True
-                Eq[take] = restrict(sub, take).value(q[take])
-        f, fn, fstat = logit_step(np.ascontiguousarray(yl), d, al, th)
-        ok &= np.isfinite(fn) & np.all(np.isfinite(yl), axis=1)
-        it[live] += 1
-        P[live[ok]], Y[live[ok]] = q[ok], yl[ok]
-        stat[live[ok]] = fstat[ok]
-        full = ok & (bt[live] == 1.0)
-        resid = np.abs(Eq - v[live])
-        # stationarity: the logits of the active entries unchanged, or (at a boundary, where logits diverge)
-        # probabilities unchanged
-        dq, count_residual = step_change(q, p, sp.r)
-        conv = full & (resid <= tol) & ((fstat <= _STAT_TOL) | (dq <= 1e-11)) & (count_residual <= 1e-9)
-        done[live[conv]] = True
-        bt[live] = np.where(ok, np.minimum(1.0, 2.0 * bt[live]), 0.5 * bt[live])
-        grew = fn > 1.5 * last_n[live]
-        xb = x[live]
-        fz = np.where(ok[:, None], f, 0.0)
-        slot = k % memory  # histories are ring buffers, read back in time order only where Anderson is used
-        X[live, slot], F[live, slot] = xb, fz
-        last_n[live] = np.where(ok, fn, last_n[live])
-        last_dq[live] = np.where(ok, dq, last_dq[live])
-        near = full & ~grew & (fn < _ANDERSON_START)  # Anderson only near the fixed point
-        # lists still running after damp_after steps (oscillating plain steps): damped steps, Anderson allowed
-        slow = it[live] > damp_after
-        mix[live] = np.where(slow, 0.5, 1.0)
-        near |= full & ~grew & slow
-        nhl = np.where(near, np.minimum(nh[live] + 1, memory), 0)
-        xn = xb + mix[live][:, None] * fz
-        acc = np.flatnonzero(nhl >= 2)
-        if acc.size:
-            order = (k + 1 + np.arange(memory)) % memory  # oldest first
-            rows = live[acc]
-            xa = anderson(X, F, rows, order, nhl[acc], xb[acc], fz[acc], mix[rows])
-            xn[acc] = np.where(np.isfinite(xa), xa, xn[acc])
-        nh[live] = nhl
-        x[live] = xn
-        stalls[live] = np.where(ok, 0, stalls[live] + 1)
-        # stop lists that are done, out of iterations, or whose steps have all failed for a while (flagged)
-        live = live[~conv & (it[live] < limit[live]) & (stalls[live] < _STALLED_STEPS)]
+        # the tangent misjudges the value (near an attainable extreme): match it along d exactly
+        fix = np.flatnonzero(((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
+                             & matching[live])
+        if fix.size:
+            qm, ym, okm = match_value(restrict(sub, fix), d[fix], subproblem(prob, live[fix]), v[live][fix],
+                                      np.where(ok[fix, None], yl[fix], Y[live][fix]), lo[live][fix],
+                                      hi[live][fix], tol, inner_iter)
+            take = fix[okm]
+            q[take], yl[take], ok[take] = qm[okm], ym[okm], True
+            Eq[take] = restrict(sub, take).value(q[take])
+        keep, p = advance_lists(k, live, q, yl, ok, np.ascontiguousarray(Eq, dtype=float), p, d, v, float(tol), r,
+                                allowed, rowmask, x, X, F, nh, bt, last_n, last_dq, stalls, it, done, stat, P, Y,
+                                mix, limit, int(damp_after), float(_STAT_TOL), float(_ANDERSON_START),
+                                int(_STALLED_STEPS))
+        live = live[keep]
         if live.size == 0:
             break
     return P, Y, it, done, stat
@@ -453,15 +432,29 @@ def solve_mems(batch: ListBatch, measures, values=None, *, counts: str = "retrie
     # costliest chunks first (their lists' total length; ties keep their order)
     order.sort(key=lambda kj: -int(batch.lengths[plans[kj[0]].chunks[kj[1]]].sum()))
     shared = {key: value for key, value in plans[named[0]].common.items()
-              if key not in ("measure", "values")} if named else {}
+              if key not in ("measure", "values", "verified")} if named else {}
     common = dict(shared, measures={k: plans[k].common["measure"] for k in named},
-                  metric_values={k: plans[k].common["values"] for k in named})
+                  metric_values={k: plans[k].common["values"] for k in named},
+                  residuals={k: plans[k].common["verified"] for k in named})
     solved = parallel_map(_solve_measure_chunk_task, [(k, plans[k].chunks[j]) for k, j in order], common=common,
                           jobs=jobs, scheduler=scheduler, desc=f"MEM {len(named)} metric(s)", unit="chunk",
                           progress=progress, weights=[batch.lengths[plans[k].chunks[j]].sum() for k, j in order])
     parts = dict(zip(order, solved))
     return [_assemble(plan, [parts[k, j] if plan.by_name else _solve_chunk_task(idx, **plan.common)
                              for j, idx in enumerate(plan.chunks)]) for k, plan in enumerate(plans)]
+
+
+_CONTROLLER = []  # threadpoolctl's controller, found once per process (finding the libraries takes milliseconds)
+
+
+def _one_blas_thread():
+    """A context in which BLAS runs one thread (numpy's small products on a chunk's lists: threads would only
+    cost)."""
+    from threadpoolctl import ThreadpoolController
+
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 @dataclass
@@ -480,9 +473,7 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
           seed) -> _Plan:
     """Check the arguments, build the form of a metric object (a name is rebuilt in the workers) and split the
     lists into chunks: evenly, sorted by length, at least four when there are 64 lists or more."""
-    from threadpoolctl import threadpool_limits
-
-    from meta_eval.mem.forms import MetricForm, check_metric, has_declared_form, metric_form
+    from meta_eval.mem.forms import MetricForm, check_metric, metric_form
 
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
@@ -491,22 +482,27 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     if v_all is not None and v_all.shape != (L,):
         raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
     by_name = isinstance(measure, str)  # workers rebuild a declared form from the name, for their own chunk
+    verified = None
     if by_name:
         check_metric(measure, rel_level)  # a bad name fails here, not in a worker after other metrics' work
-        if not has_declared_form(measure, rel_level):
-            # derived, prefix-state or sampled: probed and verified once, here, for every list; the (picklable)
-            # form then goes to the workers instead of being probed again for each chunk
-            with threadpool_limits(limits=1, user_api="blas"):
-                measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
+        # the form found and verified once, here, on every list: a declared one is rebuilt by the workers from
+        # the name (without verifying it again for each chunk); a derived, prefix-state or sampled one (picklable)
+        # goes to the workers instead of being probed again for each chunk
+        with _one_blas_thread():
+            found = metric_form(measure, batch, rel_level=rel_level, seed=seed)
+        if found.method == "declared":
+            verified = found.residual
+        else:
+            measure = found
     elif not isinstance(measure, MetricForm):
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _one_blas_thread():
             measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
     r_all = count_targets(batch, counts)
     order = np.argsort(batch.lengths, kind="stable")
     n_chunks = max(-(-L // chunk_size), min(4, L // 16), 1)
     chunks = [c for c in np.array_split(order, n_chunks) if c.size]
     common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
-                  max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
+                  max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed, verified=verified)
     return _Plan(batch, chunks, common, by_name, measure if isinstance(measure, str) else measure.name, errors)
 
 
@@ -547,28 +543,27 @@ def _assemble(plan: _Plan, parts: list) -> MEMResult:
                      info={"form": "; ".join(details)} if details else {}, **out)
 
 
-def _solve_measure_chunk_task(task, *, measures, metric_values, **common):
+def _solve_measure_chunk_task(task, *, measures, metric_values, residuals, **common):
     """One chunk of one metric's lists (a task of :func:`solve_mems`)."""
     k, idx = task
-    return _solve_chunk_task(idx, measure=measures[k], values=metric_values[k], **common)
+    return _solve_chunk_task(idx, measure=measures[k], values=metric_values[k], verified=residuals[k], **common)
 
 
 def _solve_chunk_task(idx, *, batch: ListBatch, measure, values, r_all, counts, tol, max_iter, memory,
-                      rel_level, seed):
-    """One chunk of lists (a task of :func:`solve_mem`): the solver's per-list results and the imposed values."""
-    from threadpoolctl import threadpool_limits
-
+                      rel_level, seed, verified=None):
+    """One chunk of lists (a task of :func:`solve_mem`): the solver's per-list results and the imposed values.
+    ``verified``: the residual of the declared form of a named metric, verified by the caller on all the lists."""
     from meta_eval.mem.forms import MetricForm, metric_form
     from meta_eval.mem.sampled import solve_sampled
 
-    with threadpool_limits(limits=1, user_api="blas"):  # many tiny (c+2)x(c+2) solves: BLAS threads only cost
+    with _one_blas_thread():  # numpy's small products on these lists: BLAS threads would only cost
         sub = batch.subset(idx)
         if sub.depth == 0:
             sub = ListBatch(np.zeros((idx.size, 1), dtype=np.int64), sub.lengths, sub.counts)
         if isinstance(measure, MetricForm):
             source, form = measure, measure.form(idx, sub)
         else:
-            source = metric_form(measure, sub, rel_level=rel_level, seed=seed)
+            source = metric_form(measure, sub, rel_level=rel_level, seed=seed, verified=verified)
             form = source.form(np.arange(idx.size), sub)
         v = source.observed(sub) if values is None else values[idx]
         if source.exact:
