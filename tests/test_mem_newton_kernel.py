@@ -238,7 +238,7 @@ def test_lane_sums_match_exactly_rounded_sums(seed, n, scale):
     budget = 1e-15 * (np.abs(x).sum() + 1e-300)
     assert abs(lane_sum(x, n) - math.fsum(x)) <= budget
     assert abs(lane_dot(x, y, n) - math.fsum(x * y)) <= budget
-    m1, m2 = lane_moments(y, x, w, n)
+    _, m1, m2, _ = lane_moments(y, x, w, n)
     assert abs(m1 - math.fsum(y * (x - w))) <= 1e-15 * (np.abs(y * (x - w)).sum() + 1e-300)
     assert abs(m2 - math.fsum(y * (x - w) ** 2)) <= 1e-15 * ((y * (x - w) ** 2).sum() + 1e-300)
     big = np.concatenate([x, -x[: n // 2], [1e-3]])  # half the terms cancel exactly
@@ -280,11 +280,91 @@ def test_linearised_lists_solve_the_linearised_problems(seed, n_lists, depth, gr
     Ep, v, bt = rng.random(live.size), rng.random(n_lists), rng.choice([1.0, 0.5], n_lists)
     Y = np.where(frozen, 0.0, rng.normal(size=(n_lists, grades + 1)))
     tol = np.full(live.size, 1e-11)
-    q, y, _, ok = linearised_lists(np.ascontiguousarray(d[live]), p, Ep, v, bt, live, allowed, rowmask, r,
-                                   frozen, Y, tol, 60, True, STEP_CAP, STALL_TOL)
+    q, y, _, ok, QK, DK, spans = linearised_lists(np.ascontiguousarray(d[live]), p, Ep, v, bt, live, allowed,
+                                                  rowmask, r, frozen, Y, tol, 60, True, STEP_CAP, STALL_TOL)
     target = (np.where(allowed[live], d[live], 0.0) * p).sum((1, 2)) + bt[live] * (v[live] - Ep)
     prob = Problem(rowmask[live], allowed[live], r[live], frozen[live])
     q_ref, y_ref, _, ok_ref = solve_direction(d[live], prob, target, Y[live].copy(), tol, 60, grow_cap=True)
     np.testing.assert_array_equal(ok, ok_ref)
     np.testing.assert_allclose(q[ok], q_ref[ok], atol=1e-9)
     np.testing.assert_allclose(y[ok], y_ref[ok], rtol=1e-6, atol=1e-6)
+    # the grade-major copies handed to the next step: q itself, and d shifted and scaled to [0, 1] by its span
+    np.testing.assert_array_equal(QK, q.transpose(0, 2, 1))
+    dl = np.where(allowed[live], d[live], np.nan)
+    span = np.nanmax(dl, axis=(1, 2)) - np.nanmin(dl, axis=(1, 2))
+    np.testing.assert_allclose(spans, span, rtol=1e-12)
+    np.testing.assert_allclose(DK, np.where(allowed[live], (d[live] - np.nanmin(dl, axis=(1, 2))[:, None, None])
+                                            / span[:, None, None], 0.0).transpose(0, 2, 1), atol=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), depth=st.integers(1, 40), grades=st.integers(2, 4), mu=st.sampled_from(
+    [0.0, 3.0, 4e10]))
+def test_the_grade_major_step_pieces_match_the_rank_major_ones(seed, depth, grades, mu):
+    """advance_lists works grade-major (grades x ranks): its logit step, step change and softmax against the
+    rank-major versions (themselves checked against numpy), on lists whose allowed entries are some grades at the
+    first n ranks."""
+    from meta_eval.mem import _iteration as it
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, depth + 1))
+    act = rng.random(grades) < 0.8
+    act[0] = True
+    allowed = (np.arange(depth)[:, None] < n) & act[None, :]
+    y = rng.normal(size=grades + 1)
+    y[grades] = mu
+    dK = rng.random((grades, depth)) * allowed.T
+    x = np.where(allowed.T, rng.normal(size=(grades, depth)) * 5, 0.0)
+    f_gm, f_rm = np.empty((grades, depth)), np.empty(depth * grades)
+    work = [np.empty(depth) for _ in range(5)]
+    fn_gm, st_gm = it._logit_step_gm(y[:grades].copy(), mu, dK, act, n, x, f_gm, np.empty((grades, depth)), *work)
+    fn_rm, st_rm = it._logit_step_one(y, np.ascontiguousarray(dK.T), allowed, np.ascontiguousarray(x.T), f_rm,
+                                      np.empty(grades))
+    scale = 1e-15 * max(1.0, abs(mu))
+    np.testing.assert_allclose(f_gm.T.reshape(-1), f_rm, rtol=1e-12, atol=scale)
+    assert abs(fn_gm - fn_rm) <= 1e-12 * fn_rm + scale and abs(st_gm - st_rm) <= 1e-12 * st_rm + scale
+    qK, pK = rng.dirichlet(np.ones(grades), depth).T * allowed.T, rng.random((grades, depth)) * allowed.T
+    r = rng.random(grades) * depth
+    np.testing.assert_allclose(it._step_change_gm(qK, pK, r, n),
+                               it._step_change_one(np.ascontiguousarray(qK.T), np.ascontiguousarray(pK.T), r,
+                                                   np.empty(grades)), rtol=1e-12, atol=1e-15)
+    out = np.empty((grades, depth))
+    it._softmax_gm(x, act, n, out, *work[:3], np.empty(depth, dtype=np.int64))
+    ref = np.zeros((depth, grades))
+    it._softmax_one(np.ascontiguousarray(x.T), allowed, np.arange(depth) < n, ref,
+                    np.empty(depth * grades, dtype=np.int64))
+    np.testing.assert_allclose(out[:, :n], ref.T[:, :n], rtol=1e-14, atol=1e-300)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), memory=st.integers(2, 7), steps=st.integers(1, 12))
+def test_the_incremental_anderson_step_matches_the_full_one(seed, memory, steps):
+    """Anderson from rings of differences with their Gram matrix kept up to date (advance_lists) against the step
+    from the ring buffers of iterates and residuals (_anderson_one, checked against numpy)."""
+    from meta_eval.mem import _iteration as it
+    from meta_eval.mem._vector import lane_dot
+
+    rng = np.random.default_rng(seed)
+    D, M1 = 25, memory - 1
+    X, F = np.zeros((memory, D)), np.zeros((memory, D))
+    dX, dF, Gd = np.zeros((M1, D)), np.zeros((M1, D)), np.zeros((M1, M1))
+    xprev, fprev = np.zeros(D), np.zeros(D)
+    nh = 0
+    for k in range(steps):
+        x, f = rng.normal(size=D), rng.normal(size=D) * 0.5 ** k
+        X[k % memory], F[k % memory] = x, f
+        pos = k % M1
+        dX[pos], dF[pos] = x - xprev, f - fprev
+        xprev, fprev = x, f
+        nh = min(nh + 1, memory) if rng.random() < 0.8 else 0
+        w = min(nh, M1)
+        for j in range(w):
+            Gd[pos, (k - j) % M1] = Gd[(k - j) % M1, pos] = lane_dot(dF[pos], dF[(k - j) % M1], D)
+        if nh >= 2:
+            ours, ref = np.empty(D), np.empty(D)
+            it._anderson_window(dX, dF, Gd, k, w, x, f, 0.5, ours, np.empty((M1, M1)), np.empty(M1),
+                                np.empty(M1))
+            order = (k + 1 + np.arange(memory)) % memory
+            it._anderson_one(X, F, order, nh, x, f, 0.5, ref, np.empty((M1, M1)), np.empty(M1), np.empty(M1),
+                             np.empty((M1, D)))
+            np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)

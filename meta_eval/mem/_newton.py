@@ -85,15 +85,14 @@ def dual_pass(dK, mask, n, r, t, y, frozen, Q, g, H, T, M, S, W, bits):
     g[K] = gK + cK
     H[K, K] = 0.0
     for a in range(K):
-        qa = Q[a]
-        tot = lane_sum(qa, n)
+        tot, m1, m2, sq = lane_moments(Q[a], dK[a], W, n)
         ga, ca = add(tot, 0.0, -r[a])
         g[a] = ga + ca
-        H[a, K], sq = lane_moments(qa, dK[a], W, n)
-        H[K, K] += sq
-        H[a, a] = tot - lane_dot(qa, qa, n)
+        H[a, K] = m1
+        H[K, K] += m2
+        H[a, a] = tot - sq
         for b in range(a + 1, K):
-            H[a, b] = -lane_dot(qa, Q[b], n)
+            H[a, b] = -lane_dot(Q[a], Q[b], n)
     for a in range(K + 1):
         for b in range(a + 1, K + 1):
             H[b, a] = H[a, b]
@@ -126,12 +125,12 @@ def _grad_hess_gm(dK, Q, W, n, r, t, frozen, g, H):
     g[K] = gK + cK
     H[K, K] = 0.0
     for a in range(K):
-        tot = lane_sum(Q[a], n)
+        tot, m1, m2, sq = lane_moments(Q[a], dK[a], W, n)
         ga, ca = add(tot, 0.0, -r[a])
         g[a] = ga + ca
-        H[a, K], sq = lane_moments(Q[a], dK[a], W, n)
-        H[K, K] += sq
-        H[a, a] = tot - lane_dot(Q[a], Q[a], n)
+        H[a, K] = m1
+        H[K, K] += m2
+        H[a, a] = tot - sq
         for b in range(a + 1, K):
             H[a, b] = -lane_dot(Q[a], Q[b], n)
     for a in range(K + 1):
@@ -372,26 +371,52 @@ def warm_up() -> None:
 
 
 @njit(cache=True, error_model="numpy")
+def _extent(x, allowed, n):
+    """Smallest and largest x[:n] where allowed (inf and -inf if none): four running extremes, each entry either
+    itself or the neutral value, so the loop has no branch."""
+    a0 = a1 = a2 = a3 = np.inf
+    b0 = b1 = b2 = b3 = -np.inf
+    full = n - n % 4
+    for i in range(0, full, 4):
+        a0 = min(a0, x[i] if allowed[i] else np.inf)
+        a1 = min(a1, x[i + 1] if allowed[i + 1] else np.inf)
+        a2 = min(a2, x[i + 2] if allowed[i + 2] else np.inf)
+        a3 = min(a3, x[i + 3] if allowed[i + 3] else np.inf)
+        b0 = max(b0, x[i] if allowed[i] else -np.inf)
+        b1 = max(b1, x[i + 1] if allowed[i + 1] else -np.inf)
+        b2 = max(b2, x[i + 2] if allowed[i + 2] else -np.inf)
+        b3 = max(b3, x[i + 3] if allowed[i + 3] else -np.inf)
+    for i in range(full, n):
+        a0 = min(a0, x[i] if allowed[i] else np.inf)
+        b0 = max(b0, x[i] if allowed[i] else -np.inf)
+    return min(min(a0, a1), min(a2, a3)), max(max(b0, b1), max(b2, b3))
+
+
+@njit(cache=True, error_model="numpy")
 def linearised_lists(d, p, Ep, v, bt, live, allowed, rowmask, r, frozen, Y, tol, max_iter, grow_cap, step_cap,
                      stall_tol):
     """The linearised problems of one step of the solver's sequential linearisation, for the lists ``live``.
 
     For live list i (``live[i]`` indexes the full-size arrays allowed, rowmask, r, frozen, Y, v, bt; d, p, Ep and
-    the outputs are compact): maximum entropy subject to the counts and d.q = t, t = d.p + bt (v - E(p)), by
+    the outputs are compact; allowed is False past each list's end, where rowmask is, and p is 0 where allowed is):
+    maximum entropy subject to the counts and d.q = t, t = d.p + bt (v - E(p)), by
     :func:`newton_one` from the multipliers Y. d is shifted and scaled to [0, 1] over the allowed entries first
     (the metric multiplier then works in units of d's span; a d constant to 1e-14 of its size carries no
     information, and its multiplier stays 0). tol (compact) is the gradient tolerance in those units.
 
-    Returns q (compact lists x ranks x grades), y (compact, mu in units of d), iterations and converged flags.
+    Returns q (compact lists x ranks x grades), y (compact, mu in units of d), iterations and converged flags, and
+    for the step that follows (:func:`meta_eval.mem._iteration.advance_lists`) q and the scaled d grade-major
+    (lists x grades x ranks) with d's span (the metric multiplier in scaled units is mu * span).
     """
     A, N, K = d.shape
     q = np.zeros((A, N, K))
+    QK = np.zeros((A, K, N))
+    DK = np.zeros((A, K, N))
+    spans = np.zeros(A)
     yout = np.zeros((A, K + 1))
     iters = np.zeros(A, dtype=np.int64)
     done = np.zeros(A, dtype=np.bool_)
-    dK = np.empty((K, N))
     mask = np.empty((K, N), dtype=np.bool_)
-    Q = np.empty((K, N))
     QB = np.empty((K, N))
     T = np.empty((K, N))
     V = np.empty((3, N))
@@ -403,38 +428,28 @@ def linearised_lists(d, p, Ep, v, bt, live, allowed, rowmask, r, frozen, Y, tol,
         l = live[i]
         n = 0
         for j in range(N):
-            if rowmask[l, j]:
-                n = j + 1
-        lo = np.inf
-        hi = -np.inf
-        dp = 0.0
-        for j in range(n):
-            for k in range(K):
-                if allowed[l, j, k] and rowmask[l, j]:
-                    x = d[i, j, k]
-                    lo = min(lo, x)
-                    hi = max(hi, x)
-                    dp += x * p[i, j, k]
-        t = dp + bt[l] * (v[l] - Ep[i])
+            n += rowmask[l, j]
+        lo, hi = _extent(d[i].reshape(N * K), allowed[l].reshape(N * K), n * K)
+        t = lane_dot(d[i].reshape(N * K), p[i].reshape(N * K), n * K) + bt[l] * (v[l] - Ep[i])  # p is 0 off allowed
         lo = lo if lo < np.inf else 0.0
         span = hi - lo if hi > -np.inf else 0.0
         if not span > 1e-14 * max(max(abs(lo), abs(hi)), 1e-300):
             span = 0.0
-        scale = span if span > 0.0 else 1.0
-        rows = 0
-        for j in range(N):
-            rows += rowmask[l, j]
+        spans[i] = span
+        inv = 1.0 / span if span > 0.0 else 1.0
+        dK = DK[i]
         for k in range(K):
             for j in range(n):
-                allow = allowed[l, j, k] and rowmask[l, j]
+                allow = allowed[l, j, k]
                 mask[k, j] = allow
-                dK[k, j] = (d[i, j, k] - lo) / scale if allow else 0.0
-        tn = (t - lo * rows) / span if span > 0.0 else 0.0
+                dK[k, j] = (d[i, j, k] - lo) * inv if allow else 0.0
+        tn = (t - lo * n) / span if span > 0.0 else 0.0
         for a in range(K + 1):
             fz[a] = frozen[l, a]
             y[a] = 0.0 if fz[a] else Y[l, a]
         fz[K] = fz[K] or span == 0.0
         y[K] = Y[l, K] * span if span > 0.0 else 0.0
+        Q = QK[i]
         iters[i], done[i] = newton_one(dK, mask, n, r[l], tn, y, fz, tol[i], max_iter, grow_cap, step_cap,
                                        stall_tol, Q, QB, T, V, bits, work)
         for a in range(K + 1):
@@ -443,4 +458,4 @@ def linearised_lists(d, p, Ep, v, bt, live, allowed, rowmask, r, frozen, Y, tol,
         for j in range(n):
             for k in range(K):
                 q[i, j, k] = Q[k, j]
-    return q, yout, iters, done
+    return q, yout, iters, done, QK, DK, spans

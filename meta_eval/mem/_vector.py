@@ -8,10 +8,11 @@ degree 13 (its remainder, r^14 / 14! < 2e-18, is below half an ulp of exp(r)), a
 within 1 ulp of the library's exp on [-708, 0] (tests/test_mem_newton_kernel.py), 0 below (probabilities below
 e^-708 of their rank's largest are 0 in double precision anyway).
 
-Sums over ranks are kept in eight lanes (the compiler keeps them in one vector register instead of waiting on one
-running sum), plain over blocks of :data:`BLOCK` ranks and added across blocks with Neumaier's compensation: the
-gradients they make are tested against tolerances of 1e-12 on counts of hundreds of documents. The order of every
-operation is fixed by the code, so results do not depend on the processor's vector width.
+Sums over ranks are kept in four running sums (independent additions the processor overlaps instead of waiting on
+one running sum), plain over blocks of :data:`BLOCK` ranks and added across blocks with Neumaier's compensation:
+the gradients they make are tested against tolerances of 1e-12 on counts of hundreds of documents. The order of
+every operation is fixed by the code (no reassociation is allowed to the compiler), so results do not depend on the
+processor's vector width.
 
 Written by hand because no library offers a vectorised exp or compensated sums inside numba-compiled code.
 """
@@ -24,7 +25,6 @@ import numpy as np
 from numba import njit
 
 BLOCK = 32  # ranks summed plainly before a compensated addition
-LANES = 8  # independent partial sums
 LOG2E = 1.4426950408889634
 LN2_HI = 6.93147180369123816490e-01  # ln 2 = LN2_HI + LN2_LO, LN2_HI with trailing zero bits: k LN2_HI is exact
 LN2_LO = 1.90821492927058770002e-10
@@ -80,25 +80,20 @@ def add(total, comp, x):
     return t, comp
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _fold(acc):
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
-
-
 @njit(cache=True, error_model="numpy")
 def lane_sum(x, n):
-    """sum x[:n] (module docstring: lanes, blocks, compensation)."""
-    acc = np.zeros(LANES)
+    """sum x[:n] (module docstring: four running sums, plain over blocks, compensated across blocks)."""
     tot = 0.0
     comp = 0.0
     full = n - n % BLOCK
     for lo in range(0, full, BLOCK):
-        for j in range(LANES):
-            acc[j] = 0.0
-        for i in range(lo, lo + BLOCK, LANES):
-            for j in range(LANES):
-                acc[j] += x[i + j]
-        tot, comp = add(tot, comp, _fold(acc))
+        a0 = a1 = a2 = a3 = 0.0
+        for i in range(lo, lo + BLOCK, 4):
+            a0 += x[i]
+            a1 += x[i + 1]
+            a2 += x[i + 2]
+            a3 += x[i + 3]
+        tot, comp = add(tot, comp, (a0 + a1) + (a2 + a3))
     s = 0.0
     for i in range(full, n):
         s += x[i]
@@ -108,25 +103,37 @@ def lane_sum(x, n):
 
 @njit(cache=True, error_model="numpy")
 def lane_sum_accurate(x, n):
-    """sum x[:n] with every addition compensated (Knuth's branch-free TwoSum in each lane): for terms of very
-    different size that largely cancel (the dual's sum of each rank's largest logit, 1e10 per rank near an extreme,
-    against the multipliers' terms)."""
-    acc = np.zeros(LANES)
-    err = np.zeros(LANES)
-    full = n - n % LANES
-    for i in range(0, full, LANES):
-        for j in range(LANES):
-            a = acc[j]
-            b = x[i + j]
-            s = a + b
-            bb = s - a
-            err[j] += (a - (s - bb)) + (b - bb)
-            acc[j] = s
+    """sum x[:n] with every addition compensated (Knuth's branch-free TwoSum in four running sums): for terms of
+    very different size that largely cancel (the dual's sum of each rank's largest logit, 1e10 per rank near an
+    extreme, against the multipliers' terms)."""
+    s0 = s1 = s2 = s3 = 0.0
+    e0 = e1 = e2 = e3 = 0.0
+    full = n - n % 4
+    for i in range(0, full, 4):
+        b = x[i]
+        t = s0 + b
+        bb = t - s0
+        e0 += (s0 - (t - bb)) + (b - bb)
+        s0 = t
+        b = x[i + 1]
+        t = s1 + b
+        bb = t - s1
+        e1 += (s1 - (t - bb)) + (b - bb)
+        s1 = t
+        b = x[i + 2]
+        t = s2 + b
+        bb = t - s2
+        e2 += (s2 - (t - bb)) + (b - bb)
+        s2 = t
+        b = x[i + 3]
+        t = s3 + b
+        bb = t - s3
+        e3 += (s3 - (t - bb)) + (b - bb)
+        s3 = t
     tot = 0.0
     comp = 0.0
-    for j in range(LANES):
-        tot, comp = add(tot, comp, acc[j])
-        tot, comp = add(tot, comp, err[j])
+    for v in (s0, e0, s1, e1, s2, e2, s3, e3):
+        tot, comp = add(tot, comp, v)
     for i in range(full, n):
         tot, comp = add(tot, comp, x[i])
     return tot + comp
@@ -135,17 +142,17 @@ def lane_sum_accurate(x, n):
 @njit(cache=True, error_model="numpy")
 def lane_dot(x, y, n):
     """sum x[:n] * y[:n] (module docstring)."""
-    acc = np.zeros(LANES)
     tot = 0.0
     comp = 0.0
     full = n - n % BLOCK
     for lo in range(0, full, BLOCK):
-        for j in range(LANES):
-            acc[j] = 0.0
-        for i in range(lo, lo + BLOCK, LANES):
-            for j in range(LANES):
-                acc[j] += x[i + j] * y[i + j]
-        tot, comp = add(tot, comp, _fold(acc))
+        a0 = a1 = a2 = a3 = 0.0
+        for i in range(lo, lo + BLOCK, 4):
+            a0 += x[i] * y[i]
+            a1 += x[i + 1] * y[i + 1]
+            a2 += x[i + 2] * y[i + 2]
+            a3 += x[i + 3] * y[i + 3]
+        tot, comp = add(tot, comp, (a0 + a1) + (a2 + a3))
     s = 0.0
     for i in range(full, n):
         s += x[i] * y[i]
@@ -155,32 +162,61 @@ def lane_dot(x, y, n):
 
 @njit(cache=True, error_model="numpy")
 def lane_moments(q, x, w, n):
-    """(sum q (x - w), sum q (x - w)^2) over [:n] (module docstring)."""
-    acc1 = np.zeros(LANES)
-    acc2 = np.zeros(LANES)
-    t1 = c1 = t2 = c2 = 0.0
+    """(sum q, sum q e, sum q e^2, sum q^2) over [:n], e = x - w, in one loop (module docstring)."""
+    t0 = c0 = t1 = c1 = t2 = c2 = t3 = c3 = 0.0
     full = n - n % BLOCK
     for lo in range(0, full, BLOCK):
-        for j in range(LANES):
-            acc1[j] = 0.0
-            acc2[j] = 0.0
-        for i in range(lo, lo + BLOCK, LANES):
-            for j in range(LANES):
-                e = x[i + j] - w[i + j]
-                v = q[i + j] * e
-                acc1[j] += v
-                acc2[j] += v * e
-        t1, c1 = add(t1, c1, _fold(acc1))
-        t2, c2 = add(t2, c2, _fold(acc2))
-    s1 = s2 = 0.0
+        s0 = s1 = s2 = s3 = 0.0
+        u0 = u1 = u2 = u3 = 0.0
+        v0 = v1 = v2 = v3 = 0.0
+        z0 = z1 = z2 = z3 = 0.0
+        for i in range(lo, lo + BLOCK, 4):
+            qa = q[i]
+            qb = q[i + 1]
+            qc = q[i + 2]
+            qd = q[i + 3]
+            ea = x[i] - w[i]
+            eb = x[i + 1] - w[i + 1]
+            ec = x[i + 2] - w[i + 2]
+            ed = x[i + 3] - w[i + 3]
+            s0 += qa
+            s1 += qb
+            s2 += qc
+            s3 += qd
+            ua = qa * ea
+            ub = qb * eb
+            uc = qc * ec
+            ud = qd * ed
+            u0 += ua
+            u1 += ub
+            u2 += uc
+            u3 += ud
+            v0 += ua * ea
+            v1 += ub * eb
+            v2 += uc * ec
+            v3 += ud * ed
+            z0 += qa * qa
+            z1 += qb * qb
+            z2 += qc * qc
+            z3 += qd * qd
+        t0, c0 = add(t0, c0, (s0 + s1) + (s2 + s3))
+        t1, c1 = add(t1, c1, (u0 + u1) + (u2 + u3))
+        t2, c2 = add(t2, c2, (v0 + v1) + (v2 + v3))
+        t3, c3 = add(t3, c3, (z0 + z1) + (z2 + z3))
+    s0 = u0 = v0 = z0 = 0.0
     for i in range(full, n):
-        e = x[i] - w[i]
-        v = q[i] * e
-        s1 += v
-        s2 += v * e
-    t1, c1 = add(t1, c1, s1)
-    t2, c2 = add(t2, c2, s2)
-    return t1 + c1, t2 + c2
+        qa = q[i]
+        ea = x[i] - w[i]
+        ua = qa * ea
+        s0 += qa
+        u0 += ua
+        v0 += ua * ea
+        z0 += qa * qa
+    t0, c0 = add(t0, c0, s0)
+    t1, c1 = add(t1, c1, u0)
+    t2, c2 = add(t2, c2, v0)
+    t3, c3 = add(t3, c3, z0)
+    return t0 + c0, t1 + c1, t2 + c2, t3 + c3
 
 
 @njit(cache=True, error_model="numpy")
