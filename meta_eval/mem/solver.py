@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from meta_eval.errors import InfeasibleError, InputError
-from meta_eval.mem.batch import ListBatch
+from meta_eval.mem.batch import ListBatch, onehot
 from meta_eval.mem.expectations import ExpectationForm, restrict
 from meta_eval.mem.linear import (STALL_TOL, STEP_CAP, Problem, match_value, newton_dual, problem, solve_direction,
                                   subproblem)
@@ -84,8 +84,8 @@ def _attainable(form: ExpectationForm, batch: ListBatch, r: np.ndarray):
     for j in range(K - 1, 0, -1):
         worst += j * ((pos < bottom[:, None]) & (pos >= (bottom - ri[:, j])[:, None]))
         bottom = bottom - ri[:, j]
-    hi = form.value(ListBatch(best, n, batch.counts).onehot())
-    lo = form.value(ListBatch(worst, n, batch.counts).onehot())
+    hi = form.value(onehot(best, n, K))
+    lo = form.value(onehot(worst, n, K))
     return np.minimum(lo, hi), np.maximum(lo, hi)
 
 
@@ -103,8 +103,8 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     n = batch.lengths.astype(float)
     status = np.zeros(L, dtype=np.int8)
     bad_counts = (np.abs(r.sum(1) - n) > 1e-9) | np.any(r < -1e-9, axis=1)
-    onehot = batch.onehot()
-    actual = form.value(onehot)
+    point = batch.onehot()  # the actual lists as point masses
+    actual = form.value(point)
     # undefined: no value, or a form that is undefined for the list (e.g. AP's 1/R with R = 0, which the core
     # library scores 0 by trec_eval's convention)
     undefined = ~np.isfinite(v) | ~np.isfinite(actual)
@@ -158,14 +158,14 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
         # failed on TREC-COVID; elsewhere a second start rescued 1 of 10 ERR lists for 60 % more of ERR's time)
         other = np.where(mixes == _START_MIX, _START_MIX_NEAR, _START_MIX)
         attempts = [(mixes, False, limit > 0), (other, True, edge)]
-        onehot = onehot * prob.allowed  # the actual lists on the entries the counts allow
-        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, _start(onehot, prob, P0, mixes), tol, limit,
+        point = point * prob.allowed  # the actual lists on the entries the counts allow
+        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, _start(point, prob, P0, mixes), tol, limit,
                                                memory, lo, hi, edge, v)
         for mix, grow_cap, which in attempts:
             todo = which & (limit > 0) & ~done
             if not todo.any():
                 continue
-            Pa, ya, ita, da, sa = _nonlinear_pass(form, prob, vv, y_start, P0, _start(onehot, prob, P0, mix), tol,
+            Pa, ya, ita, da, sa = _nonlinear_pass(form, prob, vv, y_start, P0, _start(point, prob, P0, mix), tol,
                                                   limit * todo, memory, lo, hi, edge & todo, v, grow_cap=grow_cap)
             take = todo & da
             P[take], y[take], done[take], stat[take] = Pa[take], ya[take], True, sa[take]
@@ -179,11 +179,11 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
                 on_face=edge & done & (not form.linear))
 
 
-def _start(onehot: np.ndarray, prob: Problem, P0, mix) -> np.ndarray:
+def _start(point: np.ndarray, prob: Problem, P0, mix) -> np.ndarray:
     """The linearisation's start: each list's actual grades (one-hot, on the allowed entries) mixed with weight
     ``mix`` of the count-only P0."""
     eps = mix[:, None, None]
-    start = (1 - eps) * onehot + eps * P0
+    start = (1 - eps) * point + eps * P0
     return start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
 
 
@@ -456,17 +456,20 @@ def solve_mems(batch: ListBatch, measures, values=None, *, counts: str = "retrie
                              for j, idx in enumerate(plan.chunks)]) for k, plan in enumerate(plans)]
 
 
-_CONTROLLER = []  # threadpoolctl's controller, found once per process (finding the libraries takes milliseconds)
+_CONTROLLER: list = []  # (modules imported when found, threadpoolctl controller): found again after new imports
 
 
 def _one_blas_thread():
     """A context in which BLAS runs one thread (numpy's small products on a chunk's lists: threads would only
-    cost)."""
+    cost). Finding the thread pools walks every loaded shared library (about 10 ms): the controller is kept, and
+    found again only when modules were imported since."""
+    import sys
+
     from threadpoolctl import ThreadpoolController
 
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    if not _CONTROLLER or _CONTROLLER[0][0] != len(sys.modules):
+        _CONTROLLER[:] = [(len(sys.modules), ThreadpoolController())]
+    return _CONTROLLER[0][1].limit(limits=1, user_api="blas")
 
 
 @dataclass
