@@ -86,7 +86,7 @@ def _warm_solver():
     """
     import threading
 
-    from meta_eval.mem._newton import warm_up
+    from meta_eval.mem.solver import warm_up
 
     thread = threading.Thread(target=warm_up, name="meta-eval-warm-solver", daemon=True)
     thread.start()

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from meta_eval.mem._newton import solve_small
-from meta_eval.mem._vector import exp_neg, lane_dot, lane_sum
+from meta_eval.mem._vector import exp_neg, lane_dot, lane_sum, solve_small
 
 ACTIVE = 50.0  # logits more than this below their rank's largest hold probabilities below e^-50 of it: inactive
 

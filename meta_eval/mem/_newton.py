@@ -30,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from meta_eval.mem._vector import add, exp_neg, lane_dot, lane_moments, lane_sum, lane_sum_accurate, sum_logs
+from meta_eval.mem._vector import (add, exp_neg, lane_dot, lane_moments, lane_sum, lane_sum_accurate, solve_small,
+                                   sum_logs)
 
 ARMIJO = 1e-4  # sufficient decrease of the line search
 HALVINGS = 30  # backtracking steps before a Newton direction is given up
@@ -175,38 +176,6 @@ def _newton_step(H, g, step):
     for a in range(K1):
         if not np.isfinite(step[a]):
             step[a] = 0.0
-
-
-@njit(cache=True, error_model="numpy")
-def solve_small(A, b, out):
-    """out = A^-1 b for a small system by Gaussian elimination with partial pivoting (A and b are overwritten); an
-    unknown whose pivot is 0 (a singular system) is left at 0."""
-    K1 = b.size
-    for col in range(K1):
-        piv = col
-        for row in range(col + 1, K1):
-            if abs(A[row, col]) > abs(A[piv, col]):
-                piv = row
-        if piv != col:
-            for k in range(K1):
-                A[col, k], A[piv, k] = A[piv, k], A[col, k]
-            b[col], b[piv] = b[piv], b[col]
-        if A[col, col] == 0.0:
-            continue
-        for row in range(col + 1, K1):
-            factor = A[row, col] / A[col, col]
-            if factor != 0.0:
-                for k in range(col, K1):
-                    A[row, k] -= factor * A[col, k]
-                b[row] -= factor * b[col]
-    for a in range(K1 - 1, -1, -1):
-        out[a] = 0.0
-        if A[a, a] == 0.0:
-            continue
-        acc = b[a]
-        for k in range(a + 1, K1):
-            acc -= A[a, k] * out[k]
-        out[a] = acc / A[a, a]
 
 
 @njit(cache=True, error_model="numpy")
@@ -355,19 +324,6 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
             for k in range(K):
                 q[l, i, k] = Q[k, i]
     return q, iters, done
-
-
-def warm_up() -> None:
-    """Compile (or load from numba's cache) :func:`newton_lists` for the one signature the solver uses.
-
-    A study calls this in a thread at its start: most of the compilation runs in LLVM without the GIL, so it
-    overlaps the first stages, and the worker processes of the informativeness stage then load the cached code
-    instead of each compiling it.
-    """
-    L, N, K = 1, 2, 2
-    newton_lists(np.zeros((L, N, K)), np.ones((L, N, K), dtype=np.bool_), np.ones((L, N), dtype=np.bool_),
-                 np.ones((L, K)), np.zeros(L), np.zeros((L, K + 1)), np.zeros((L, K + 1), dtype=np.bool_),
-                 np.ones(L), 1, False, 1.0, 1.0)
 
 
 @njit(cache=True, error_model="numpy")

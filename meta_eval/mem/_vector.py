@@ -14,7 +14,9 @@ the gradients they make are tested against tolerances of 1e-12 on counts of hund
 every operation is fixed by the code (no reassociation is allowed to the compiler), so results do not depend on the
 processor's vector width.
 
-Written by hand because no library offers a vectorised exp or compensated sums inside numba-compiled code.
+Also the small dense solve of the Newton and Anderson steps (:func:`solve_small`). Written by hand because no
+library offers a vectorised exp or compensated sums inside numba-compiled code, and numba's LAPACK binding adds
+seconds of compilation for (c+2)-sized systems.
 """
 
 from __future__ import annotations
@@ -231,3 +233,35 @@ def sum_logs(s, n):
             prod *= s[i]
         tot, comp = add(tot, comp, np.log(prod))
     return tot + comp
+
+
+@njit(cache=True, error_model="numpy")
+def solve_small(A, b, out):
+    """out = A^-1 b for a small system by Gaussian elimination with partial pivoting (A and b are overwritten); an
+    unknown whose pivot is 0 (a singular system) is left at 0."""
+    K1 = b.size
+    for col in range(K1):
+        piv = col
+        for row in range(col + 1, K1):
+            if abs(A[row, col]) > abs(A[piv, col]):
+                piv = row
+        if piv != col:
+            for k in range(K1):
+                A[col, k], A[piv, k] = A[piv, k], A[col, k]
+            b[col], b[piv] = b[piv], b[col]
+        if A[col, col] == 0.0:
+            continue
+        for row in range(col + 1, K1):
+            factor = A[row, col] / A[col, col]
+            if factor != 0.0:
+                for k in range(col, K1):
+                    A[row, k] -= factor * A[col, k]
+                b[row] -= factor * b[col]
+    for a in range(K1 - 1, -1, -1):
+        out[a] = 0.0
+        if A[a, a] == 0.0:
+            continue
+        acc = b[a]
+        for k in range(a + 1, K1):
+            acc -= A[a, k] * out[k]
+        out[a] = acc / A[a, a]

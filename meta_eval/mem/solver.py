@@ -359,6 +359,20 @@ def _rowmean(x, allowed):
     return np.where(allowed, x, 0.0).sum(2, keepdims=True) / np.maximum(cnt, 1)
 
 
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the solver's kernels -- the dual Newton solves, the linearisation's
+    steps, the forms' values and gradients -- for the signatures the solver uses, by solving a tiny problem with a
+    pairwise, a cascade and a linear form.
+
+    A study calls this in a thread at its start: most of the compilation runs in LLVM without the GIL, so it
+    overlaps the first stages, and the worker processes of the informativeness stage then load the cached code
+    instead of each compiling it.
+    """
+    batch = ListBatch.from_lists([[2, 0, 1, 0, 1, 0], [1, 0, 0, 2, 0, 0]], counts=[[3, 2, 1]])
+    for measure in ("AP", "ERR", "nDCG"):
+        solve_mem(batch, measure)
+
+
 def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
               counts: str = "retrieved", tol: float = 1e-10, max_iter: int = 300, memory: int = 6,
               chunk_size: int = 128, errors: str = "flag", progress: bool = False, rel_level: int = 1,
