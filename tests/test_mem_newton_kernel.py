@@ -222,6 +222,15 @@ def test_exp_neg_is_within_an_ulp_of_the_library_exp():
     y = x.copy()
     exp_neg(y, y, np.empty(x.size, dtype=np.int64))  # in place
     np.testing.assert_array_equal(y, out)
+    # with the shift and the running sum in its loops (the kernels' form)
+    from meta_eval.mem._vector import exp_shifted
+
+    m = rng.normal(size=x.size) * 10
+    shifted, total = np.empty_like(x), np.full(x.size, 0.5)
+    exp_shifted(x + m, m, shifted, total, np.empty(x.size, dtype=np.int64), x.size)
+    inside = (x + m) - m >= -708.0
+    np.testing.assert_allclose(shifted[inside], np.exp((x + m) - m)[inside], rtol=3e-16, atol=0)
+    np.testing.assert_array_equal(total, 0.5 + shifted)
 
 
 @settings(max_examples=30, deadline=None)

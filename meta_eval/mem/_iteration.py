@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from meta_eval.mem._vector import exp_neg, lane_dot, lane_sum, solve_small
+from meta_eval.mem._vector import exp_neg, exp_shifted, lane_dot, lane_sum, solve_small
 
 ACTIVE = 50.0  # logits more than this below their rank's largest hold probabilities below e^-50 of it: inactive
 
@@ -297,7 +297,7 @@ def _step_change_gm(QK, pK, r, n):
 @njit(cache=True, error_model="numpy")
 def _softmax_gm(x, act, n, out, M, S, Z, bits):
     """Softmax over the active grades of the logits x (grades x ranks) at n ranks into out (0 elsewhere); M, S, Z
-    (ranks) scratch (the exps read Z and write out: apart, the compiler vectorises them)."""
+    (ranks) scratch (the exps read x and write out: apart, the compiler vectorises them)."""
     K = x.shape[0]
     for i in range(n):
         M[i] = -np.inf
@@ -308,11 +308,7 @@ def _softmax_gm(x, act, n, out, M, S, Z, bits):
                 M[i] = max(M[i], x[k, i])
     for k in range(K):
         if act[k]:
-            for i in range(n):
-                Z[i] = x[k, i] - M[i]
-            exp_neg(Z[:n], out[k, :n], bits)
-            for i in range(n):
-                S[i] += out[k, i]
+            exp_shifted(x[k], M, out[k], S, bits, n)
         else:
             for i in range(n):
                 out[k, i] = 0.0

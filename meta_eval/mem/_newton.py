@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from meta_eval.mem._vector import (add, exp_neg, lane_dot, lane_moments, lane_sum, lane_sum_accurate, solve_small,
-                                   sum_logs)
+from meta_eval.mem._vector import (add, exp_shifted, lane_dot, lane_moments, lane_sum, lane_sum_accurate,
+                                   solve_small, sum_logs)
 
 ARMIJO = 1e-4  # sufficient decrease of the line search
 HALVINGS = 30  # backtracking steps before a Newton direction is given up
@@ -63,11 +63,7 @@ def dual_pass(dK, mask, n, r, t, y, frozen, Q, g, H, T, M, S, W, bits):
         M[i] = M[i] if M[i] > -np.inf else 0.0  # a rank with no allowed grade: q = 0, adds nothing
         S[i] = 0.0
     for k in range(K):
-        for i in range(n):
-            T[k, i] = T[k, i] - M[i]
-        exp_neg(T[k, :n], Q[k, :n], bits)
-        for i in range(n):
-            S[i] += Q[k, i]
+        exp_shifted(T[k], M, Q[k], S, bits, n)
     for i in range(n):
         W[i] = 0.0
         T[0, i] = 1.0 / S[i] if S[i] > 0.0 else 0.0

@@ -71,6 +71,24 @@ def exp_neg(x, out, bits):
         out[i] = out[i] * scale[i]
 
 
+@njit(cache=True, error_model="numpy")
+def exp_shifted(x, m, out, total, bits, n):
+    """out[i] = exp(x[i] - m[i]) for x[i] <= m[i] (0 below EXP_MIN, and for x[i] = -inf), i < n, added to
+    total[i]: :func:`exp_neg` with the shift and the running sum in its loops (no pass of their own)."""
+    for i in range(n):
+        xi = x[i] - m[i]
+        xc = max(xi, EXP_MIN)
+        k = np.floor(xc * LOG2E + 0.5)
+        r = (xc - k * LN2_HI) - k * LN2_LO
+        out[i] = _poly(r) if xi >= EXP_MIN else 0.0
+        bits[i] = (np.int64(k) + 1023) << 52
+    scale = bits.view(np.float64)
+    for i in range(n):
+        e = out[i] * scale[i]
+        out[i] = e
+        total[i] += e
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def add(total, comp, x):
     """Neumaier's compensated summation step: (total, comp) + x."""
