@@ -172,7 +172,7 @@ def reusability_figure(
         ax.set_title(f"{metric} ({moved} of {int((data['metric'] == metric).sum())} runs move)", fontsize="small")
     for ax in axes[len(metrics):]:
         ax.set_visible(False)
-    axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[0].yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))  # 10 ticks crowd a 1.45-inch panel
     axes[0].set_xlim(0, data["rank_full"].max() + 1)
     low, high = min(0, int(data["rank_change"].min())), max(1, int(data["rank_change"].max()))
     pad = 0.1 * (high - low)
