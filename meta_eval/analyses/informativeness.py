@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param, parse_bool
@@ -215,7 +216,7 @@ def _warm_solver():
     """
     import threading
 
-    from meta_eval.statistics.maxent._newton import warm_up
+    from meta_eval.statistics.maxent.solver import warm_up
 
     thread = threading.Thread(target=warm_up, name="meta-eval-warm-solver", daemon=True)
     thread.start()

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.rendering.paper_table import PaperTable, best_mask
 

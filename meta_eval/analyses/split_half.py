@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData, MemoryNeed
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
 from meta_eval.rendering.figure_style import (COLUMN_WIDTH, FULL_WIDTH, MARKERS, colors_for, dodge_offsets, dodged,
