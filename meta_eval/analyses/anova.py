@@ -15,7 +15,8 @@ from meta_eval.analyses._base import AnalysisData
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
-from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, MARKERS, colors_for, need_columns, styled
+from meta_eval.rendering.figure_style import (COLUMN_WIDTH, FULL_WIDTH, LINE_STYLES, MARKERS, colors_for,
+                                              need_columns, styled)
 from meta_eval.rendering.findings import Finding, Quoter, extremes
 from meta_eval.rendering.paper_table import PaperTable, best_mask
 
@@ -61,7 +62,9 @@ class AnovaDesign(Result):
         # the ω² bar chart repeats the table's two columns: drawn by the command, not in the study report
         return [FigureOutput("anova_omega", "Partial ω² of the system and topic effects",
                              lambda: omega_figure(self.anova.table, colors=self.colors), in_report=False),
-                FigureOutput("topic_set_size", "Topics needed against the minimum detectable difference",
+                FigureOutput("topic_set_size", "Topics needed against the minimum detectable difference minD, in "
+                             "each metric's own units (a metric on a smaller scale needs fewer topics at the same "
+                             "minD: the table's first column compares metrics)",
                              lambda: topic_set_size_figure(self.design.table, colors=self.colors))]
 
     def findings(self):
@@ -175,7 +178,11 @@ def topic_set_size_figure(
     shows — the paired t-test and the one-way ANOVA of the most systems (:func:`~meta_eval.rendering.paper_table.
     topic_set_size_columns`; the ANOVA of two systems is the t-test again, nearly to the topic) — one colour and
     marker per metric. A metric whose topic-set size is undefined (zero variance) has no line. ``table`` is
-    :attr:`TopicSetSize.table`; α and the power are in the caption the report writes."""
+    :attr:`TopicSetSize.table`; α and the power are in the caption the report writes.
+
+    Metrics of similar residual variance need the same topics to the unit, so their curves coincide: each metric
+    has its own line style, and its markers sit on every k-th minD of the grid (k metrics, the i-th metric from the
+    i-th point), so that on a shared curve every metric still shows its own markers."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -193,15 +200,17 @@ def topic_set_size_figure(
         for i, metric in enumerate(metrics):
             grp = part[part["metric"] == metric].sort_values("min_d")
             ax.plot(grp["min_d"], pd.to_numeric(grp["n_topics"]).astype(float), color=palette[metric],
-                    marker=MARKERS[i % len(MARKERS)], markersize=2.5, linewidth=1.1)
+                    marker=MARKERS[i % len(MARKERS)], markersize=3.5, linewidth=1.1,
+                    linestyle=LINE_STYLES[i % len(LINE_STYLES)], markevery=(i % len(metrics), len(metrics)),
+                    markeredgecolor="white", markeredgewidth=0.4)
         ax.set_yscale("log")
         ax.set_title("paired t-test" if design == "ttest" else f"one-way ANOVA, m = {m} systems", fontsize="medium")
         ax.grid(True, which="major", axis="both")
     axes[0].set_ylabel("topics needed")
     fig.supxlabel("minimum detectable difference (minD)", fontsize="medium")
-    handles = [Line2D([], [], color=palette[m], marker=MARKERS[i % len(MARKERS)], markersize=3, label=m)
-               for i, m in enumerate(metrics)]
-    fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small")
+    handles = [Line2D([], [], color=palette[m], marker=MARKERS[i % len(MARKERS)], markersize=3.5, label=m,
+                      linestyle=LINE_STYLES[i % len(LINE_STYLES)]) for i, m in enumerate(metrics)]
+    fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small", handlelength=3)
     return fig
 
 

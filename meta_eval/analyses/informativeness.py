@@ -21,7 +21,7 @@ from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param, parse_bool
-from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
+from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, LINE_STYLES, colors_for, styled
 from meta_eval.rendering.findings import Finding, Quoter
 from meta_eval.rendering.paper_table import PaperTable, best_mask
 
@@ -497,7 +497,8 @@ def inferred_curves_figure(curves: pd.DataFrame, *, colors: Mapping[str, object]
     """Actual and inferred (maximum-entropy) precision-recall curves, one panel per list.
 
     ``curves`` has columns ``list, source, recall, precision`` (source ``actual`` or ``MEM from <metric>``); the
-    actual curve is black, each inferred curve has its metric's colour.
+    actual curve is a broad light-grey band under the others (black would be GAP's colour, a reference's, and a
+    thin solid line would be AP's style), each inferred curve has its metric's colour and its own line style.
     """
     from matplotlib.figure import Figure
 
@@ -513,11 +514,12 @@ def inferred_curves_figure(curves: pd.DataFrame, *, colors: Mapping[str, object]
     for ax, name in zip(axes, names):
         part = curves[curves["list"] == name]
         actual = part[part.source == "actual"]
-        ax.plot(actual.recall, actual.precision, color="black", lw=1.0, label="actual")
+        ax.plot(actual.recall, actual.precision, color="0.8", lw=3.2, solid_capstyle="butt", zorder=1,
+                label="actual")
         for k, source in enumerate(sources):
             s = part[part.source == source]
-            ax.plot(s.recall, s.precision, color=palette[metric_of[source]], lw=1.3,
-                    linestyle=["-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2))][k % 4], label=source)
+            ax.plot(s.recall, s.precision, color=palette[metric_of[source]], lw=1.2,
+                    linestyle=LINE_STYLES[k % len(LINE_STYLES)], label=source, zorder=2)
         ax.set_title(name, fontsize="small")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.02)

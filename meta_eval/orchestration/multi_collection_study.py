@@ -294,7 +294,8 @@ def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> 
     from meta_eval.rendering.report import Report
     from meta_eval.rendering.paper_table import PaperTable
 
-    report = Report(tmp, f"meta-eval study of {len(specs)} collections", formats=options.formats, dpi=options.dpi)
+    title = f"meta-eval study of {len(specs)} collection{'s' if len(specs) > 1 else ''}"
+    report = Report(tmp, title, formats=options.formats, dpi=options.dpi)
     rows = [dict(collection=spec.name, systems=info["systems"], topics=info["topics"], depth=info["depth"],
                  grades=f"0..{info['max_grade']}", failed=", ".join(info["errors"]) or "—")
             for spec, (_, info) in zip(specs, done)]
@@ -308,11 +309,12 @@ def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> 
     tables = result.tables
     if "discpower_by_collection" in tables:
         t = tables["discpower_by_collection"]
-        section = report.section("Discriminative power", f"Proportion of system pairs told apart (ASL < "
+        section = report.section("Discriminative power", f"Percentage of system pairs told apart (ASL < "
                                  f"{options.alpha:g}, Sakai's paired bootstrap, B = {options.n_resamples}) over all "
-                                 "systems of each collection.")
-        report.table(section, "Discriminative power: proportion of system pairs told apart, per collection",
-                     PaperTable(t.set_index("metric"), decimals=3), "discpower_by_collection", full=t)
+                                 "systems of each collection (the CSV holds the proportions).")
+        # in percent, as each collection's own table (% discriminated); the CSV keeps the proportions
+        report.table(section, "Discriminative power: percentage of system pairs told apart, per collection",
+                     PaperTable(100 * t.set_index("metric"), decimals=1), "discpower_by_collection", full=t)
     if "agreement_by_collection" in tables:
         t = tables["agreement_by_collection"]
         section = report.section("Correlation", "Kendall's τ_b and the symmetrised τ_AP between the system "
@@ -351,11 +353,11 @@ def _figure2_panels(table: pd.DataFrame, order: list[str]):
     import numpy as np
     from matplotlib.figure import Figure
 
-    from meta_eval.rendering.figure_style import FULL_WIDTH, colors_for
+    from meta_eval.rendering.figure_style import FULL_WIDTH, metric_colors
 
     levels = sorted(table.threshold.unique())
     lines = list(dict.fromkeys(table.line))
-    palette = colors_for(lines, None)
+    palette = metric_colors(lines, references=("GAP", "nDCG"))  # black and grey, as in each collection's figures
     fig = Figure(figsize=(FULL_WIDTH, 1.2 + 1.9 * len(levels)), layout="constrained")
     axes = fig.subplots(len(levels), len(order), squeeze=False, sharey="row")
     for j, name in enumerate(order):
@@ -376,7 +378,7 @@ def _figure2_panels(table: pd.DataFrame, order: list[str]):
                 else:
                     ax.errorbar(part.g1, part.mean_rms, yerr=sem, color=palette[line], marker="o",
                                 markersize=3, lw=1.2, capsize=1.5, label=line)
-            ax.set_title(f"{name}, relevant = grade ≥ {level}", fontsize="medium")
+            ax.set_title(f"{name}, relevant: grade ≥ {level}", fontsize="medium")
             ax.set_xlim(-0.03, 1.03)
             if i == len(levels) - 1:
                 ax.set_xlabel("GAP's g1 (g2 = 1 − g1)")

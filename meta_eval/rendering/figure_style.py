@@ -281,8 +281,10 @@ def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int,
 # ------------------------------------------------------------------------------------------------------------------
 
 
-#: Line styles and markers of the series of one figure, in order (a metric keeps its colour from metric_colors).
-LINE_STYLES = ("-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))
+#: Line styles and markers of the series of one figure, in order (a metric keeps its colour from metric_colors):
+#: six dash patterns, so that the six metrics of a default study never share one, and lines that coincide still
+#: show each (solid, dashed, dotted, dash-dot, long dash, dash-dot-dot).
+LINE_STYLES = ("-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (9, 3)), (0, (5, 1.5, 1, 1.5, 1, 1.5)))
 MARKERS = ("o", "s", "D", "^", "v", "P")
 
 
@@ -312,3 +314,20 @@ def dodge_offsets(n: int, step: float):
     import numpy as np
 
     return (np.arange(n) - (n - 1) / 2) * step
+
+
+def fit_length(text, length: float, max_lines: int = 4) -> None:
+    """Break ``text`` (a matplotlib Text) into as few lines, of even length, as keep its long side within
+    ``length`` display units (pixels at the figure's dpi): a colour bar's label longer than the figure is high
+    runs off it. Left as it is when even ``max_lines`` lines do not fit."""
+    import math
+    import textwrap
+
+    words = " ".join(text.get_text().split())
+    renderer = text.figure._get_renderer()
+    for lines in range(1, max_lines + 1):
+        text.set_text(textwrap.fill(words, width=math.ceil(len(words) / lines)) if lines > 1 else words)
+        extent = text.get_window_extent(renderer)
+        if max(extent.width, extent.height) <= length:
+            return
+    text.set_text(words)

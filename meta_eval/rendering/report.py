@@ -227,7 +227,8 @@ class Report:
                 body.extend(_html_paragraph(p) for p in s.text.strip().split("\n\n"))
             for t in s.tables:
                 links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in (t.csv, t.tex))
-                body.append(f"<p><b>{e(t.caption)}</b> ({links})</p>{t.table.to_html()}")
+                # a table wider than the window scrolls in its own box: the page (and its text) keeps the window's width
+                body.append(f"<p><b>{e(t.caption)}</b> ({links})</p><div class='wide'>{t.table.to_html()}</div>")
             for f in s.figures:
                 links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in f.files
                                    if n != f.preview)
@@ -236,7 +237,8 @@ class Report:
         style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;line-height:1.4}"
                  "table{border-collapse:collapse;font-size:90%;margin-bottom:.5em}"
                  "td,th{padding:2px 8px;border-bottom:1px solid #ddd}td.num{text-align:right}"
-                 "th{border-bottom:2px solid #444}img{max-width:100%}.error{color:#a00}.note{font-size:85%}")
+                 "th{border-bottom:2px solid #444}img{max-width:100%}.error{color:#a00}.note{font-size:85%}"
+                 ".wide{overflow-x:auto}")
         return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(self.title)}</title>"
                 f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
 
