@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
     from meta_eval.core.params import Param
+    from meta_eval.core.progress import CostModel
     from meta_eval.measures import Measure
     from meta_eval.model.collection import Collection
     from meta_eval.rendering.findings import Finding
@@ -180,6 +181,10 @@ class Analysis:
         read a file.
     source : str
         A plug-in's file or module ("" for meta-eval's own analyses).
+    cost : CostModel or None
+        What a run costs (:class:`~meta_eval.core.progress.CostModel`: seconds of one core, from
+        ``count(data, params)`` units, fitted on measured runs): a study's time left is estimated from it. None:
+        unknown (the study says so).
     """
 
     name: str
@@ -201,6 +206,7 @@ class Analysis:
     quick: Mapping[str, Any] = field(default_factory=dict)
     before: Callable[[Mapping[str, Any]], Any] | None = None
     source: str = ""
+    cost: CostModel | None = None
 
     def input_files(self, params: Mapping[str, Any]) -> list[str]:
         """The files the parameters name (of the ``files`` parameters, the values that are existing files)."""

@@ -23,6 +23,7 @@ from typing import Any
 from meta_eval.analyses._base import NEEDS, Analysis, AnalysisData, MemoryNeed, Result
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import Param, did_you_mean, parse_value
+from meta_eval.core.progress import CostModel
 
 __all__ = ["analyses", "analysis", "builtin_modules", "dependency_order", "get_analysis", "parse_analysis"]
 
@@ -63,7 +64,8 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
              memory: Callable[[AnalysisData, Mapping[str, Any]], list[MemoryNeed]] | None = None,
              prepare: Callable[[], Any] | None = None, files: Sequence[str] = (), standardised: bool = False,
              parallel: bool = False, quick: Mapping[str, Any] | None = None,
-             before: Callable[[Mapping[str, Any]], Any] | None = None) -> Callable[[Callable[..., Result]], Analysis]:
+             before: Callable[[Mapping[str, Any]], Any] | None = None,
+             cost: CostModel | None = None) -> Callable[[Callable[..., Result]], Analysis]:
     """Declare an analysis: decorate its ``run(data, **params) -> Result`` function.
 
     The decorated name becomes the :class:`Analysis` declaration (its fields are documented there). meta-eval's
@@ -96,7 +98,7 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
         decl = Analysis(name, title, run, declared, tuple(requires), tuple(after),
                         summary or (run.__doc__ or title).strip().split("\n")[0], needs, order,
                         tuple(measures) if measures is not None else None, enabled, memory, prepare, tuple(files),
-                        standardised, parallel, dict(quick or {}), before)
+                        standardised, parallel, dict(quick or {}), before, cost=cost)
         module = str(getattr(run, "__module__", ""))
         if module.startswith(f"{__package__}."):
             _register(decl, module)

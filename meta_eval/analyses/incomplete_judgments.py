@@ -14,6 +14,7 @@ import pandas as pd
 from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import (FULL_WIDTH, MARKERS, colors_for, dodge_offsets, dodged, need_columns,
                                               styled)
 from meta_eval.rendering.findings import Finding, Quoter, extremes, ranked
@@ -66,6 +67,20 @@ def _pct(f: float) -> str:
     return f"{100 * f:.0f} %"
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Documents re-scored: fractions × draws × forms × documents retrieved × metrics."""
+    forms = len(params["forms"]) if params["forms"] else len(data.forms)
+    retrieved = float(data.collection.n_ret.sum()) if data.collection is not None else 0.0
+    return len(params["fractions"]) * params["n_draws"] * forms * retrieved * len(data.raw)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("fractions × draws × forms × documents retrieved × metrics", _work,
+                     {"demo, quick": (1.596e+06, 1.32), "demo": (1.436e+08, 4.72),
+                      "TREC-COVID, quick": (8.423e7, 2.81), "TREC-COVID": (7.58e9, 71.31)})
+
+
 @analysis("incomplete-judgments", quick=dict(fractions=(0.5,), n_draws=2),
           summary="Robustness to incomplete judgments.",
           title="Robustness to incomplete judgments", order=60,
@@ -84,7 +99,7 @@ def _pct(f: float) -> str:
                   replace(ANALYSIS_PARAMS["threshold"], doc="τ level the finding reports the smallest fraction for"),
                   ANALYSIS_PARAMS["seed"]),
 
-          memory=_memory, standardised=True, parallel=True)
+          memory=_memory, standardised=True, parallel=True, cost=COST)
 def run(data: AnalysisData, *, fractions: tuple[float, ...], n_draws: int, sampling: str,
         forms: tuple[str, ...] | None, reference: str, alpha: float, threshold: float,
         seed: int) -> IncompleteJudgmentsResult:
