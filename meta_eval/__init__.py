@@ -21,7 +21,7 @@ _EXPORTS = {
     "demo_collection": "model.demo", "demo_paths": "model.demo",
     "InfeasibleError": "core.errors", "InputError": "core.errors", "MetaEvalError": "core.errors",
     "OutputError": "core.errors",
-    "aggregate": "measures.scoring", "evaluate": "measures.scoring", "format_trec": "measures.scoring",
+    "aggregate": "measures.scoring", "evaluate": "measures.scoring", "format_trec": "rendering.trec_layout",
     "per_topic": "measures.scoring", "resolve": "measures.scoring", "score": "measures.scoring",
     "score_lists": "measures.scoring",
     "read_prefs": "inputs.trec", "read_qrels": "inputs.trec", "read_qrels_jg": "inputs.trec", "read_run": "inputs.trec",
@@ -62,7 +62,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from meta_eval.measures import Measure, Param, families, get_measure, make_measure, register
     from meta_eval.measures.plugins import metric_from_callable, per_list
     from meta_eval.measures.resolver import load_metric
-    from meta_eval.measures.scoring import aggregate, evaluate, format_trec, per_topic, resolve, score, score_lists
+    from meta_eval.measures.scoring import aggregate, evaluate, per_topic, resolve, score, score_lists
+    from meta_eval.rendering.trec_layout import format_trec
     from meta_eval.model.collection import Collection, build_collection, load_collection
     from meta_eval.model.judgment_groups import JudgmentGroupCollection, load_judgment_groups
     from meta_eval.model.preferences import PreferenceCollection, load_preferences

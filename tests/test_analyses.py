@@ -90,11 +90,12 @@ def test_the_users_analysis_runs_from_the_study_command(tmp_path):
     assert res.exit_code == 0, res.output
     report = (out / "report.md").read_text()
     assert "## Stability of the top systems" in report and "Under topic resampling the top 3 systems" in report
-    assert (out / "top_stability.tex").exists() and (out / "top_stability.png").exists()
-    summary = pd.read_csv(out / "top_stability.csv")
+    mine = out / "top-stability"  # a plug-in's files in a folder of its own
+    assert (mine / "top_stability.tex").exists() and (mine / "top_stability.png").exists()
+    summary = pd.read_csv(mine / "top_stability.csv")
     assert set(summary.measure) == {"AP", "nDCG@10", "GAP", "nDCG"}
     manifest = json.loads((out / "manifest.json").read_text())
-    assert "top-stability" in manifest["timings_s"] and "top_stability.csv" in \
+    assert "top-stability" in manifest["timings_s"] and "top-stability/top_stability.csv" in \
         manifest["analyses"]["top-stability"]["files"]
     assert str(EXAMPLE) in manifest["study_options"]["analyses"][0]
 

@@ -23,97 +23,26 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from meta_eval.analyses._containment import checked
+from meta_eval.analyses._result import Result
 from meta_eval.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pandas as pd
-    from matplotlib.figure import Figure
 
     from meta_eval.core.params import Param
     from meta_eval.core.progress import CostModel
     from meta_eval.measures import Measure
     from meta_eval.model.collection import Collection
-    from meta_eval.rendering.findings import Finding
-    from meta_eval.rendering.paper_table import PaperTable
 
-__all__ = ["DEFAULT_AGAINST", "DEFAULT_METRICS", "NEEDS", "Analysis", "AnalysisData", "FigureOutput", "MemoryNeed", "Result", "TableOutput"]
+__all__ = ["DEFAULT_AGAINST", "DEFAULT_METRICS", "NEEDS", "Analysis", "AnalysisData", "MemoryNeed"]
 
 #: What an analysis reads, least first (:attr:`Analysis.needs`).
 NEEDS = ("measures", "scores", "collection")
 #: The measures a study (and every analysis command) studies by default, and the references it compares them with.
 DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
 DEFAULT_AGAINST = ("GAP", "nDCG")
-
-
-@dataclass
-class TableOutput:
-    """One table of a result: ``stem``.csv holds ``frame`` (the full detail); ``compact``, when there is one, is
-    the paper table shown in reports and written as ``stem``.tex with ``caption``."""
-
-    stem: str
-    caption: str
-    frame: pd.DataFrame
-    compact: PaperTable | None = None
-
-
-@dataclass
-class FigureOutput:
-    """One figure of a result, drawn by ``draw()`` when it is written. ``in_report=False``: written by the
-    analysis's own command only (the study report's table already shows the same numbers)."""
-
-    stem: str
-    caption: str
-    draw: Callable[[], Figure]
-    in_report: bool = True
-
-
-@dataclass
-class Result:
-    """Base class of analysis results: the protocol every layer above the analyses uses.
-
-    A subclass (a dataclass of its numbers) implements :meth:`tables` and, when it has them, :meth:`figures` and
-    :meth:`findings`; it is given :attr:`text` (how the numbers were obtained: method, parameters, seed, in a few
-    sentences). Running the declaration records in :attr:`analysis` which analysis produced it and in
-    :attr:`params` with what parameters.
-    """
-
-    text: str = field(default="", kw_only=True)
-    analysis: str = field(default="", kw_only=True)
-    params: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
-
-    def tables(self) -> list[TableOutput]:
-        """Every table of the result, the main one first."""
-        raise NotImplementedError(f"{type(self).__name__} must implement tables()")
-
-    def to_frame(self) -> pd.DataFrame:
-        """The full tidy table of the result (its main CSV)."""
-        return self.outputs[0].frame
-
-    def table(self) -> PaperTable:
-        """The compact table a paper shows (the first table that has one; else the main frame as a table)."""
-        from meta_eval.rendering.paper_table import PaperTable
-
-        compact = next((t.compact for t in self.outputs if t.compact is not None), None)
-        return compact if compact is not None else PaperTable(self.to_frame().set_index(self.to_frame().columns[0]))
-
-    def figures(self) -> list[FigureOutput]:
-        """The result's figures (none by default)."""
-        return []
-
-    def findings(self) -> list[Finding]:
-        """Sentences quoting the result's compact tables (none by default)."""
-        return []
-
-    @property
-    def compact(self) -> dict[str, PaperTable]:
-        """The compact tables by file stem: what :class:`~meta_eval.rendering.findings.Quoter` quotes."""
-        return {t.stem: t.compact for t in self.outputs if t.compact is not None}
-
-    @cached_property
-    def outputs(self) -> list[TableOutput]:
-        """:meth:`tables`, built once (the writers and :attr:`compact` read the same objects)."""
-        return self.tables()
 
 
 @dataclass(frozen=True)
@@ -179,6 +108,9 @@ class Analysis:
         ``before(params)``: what must be checked on the system before any work (a cache folder that can be
         written); raises :class:`~meta_eval.core.errors.InputError`. Its command and the study call it before they
         read a file.
+    min_measures : int
+        How many measures it compares at least (2 for a correlation): with fewer, a study lists it as not
+        applicable and its command refuses before any work.
     source : str
         A plug-in's file or module ("" for meta-eval's own analyses).
     cost : CostModel or None
@@ -205,6 +137,7 @@ class Analysis:
     parallel: bool = False
     quick: Mapping[str, Any] = field(default_factory=dict)
     before: Callable[[Mapping[str, Any]], Any] | None = None
+    min_measures: int = 1
     source: str = ""
     cost: CostModel | None = None
 
@@ -220,6 +153,14 @@ class Analysis:
             if p.name == name:
                 return p
         raise InputError(unknown_parameter(self, name))
+
+    def too_few(self, measures: Sequence[str]) -> str | None:
+        """Why it cannot run on ``measures`` (fewer than :attr:`min_measures`), or None."""
+        if len(measures) >= self.min_measures:
+            return None
+        return (f"{self.name} compares at least {self.min_measures} measure{'s' * (self.min_measures > 1)}; got "
+                f"{len(measures)} "
+                f"({', '.join(measures) or 'none'}): name more with -m/--metric or -a/--against")
 
     def defaults(self) -> dict[str, Any]:
         """Every parameter's default."""
@@ -244,12 +185,15 @@ class Analysis:
     def __call__(self, data: AnalysisData, **params: Any) -> Result:
         """Run the analysis on ``data`` with ``params`` (checked; undeclared ones take their defaults)."""
         bound = self.bind(params)
+        reason = self.too_few(list(data.raw) or [m.output_name for m in data.measures])
+        if reason:
+            raise InputError(reason)
         result = self.run(data, **bound)
         if not isinstance(result, Result):
-            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a Result "
-                             "(meta_eval.analyses.Result)")
+            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a "
+                             "Result (meta_eval.analyses.Result)")
         result.analysis, result.params = self.name, bound
-        return result
+        return checked(self, result)
 
 
 def unknown_parameter(analysis: Analysis, name: str) -> str:

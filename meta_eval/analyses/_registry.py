@@ -16,11 +16,12 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from meta_eval.analyses._base import NEEDS, Analysis, AnalysisData, MemoryNeed, Result
+from meta_eval.analyses._base import NEEDS, Analysis, AnalysisData, MemoryNeed
+from meta_eval.analyses._result import Result
+from meta_eval.analyses._containment import contain
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import Param, did_you_mean, parse_value
 from meta_eval.core.progress import CostModel
@@ -64,7 +65,7 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
              memory: Callable[[AnalysisData, Mapping[str, Any]], list[MemoryNeed]] | None = None,
              prepare: Callable[[], Any] | None = None, files: Sequence[str] = (), standardised: bool = False,
              parallel: bool = False, quick: Mapping[str, Any] | None = None,
-             before: Callable[[Mapping[str, Any]], Any] | None = None,
+             before: Callable[[Mapping[str, Any]], Any] | None = None, min_measures: int = 1,
              cost: CostModel | None = None) -> Callable[[Callable[..., Result]], Analysis]:
     """Declare an analysis: decorate its ``run(data, **params) -> Result`` function.
 
@@ -88,6 +89,8 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
         raise InputError(f"analysis {name}: a parameter is declared twice ({names})")
     if "data" in names:
         raise InputError(f"analysis {name}: no parameter may be called 'data' (run receives the data under that name)")
+    if not isinstance(min_measures, int) or min_measures < 1:
+        raise InputError(f"analysis {name}: min_measures={min_measures!r}; allowed: an integer >= 1")
     if needs not in NEEDS:
         raise InputError(f"analysis {name}: needs={needs!r}; allowed: {', '.join(NEEDS)}")
     unknown = [f for f in files if f not in names]
@@ -98,7 +101,7 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
         decl = Analysis(name, title, run, declared, tuple(requires), tuple(after),
                         summary or (run.__doc__ or title).strip().split("\n")[0], needs, order,
                         tuple(measures) if measures is not None else None, enabled, memory, prepare, tuple(files),
-                        standardised, parallel, dict(quick or {}), before, cost=cost)
+                        standardised, parallel, dict(quick or {}), before, min_measures, cost=cost)
         module = str(getattr(run, "__module__", ""))
         if module.startswith(f"{__package__}."):
             _register(decl, module)
@@ -190,7 +193,7 @@ def _load_plugin(plugin, name: str, text: str) -> Analysis:
     if found.name in builtin_modules():
         raise InputError(f"analysis plug-in {text} is named {found.name!r}, the name of a built-in analysis: a "
                          "plug-in never replaces one — rename it")
-    return replace(found, source=loaded.label)
+    return contain(found, loaded.label)
 
 
 def dependency_order(selected: Iterable[Analysis]) -> list[Analysis]:

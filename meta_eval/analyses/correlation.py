@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData, MemoryNeed
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
@@ -211,7 +212,7 @@ COST = CostModel.fit("replicates × metric pairs × systems²", _work,
                       "TREC-COVID, quick": (9.202e6, 3.72), "TREC-COVID": (3.067e8, 5.42)})
 
 
-@analysis("correlation", quick=dict(n_resamples=30),
+@analysis("correlation", quick=dict(n_resamples=30), min_measures=2,
           summary="Correlate metrics: Kendall's tau-b, tau_AP, Spearman, Pearson.",
           title="Correlation between metrics", after=("discpower",), needs="scores", order=40,
           params=(replace(ANALYSIS_PARAMS["n_resamples"], within="[0, 9007199254740992]",
@@ -233,8 +234,6 @@ def run(data: AnalysisData, *, n_resamples: int, seed: int, confidence: float, c
     metric x is the reference."""
     from meta_eval.statistics.correlation import correlate_systems, correlate_topics, swap_table
 
-    if len(data.scores) < 2:
-        raise InputError("correlation needs at least two measures")
     sysres = correlate_systems(data.scores, data.systems, n_resamples=n_resamples, seed=seed, confidence=confidence,
                                ci_method=ci, progress=data.progress)
     swaps = swap_table(data.scores, _pvalues(data, test, n_resamples or 1000, alpha, seed), alpha=alpha,
@@ -434,6 +433,8 @@ def scatter_grid(scores: Mapping[str, ArrayLike], rows: Sequence[str], columns: 
     panel : float, optional
         Panel size in inches (default: the text width shared by the panels across, at most 2 in).
 
+    Notes
+    -----
     The longer of ``rows`` and ``columns`` is laid out across the page (e.g. four metrics studied against two
     references: four columns, two rows).
     """

@@ -9,7 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import Param
 from meta_eval.core.progress import CostModel
@@ -60,7 +61,7 @@ COST = CostModel.fit("system pairs × topics × metric pairs", _work,
                       "TREC-COVID, quick": (4.569e6, 0.51), "TREC-COVID": (4.569e6, 0.60)})
 
 
-@analysis("intuitiveness", summary="Intuitiveness: agreement with a simple gold criterion.",
+@analysis("intuitiveness", min_measures=2, summary="Intuitiveness: agreement with a simple gold criterion.",
           title="Intuitiveness", order=50,
           params=(Param("gold", "P@10", str, "gold criterion: a measure whose preferences count as right (default: "
                         "the number of relevant documents in the top 10)", check=_one_measure,

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.progress import CostModel
 from meta_eval.rendering.paper_table import PaperTable, best_mask

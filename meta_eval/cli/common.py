@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
 
@@ -489,6 +489,7 @@ class DataOptions:
     jobs: int | None = None
     scheduler: str | None = None
     default_measures: tuple[str, ...] | None = None
+    _table: Any = field(default=None, repr=False)  # the --scores tables, read once
 
     @classmethod
     def from_command(cls, given: dict, needs: str = "collection", defaults: tuple[str, ...] | None = None
@@ -525,15 +526,20 @@ class DataOptions:
                                                             (() if self.default_measures else DEFAULT_AGAINST))
         return metrics, against
 
-    def check_measures(self) -> None:
+    def check_measures(self, decl=None) -> None:
         """Resolve the measures named (an unknown name, a bad parameter or a plug-in that cannot load fails now,
-        before any file is read); a score table's names are checked when it is read."""
+        before any file is read), and refuse fewer than the analysis compares; a score table's names are checked
+        when it is read."""
         if self.scores:
             return
+        from meta_eval.core.errors import InputError
         from meta_eval.measures.resolver import resolve
 
         metrics, against = self._measures()
-        resolve([*metrics, *against])
+        measures = resolve([*metrics, *against])
+        reason = decl.too_few([m.name for m in measures]) if decl is not None else None
+        if reason:
+            raise InputError(reason)
 
     def load(self, decl) -> "AnalysisData":
         """The data ``decl`` needs: its measures alone, a score table, or the collection; cut to the systems and
@@ -562,8 +568,10 @@ class DataOptions:
         named by ``-m``/``--against`` kept, every measure without them), missing cells as ``--missing`` says."""
         from meta_eval.inputs.score_tables import read_scores
 
-        keep = [*(self.measures or ()), *(a for a in self.against or () if a != "none")] or None
-        table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
+        if self._table is not None:
+            return self._table
+        keep = [*self.measures, *(a for a in self.against or () if a != "none")] if self.measures else None
+        table = self._table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
                             measures=keep, missing=_value(self.collection.missing))
         if table.filled:
             print(f"meta-eval: {table.filled} missing cell(s) of the score table scored 0 (--missing zero)",

@@ -113,7 +113,7 @@ def run_analysis(decl, params: dict[str, Any], data: DataOptions, *, out=None, o
     from meta_eval.core.parallel import connect_scheduler
 
     bound = decl.bind(params, f"meta-eval {decl.name}")
-    data.check_measures()
+    data.check_measures(decl)
     if decl.before is not None:
         decl.before(bound)
     formats = figure_formats(fmt)
@@ -135,7 +135,7 @@ def show(result) -> None:
     for t in result.outputs:
         if t.compact is not None:
             console.print(t.compact.to_rich(title=t.caption))
-    for finding in result.findings():
+    for finding in result.finding_list:
         console.print(finding.sentence, highlight=False)
 
 
@@ -152,7 +152,7 @@ def write_result(result, data, target, formats, dpi: int, figures: bool = True, 
         report = Report(tmp, f"meta-eval {result.analysis}", formats=formats, dpi=dpi, figures=figures,
                         progress=progress)
         try:
-            found = result.findings()
+            found = result.finding_list
             report.section("Findings", "\n".join(f"- {f.sentence}" for f in found) if found else
                            "No numbers to summarise.")
             report.add(report.section(title or result.analysis), result, every_figure=True)
@@ -191,9 +191,12 @@ def make_command(decl) -> Any:
         raise RuntimeError(f"analysis {decl.name}: parameters {sorted(clash)} clash with the command's own options")
 
     def command(**given) -> None:
+        from meta_eval.analyses import get_analysis
+
+        current = get_analysis(decl.name)  # the registry's entry when the command runs, not when it was made
         how = {k: given.pop(k) for k in ("out", "overwrite", "fmt", "dpi", "figures")}
-        data = DataOptions.from_command(given, decl.needs, decl.measures)
-        run_analysis(decl, given_values(decl, {k: v for k, v in given.items() if k in names},
+        data = DataOptions.from_command(given, current.needs, current.measures)
+        run_analysis(current, given_values(current, {k: v for k, v in given.items() if k in names},
                                         f"meta-eval {decl.name}"), data, **how)
 
     first = [p for p in reading if p.name in ("runs", "measures_args")]

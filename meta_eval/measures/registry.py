@@ -39,7 +39,8 @@ from meta_eval.core.errors import InputError
 from meta_eval.core.params import (Param, parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
                                parse_floats)
 from meta_eval.core.trec_eval_names import is_trec_spelling, known_trec_names
-from meta_eval.model.rankings import MAX_GRADE, Rankings
+from meta_eval.inputs.tables import MAX_GRADE
+from meta_eval.model.rankings import Rankings
 
 MeasureFunction = Callable[..., np.ndarray]
 

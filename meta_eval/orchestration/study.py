@@ -59,7 +59,8 @@ class StudyOptions:
     analysis's own parameters (``{"split-half": {"n_splits": 20}}``), ``analyses`` adds analyses (a user's plug-in
     ``my.py:NAME(param=value)``, or an opt-in built-in ``judge-agreement(other_qrels=llm.qrels)``) or sets a
     built-in's parameters the same way; ``skip`` leaves analyses out. ``formats``/``dpi``: figure formats (vector
-    PDF by default, with PNG previews) and the resolution of PNGs. ``standardise``: ``None`` (raw scores), ``"z"``
+    PDF by default, with PNG previews) and the resolution of PNGs; ``figures=False`` draws none (the tables and the
+    report only). ``standardise``: ``None`` (raw scores), ``"z"``
     or ``"cdf"``. Each value is checked against its analysis's declared parameter before any work.
     """
 
@@ -75,6 +76,7 @@ class StudyOptions:
     standardise: str | None = None
     formats: Sequence[str] = ("pdf",)
     dpi: int = 300
+    figures: bool = True
 
     def check(self) -> "StudyOptions":
         """Validate every option (an :class:`InputError` naming the option and its allowed values): the shared
@@ -164,6 +166,9 @@ def study_plan(data: AnalysisData, options: StudyOptions
         if NEEDS.index(decl.needs) > NEEDS.index(has):
             not_applicable[decl.name] = "it reads the rankings of the runs, and the study has per-topic scores only"
             continue
+        if decl.too_few(list(data.raw)):
+            not_applicable[decl.name] = decl.too_few(list(data.raw))
+            continue
         chosen.append((decl, params))
     params = {decl.name: p for decl, p in chosen}
     return [(decl, params[decl.name]) for decl in dependency_order(decl for decl, _ in chosen)], not_applicable
@@ -233,6 +238,8 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     overwrite : bool
         Replace ``out`` even when it holds another command's results or files meta-eval did not write.
 
+    Notes
+    -----
     An analysis that fails is reported in the report and in ``StudyResult.errors``; it does not stop the others
     (the command line exits with status 1 when any did).
     """
@@ -253,7 +260,7 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     collection = data.collection
     read = named_files([*(_source_files(source)), *(f for decl, params in plan for f in decl.input_files(params))])
     with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
-        report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi,
+        report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi, figures=options.figures,
                         background=resolve_jobs(jobs) > 1, progress=progress)  # figures drawn on a spare core
         stages = study_progress(data, plan, enabled=progress)
         stages.beside = lambda: figure_backlog(report, stages.speed())
@@ -270,20 +277,21 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
                 stages.begin(decl.name)
                 section = report.section(decl.title)
                 start = time.perf_counter()
-                before = set(p.name for p in tmp.iterdir())
+                first = len(report.written)
                 try:
                     missing = [r for r in decl.requires if r not in data.results]
                     if missing:
                         raise InputError(f"needs {', '.join(missing)}, which failed")
                     done = decl(data, **params)
-                    _check_stems(done, result.files, decl.name)
-                    report.add(section, done)
-                    found[decl.name] = done.findings()
+                    if not decl.source:  # a plug-in's files go in a folder of its own: they cannot clash
+                        _check_stems(done, result.files, decl.name)
+                    report.add(section, done, folder=decl.name if decl.source else "")
+                    found[decl.name] = done.finding_list
                     data.results[decl.name] = done
                 except Exception as exc:  # a failed analysis is reported, not fatal
                     section.error = f"{type(exc).__name__}: {exc}"
                     result.errors[decl.name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-                result.files[decl.name] = sorted(set(p.name for p in tmp.iterdir()) - before)
+                result.files[decl.name] = sorted(report.written[first:])
                 result.timings[decl.name] = round(time.perf_counter() - start, 3)
             result.results = dict(data.results)
             result.findings = [f for decl, _ in plan for f in found.get(decl.name, ())]
@@ -378,7 +386,7 @@ def _check_stems(result: Result, files: dict[str, list[str]], name: str) -> None
     """An analysis never writes over another's files (a plug-in's table named ``scores`` would replace the scores
     analysis's ``scores.csv``): a stem already written by an earlier analysis is refused, naming both."""
     written = {Path(f).stem: owner for owner, names in files.items() for f in names}
-    for stem in [t.stem for t in result.outputs] + [f.stem for f in result.figures()]:
+    for stem in [t.stem for t in result.outputs] + [f.stem for f in result.figure_outputs]:
         if stem in written or stem in ("report", "manifest", "standardisation"):
             owner = written.get(stem, "the study")
             raise InputError(f"its table or figure {stem!r} would replace a file of {owner}; name it apart")

@@ -105,6 +105,7 @@ class Report:
         self.dpi = check_dpi(dpi)
         self.preview_dpi = check_dpi(preview_dpi)
         self.sections: list[Section] = []
+        self.written: list[str] = []  # every file of the folder, in the order written (the manifest says who wrote it)
 
     def section(self, title: str, text: str = "") -> Section:
         section = Section(title, text)
@@ -112,22 +113,25 @@ class Report:
         return section
 
     def write_text(self, name: str, text: str) -> Path:
-        """Write the file ``name`` of the folder (an OutputError naming it when the system refuses)."""
+        """Write the file ``name`` of the folder, ``FOLDER/FILE`` in a subfolder of it (an OutputError naming it
+        when the system refuses)."""
         path = self.out / name
         try:
+            path.parent.mkdir(exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise OutputError(f"cannot write {path.name} in the result folder {self.out} "
+            raise OutputError(f"cannot write {name} in the result folder {self.out} "
                               f"({exc.strerror or exc})") from None
+        self.written.append(name)
         return path
 
     def write_frame(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
         """Write ``frame`` as the CSV ``name`` (full precision), through :meth:`write_text`."""
         return self.write_text(name, frame.to_csv(index=index))
 
-    def data(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
+    def data(self, name: str, frame: pd.DataFrame, *, index: bool = False, folder: str = "") -> Path:
         """Write a CSV that no table shows (e.g. per-topic scores); returns its path."""
-        return self.write_frame(f"{slug(name)}.csv", frame, index=index)
+        return self.write_frame(f"{_stem(name, folder)}.csv", frame, index=index)
 
     def add_data(self, data) -> None:
         """The files of the analysed data itself: ``standardisation.csv`` (each topic's reference mean and s.d.)
@@ -137,45 +141,51 @@ class Report:
             self.data("standardisation", reference)
 
     def table(self, section: Section, caption: str, table: PaperTable, name: str,
-              full: pd.DataFrame | None = None) -> ReportTable:
+              full: pd.DataFrame | None = None, folder: str = "") -> ReportTable:
         """Show ``table`` in ``section``; write ``name.tex`` and ``name.csv`` (``full`` if given, else the table's
         values with their row labels)."""
-        stem = slug(name)
-        csv = self.write_frame(f"{stem}.csv", full if full is not None else table.values, index=full is None)
+        stem = _stem(name, folder)
+        csv = f"{stem}.csv"
+        self.write_frame(csv, full if full is not None else table.values, index=full is None)
         if not table.caption:
             table.caption = caption
-        self.write_text(f"{stem}.tex", table.to_latex(label=f"tab:{stem}"))
-        entry = ReportTable(caption, table, csv.name, f"{stem}.tex")
+        self.write_text(f"{stem}.tex", table.to_latex(label=f"tab:{stem.replace('/', ':')}"))
+        entry = ReportTable(caption, table, csv, f"{stem}.tex")
         section.tables.append(entry)
         return entry
 
-    def add(self, section: Section, result: Renderable, *, every_figure: bool = False) -> None:
+    def add(self, section: Section, result: Renderable, *, every_figure: bool = False, folder: str = "") -> None:
         """Put an analysis result (:class:`meta_eval.analyses.Result`) into ``section``: its method text; each table
         with a compact form shown and written as LaTeX beside its full CSV, the others as CSVs only; the figures
-        meant for a report (``every_figure``: all of them, as an analysis's own command writes)."""
+        meant for a report (``every_figure``: all of them, as an analysis's own command writes). ``folder``: its
+        files go in that subfolder (a plug-in's, kept apart from the built-ins' files)."""
         section.text = result.text
         for t in result.outputs:
             if t.compact is not None:
-                self.table(section, t.caption, t.compact, t.stem, full=t.frame)
+                self.table(section, t.caption, t.compact, t.stem, full=t.frame, folder=folder)
             else:
-                self.data(t.stem, t.frame)
+                self.data(t.stem, t.frame, folder=folder)
         from meta_eval.core.progress import progress
 
-        drawn = [f for f in (result.figures() if self.draw_figures else ()) if f.in_report or every_figure]
+        drawn = [f for f in (result.figure_outputs if self.draw_figures else ()) if f.in_report or every_figure]
         for f in progress(drawn, desc=f"{section.title}: figures", unit="figure", enabled=self.progress):
-            self.figure(section, f.caption, f.draw(), f.stem)
+            self.figure(section, f.caption, f.draw(), f.stem, folder=folder)
 
-    def figure(self, section: Section, caption: str, fig: Figure, name: str) -> ReportFigure:
+    def figure(self, section: Section, caption: str, fig: Figure, name: str, folder: str = "") -> ReportFigure:
         """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""
         from meta_eval.rendering.figure_style import save_figure
 
         save = save_figure if self._writer is None else self._writer.save
+        stem = _stem(name, folder)
         try:
-            paths = save(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
+            (self.out / stem).parent.mkdir(exist_ok=True)
+            paths = save(fig, self.out / stem, self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
         except OSError as exc:
-            raise OutputError(f"cannot write the figure {slug(name)} in the result folder {self.out} "
+            raise OutputError(f"cannot write the figure {stem} in the result folder {self.out} "
                               f"({exc.strerror or exc})") from None
-        entry = ReportFigure(caption, f"{slug(name)}.png", [p.name for p in paths])
+        files = [p.relative_to(self.out).as_posix() for p in paths]
+        self.written.extend(files)
+        entry = ReportFigure(caption, f"{stem}.png", files)
         section.figures.append(entry)
         return entry
 
@@ -254,3 +264,8 @@ def _html_paragraph(text: str) -> str:
 def slug(name: str) -> str:
     """File-name-safe form of a name (``GAP(g=0.5,0.5)`` -> ``GAP_g_0.5_0.5``)."""
     return re.sub(r"[^A-Za-z0-9.@-]+", "_", name).strip("_").replace("@", "at")
+
+
+def _stem(name: str, folder: str) -> str:
+    """The file stem of ``name``, in ``folder`` (a subfolder of the result folder) when one is given."""
+    return f"{slug(folder)}/{slug(name)}" if folder else slug(name)
