@@ -78,8 +78,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1): {run: (units, seconds)}.
-COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 1.15), "demo": (3840, 1.02),
-                                                 "TREC-COVID, quick": (25740, 1.47), "TREC-COVID": (25740, 1.94)})
+COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 0.92), "demo": (3840, 0.86),
+                                                 "TREC-COVID, quick": (25740, 1.27), "TREC-COVID": (25740, 1.21)})
 
 
 @analysis("anova", summary="Two-way ANOVA of system and topic effects per metric, topic-set size.",

@@ -208,8 +208,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1, after discpower, whose p-values it reuses): {run: (units, seconds)}.
 COST = CostModel.fit("replicates × metric pairs × systems²", _work,
-                     {"demo, quick": (460800, 3.54), "demo": (1.536e+07, 3.35),
-                      "TREC-COVID, quick": (9.202e6, 3.72), "TREC-COVID": (3.067e8, 5.42)})
+                     {"demo, quick": (768000, 2.82), "demo": (1.536e+07, 3.05),
+                      "TREC-COVID, quick": (1.534e+07, 3.52), "TREC-COVID": (3.067e+08, 4.24)})
 
 
 @analysis("correlation", quick=dict(n_resamples=30), min_measures=2,

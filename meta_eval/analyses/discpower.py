@@ -182,8 +182,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1): {run: (units, seconds)}.
 COST = CostModel.fit("system pairs × topics × metrics × replicates", _work,
-                     {"demo, quick": (3.036e+06, 0.91), "demo": (7.212e+07, 0.90),
-                      "TREC-COVID, quick": (9.147e7, 1.28), "TREC-COVID": (1.846e9, 3.21)})
+                     {"demo, quick": (3.036e+06, 0.69), "demo": (7.212e+07, 0.82),
+                      "TREC-COVID, quick": (9.147e+07, 1.06), "TREC-COVID": (1.846e+09, 2.52)})
 
 
 @analysis("discpower", quick=dict(n_resamples=50, top=5),

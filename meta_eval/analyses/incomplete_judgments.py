@@ -78,8 +78,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1): {run: (units, seconds)}.
 COST = CostModel.fit("fractions × draws × forms × documents retrieved × metrics", _work,
-                     {"demo, quick": (1.596e+06, 1.32), "demo": (1.436e+08, 4.72),
-                      "TREC-COVID, quick": (8.423e7, 2.81), "TREC-COVID": (7.58e9, 71.31)})
+                     {"demo, quick": (1.596e+06, 1.08), "demo": (1.436e+08, 4.25),
+                      "TREC-COVID, quick": (8.423e+07, 2.62), "TREC-COVID": (7.58e+09, 61.51)})
 
 
 @analysis("incomplete-judgments", quick=dict(fractions=(0.5,), n_draws=2),

@@ -267,8 +267,8 @@ def _cached(cache, batch, names: Sequence[str], counts: str) -> set[str]:
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1 and no cache): {run: (units, seconds)}.
 COST = CostModel.fit("list ranks × metrics solved", _work,
-                     {"demo, quick": (7500, 2.11), "demo": (598320, 4.84),
-                      "TREC-COVID, quick": (64550, 2.27), "TREC-COVID": (4.743e6, 19.37)})
+                     {"demo, quick": (7500, 1.51), "demo": (598320, 2.85),
+                      "TREC-COVID, quick": (64550, 1.74), "TREC-COVID": (4.743e+06, 9.14)})
 
 
 @analysis("informativeness", quick=dict(lists=8, g_grid=0.5, no_cache=True),

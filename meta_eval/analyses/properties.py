@@ -228,8 +228,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1): {run: (units, seconds)}.
-COST = CostModel.fit("measures searched", _work, {"demo, quick": (6, 3.85), "demo": (6, 3.79),
-                                                  "TREC-COVID, quick": (6, 3.94), "TREC-COVID": (6, 3.98)})
+COST = CostModel.fit("measures searched", _work, {"demo, quick": (6, 3.61), "demo": (6, 3.89),
+                                                  "TREC-COVID, quick": (6, 3.75), "TREC-COVID": (6, 3.68)})
 
 
 @analysis("properties", summary="Formal properties of each metric, with a counterexample for each it lacks.",

@@ -77,8 +77,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1): {run: (units, seconds)}.
 COST = CostModel.fit("documents retrieved × metrics × forms", _work,
-                     {"demo, quick": (398910, 0.54), "demo": (398910, 0.06),
-                      "TREC-COVID, quick": (2.106e7, 1.42), "TREC-COVID": (2.106e7, 1.59)})
+                     {"demo, quick": (398910, 0.38), "demo": (398910, 0.05),
+                      "TREC-COVID, quick": (2.106e+07, 1.22), "TREC-COVID": (2.106e+07, 1.43)})
 
 
 @analysis("reusability", quick=dict(pool_depth=10),

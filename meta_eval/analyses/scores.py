@@ -42,8 +42,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables, in a study with jobs=1):
 #: {run: (units, seconds)}.
-COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 0.06), "demo": (3840, 0.14),
-                                                 "TREC-COVID, quick": (25740, 0.20), "TREC-COVID": (25740, 0.11)})
+COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 0.05), "demo": (3840, 0.05),
+                                                 "TREC-COVID, quick": (25740, 0.11), "TREC-COVID": (25740, 0.12)})
 
 
 @analysis("scores", summary="Mean score of each system under each measure.",

@@ -72,8 +72,8 @@ def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
 #: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
 #: jobs=1): {run: (units, seconds)}.
 COST = CostModel.fit("splits × sizes × metrics × systems × (systems + topics)", _work,
-                     {"demo, quick": (99840, 0.69), "demo": (9.984e+06, 0.72),
-                      "TREC-COVID, quick": (1.484e6, 0.74), "TREC-COVID": (1.484e8, 2.04)})
+                     {"demo, quick": (99840, 0.53), "demo": (9.984e+06, 0.83),
+                      "TREC-COVID, quick": (1.484e+06, 0.63), "TREC-COVID": (1.484e+08, 1.44)})
 
 
 @analysis("split-half", quick=dict(n_splits=5, sizes=(2, 5)),

@@ -318,15 +318,16 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
 #: manifest), per analysis in the report (scripts/calibrate_study_cost.py, in a study with jobs=1; the figures are
 #: the analyses' own cost, or the backlog of the background writer, measured when the phase begins).
 REPORT_COST = CostModel.fit("analyses in the report", float,
-                            {"demo, quick": (10, 0.008), "demo": (10, 0.010), "TREC-COVID, quick": (10, 0.011),
-                             "TREC-COVID": (10, 0.010)})
+                            {"demo, quick": (10, 0.008), "demo": (10, 0.008), "TREC-COVID, quick": (10, 0.007),
+                             "TREC-COVID": (10, 0.008)})
 
 
 #: The figures of a study drawn and written (PDF and its PNG preview), one core's seconds in all
 #: (scripts/calibrate_study_cost.py: "figures", counted in their analyses' seconds too): {run: (figures, seconds)}.
-FIGURE_RUNS = {"demo, quick": (13, 8.345), "demo": (12, 8.658), "TREC-COVID, quick": (13, 8.151)}
+FIGURE_RUNS = {"demo, quick": (13, 7.753), "demo": (12, 7.494), "TREC-COVID, quick": (13, 8.478),
+               "TREC-COVID": (13, 7.956)}
 #: One core's seconds per figure: the runs' seconds over their figures (a figure costs about the same whatever the
-#: collection's size: it draws a table of metrics, not the collection), 0.66 s.
+#: collection's size: it draws a table of metrics, not the collection), 0.62 s.
 FIGURE_COST = CostModel("figures", float, per_unit_s=sum(s for _, s in FIGURE_RUNS.values())
                         / sum(n for n, _ in FIGURE_RUNS.values()), measured=FIGURE_RUNS)
 
