@@ -29,17 +29,8 @@ from meta_eval.analyses._base import AnalysisData, MemoryNeed
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, MAX_INT, Param
-
-# The engine's choices (meta_eval.statistics.significance.error_rates; a test checks they agree), written here so that
-# reading the registry does not import the engine's package and scipy with it.
-TESTS = ("ttest", "wilcoxon", "sign", "bootstrap", "randomisation")
-CORRECTIONS = ("none", "bonferroni", "holm", "bh", "tukey")
-NULLS = ("exchange", "shift")
-UNITS = ("sd", "score")
-DEFAULT_EFFECTS = (0.1, 0.2, 0.3, 0.5, 0.8)
-DEFAULT_FAMILY_TESTS = ("ttest", "wilcoxon", "sign")
-TEST_LABELS = {"ttest": "t-test", "wilcoxon": "Wilcoxon", "sign": "sign", "bootstrap": "bootstrap",
-               "randomisation": "randomisation"}
+from meta_eval.statistics.error_rate_design import (CORRECTIONS, DEFAULT_EFFECTS, DEFAULT_FAMILY_TESTS, NULLS,
+                                                    TEST_LABELS, TESTS, UNITS)
 
 
 @dataclass
@@ -106,23 +97,20 @@ class ErrorRates(Result):
         q = Quoter(self.compact)
         e = self.errors
         out = []
-        type1 = self.compact["error_rates_type1"]
-        cells = _ranked_cells(type1, key=lambda v: abs(v - e.alpha))
-        if len(cells) > 1:
-            close, far = cells[0], cells[-1]
-            cell = lambda rc: f"{q('error_rates_type1', *rc)} {q.interval('error_rates_type1', *rc)}"  # noqa: E731
+        extremes = _extremes(q, "error_rates_type1", key=lambda v: abs(v - e.alpha))
+        if extremes:
+            (close, at_close), (far, at_far) = extremes
             out.append(q.finding(
                 f"With {q.param('topics', self.largest)} topics, the Type I error rate at α = "
-                f"{q.param('alpha', e.alpha)} is closest to α for {_phrase(close)} ({cell(close)}) and furthest "
-                f"from it for {_phrase(far)} ({cell(far)})."))
-        cells = _ranked_cells(self.compact["error_rates_power"], key=lambda v: -v)
-        if len(cells) > 1:
-            best, worst = cells[0], cells[-1]
-            cell = lambda rc: f"{q('error_rates_power', *rc)} {q.interval('error_rates_power', *rc)}"  # noqa: E731
+                f"{q.param('alpha', e.alpha)} is closest to α for {_phrase(close)} ({at_close}) and furthest "
+                f"from it for {_phrase(far)} ({at_far})."))
+        extremes = _extremes(q, "error_rates_power", key=lambda v: -v)
+        if extremes:
+            (best, at_best), (worst, at_worst) = extremes
             out.append(q.finding(
                 f"At an effect of {q.param('effect', self.effect)} {_unit(e)} with {q.param('topics', self.largest)} "
-                f"topics, {_phrase(best)} has the most power ({cell(best)}) and {_phrase(worst)} the least "
-                f"({cell(worst)})."))
+                f"topics, {_phrase(best)} has the most power ({at_best}) and {_phrase(worst)} the least "
+                f"({at_worst})."))
         if "error_rates_fwer" in self.compact:
             out += self._family_findings(q)
         return out
@@ -151,6 +139,15 @@ class ErrorRates(Result):
                 f"keeps the false discovery rate under {metric} at {q('error_rates_fdr', bh, metric)} "
                 f"{q.interval('error_rates_fdr', bh, metric)} (α = {q.param('alpha', e.alpha)})."))
         return out
+
+
+def _extremes(q, table: str, key) -> tuple | None:
+    """The first and last (metric, test) cells of a compact table ranked by ``key`` of their values, each with its
+    quoted value and interval; None when the table has fewer than two cells."""
+    cells = _ranked_cells(q.tables[table], key=key) if table in q.tables else []
+    if len(cells) < 2:
+        return None
+    return tuple((rc, f"{q(table, *rc)} {q.interval(table, *rc)}") for rc in (cells[0], cells[-1]))
 
 
 _PHRASES = {"t-test": "the t-test", "Wilcoxon": "the Wilcoxon test", "sign": "the sign test",

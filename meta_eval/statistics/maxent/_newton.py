@@ -77,31 +77,7 @@ def dual_pass(dK, mask, n, r, t, y, frozen, Q, g, H, T, M, S, W, bits):
     for k in range(1, K):
         f, c = add(f, c, -y[k] * r[k])
     f, c = add(f, c, -y[K] * t)
-    # gradient (sum_n q_nj - r_j, sum q d - t) and Hessian (the covariance of (e_j, d_nj) under q, summed over ranks)
-    gK, cK = add(lane_sum(W, n), 0.0, -t)
-    g[K] = gK + cK
-    H[K, K] = 0.0
-    for a in range(K):
-        tot, m1, m2, sq = lane_moments(Q[a], dK[a], W, n)
-        ga, ca = add(tot, 0.0, -r[a])
-        g[a] = ga + ca
-        H[a, K] = m1
-        H[K, K] += m2
-        H[a, a] = tot - sq
-        for b in range(a + 1, K):
-            H[a, b] = -lane_dot(Q[a], Q[b], n)
-    for a in range(K + 1):
-        for b in range(a + 1, K + 1):
-            H[b, a] = H[a, b]
-    for a in range(K + 1):
-        if frozen[a]:
-            g[a] = 0.0
-            for b in range(K + 1):
-                H[a, b] = 0.0
-                H[b, a] = 0.0
-    for a in range(K + 1):
-        if frozen[a]:
-            H[a, a] = 1.0
+    _grad_hess_gm(dK, Q, W, n, r, t, frozen, g, H)
     return f + c
 
 
@@ -117,6 +93,9 @@ def grad_hess(d, q, r, t, frozen, g, H):
 
 @njit(cache=True, error_model="numpy")
 def _grad_hess_gm(dK, Q, W, n, r, t, frozen, g, H):
+    """Gradient (sum_n q_nj - r_j, sum q d - t) and Hessian (the covariance of (e_j, d_nj) under q, summed over
+    ranks) of the dual from the grade-major q (``Q``), d (``dK``) and E_q[d] per rank (``W``); frozen variables get
+    a zero gradient and a unit row of the Hessian."""
     K = dK.shape[0]
     gK, cK = add(lane_sum(W, n), 0.0, -t)
     g[K] = gK + cK

@@ -54,18 +54,24 @@ def _poly(r):
     return p * r + 1.0
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _exp_parts(xi):
+    """exp(xi) for xi <= 0 as (p, bits): p = exp(r) by the polynomial, r = xi - k ln 2 (Cody-Waite), and the bits
+    of the float 2^k; 0 for xi below EXP_MIN (and -inf). The product p * 2^k is taken in a loop of its own, where
+    the compiler vectorises it."""
+    xc = max(xi, EXP_MIN)
+    k = np.floor(xc * LOG2E + 0.5)
+    r = (xc - k * LN2_HI) - k * LN2_LO
+    return (_poly(r) if xi >= EXP_MIN else 0.0), (np.int64(k) + 1023) << 52
+
+
 @njit(cache=True, error_model="numpy")
 def exp_neg(x, out, bits):
     """out[i] = exp(x[i]) for x[i] <= 0 (0 for x[i] < EXP_MIN, and for -inf); ``bits`` (int64, as long as x) is
     scratch. x and out may be the same array."""
     n = x.size
     for i in range(n):
-        xi = x[i]
-        xc = max(xi, EXP_MIN)
-        k = np.floor(xc * LOG2E + 0.5)
-        r = (xc - k * LN2_HI) - k * LN2_LO
-        out[i] = _poly(r) if xi >= EXP_MIN else 0.0
-        bits[i] = (np.int64(k) + 1023) << 52
+        out[i], bits[i] = _exp_parts(x[i])
     scale = bits.view(np.float64)
     for i in range(n):
         out[i] = out[i] * scale[i]
@@ -76,12 +82,7 @@ def exp_shifted(x, m, out, total, bits, n):
     """out[i] = exp(x[i] - m[i]) for x[i] <= m[i] (0 below EXP_MIN, and for x[i] = -inf), i < n, added to
     total[i]: :func:`exp_neg` with the shift and the running sum in its loops (no pass of their own)."""
     for i in range(n):
-        xi = x[i] - m[i]
-        xc = max(xi, EXP_MIN)
-        k = np.floor(xc * LOG2E + 0.5)
-        r = (xc - k * LN2_HI) - k * LN2_LO
-        out[i] = _poly(r) if xi >= EXP_MIN else 0.0
-        bits[i] = (np.int64(k) + 1023) << 52
+        out[i], bits[i] = _exp_parts(x[i] - m[i])
     scale = bits.view(np.float64)
     for i in range(n):
         e = out[i] * scale[i]
@@ -121,6 +122,14 @@ def lane_sum(x, n):
     return tot + comp
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _two_sum(s, e, b):
+    """Knuth's branch-free TwoSum: s + b rounded, and its rounding error added to the running error e."""
+    t = s + b
+    bb = t - s
+    return t, e + ((s - (t - bb)) + (b - bb))
+
+
 @njit(cache=True, error_model="numpy")
 def lane_sum_accurate(x, n):
     """sum x[:n] with every addition compensated (Knuth's branch-free TwoSum in four running sums): for terms of
@@ -129,27 +138,11 @@ def lane_sum_accurate(x, n):
     s0 = s1 = s2 = s3 = 0.0
     e0 = e1 = e2 = e3 = 0.0
     full = n - n % 4
-    for i in range(0, full, 4):
-        b = x[i]
-        t = s0 + b
-        bb = t - s0
-        e0 += (s0 - (t - bb)) + (b - bb)
-        s0 = t
-        b = x[i + 1]
-        t = s1 + b
-        bb = t - s1
-        e1 += (s1 - (t - bb)) + (b - bb)
-        s1 = t
-        b = x[i + 2]
-        t = s2 + b
-        bb = t - s2
-        e2 += (s2 - (t - bb)) + (b - bb)
-        s2 = t
-        b = x[i + 3]
-        t = s3 + b
-        bb = t - s3
-        e3 += (s3 - (t - bb)) + (b - bb)
-        s3 = t
+    for i in range(0, full, 4):  # four independent running sums: the compiler keeps them in vector lanes
+        s0, e0 = _two_sum(s0, e0, x[i])
+        s1, e1 = _two_sum(s1, e1, x[i + 1])
+        s2, e2 = _two_sum(s2, e2, x[i + 2])
+        s3, e3 = _two_sum(s3, e3, x[i + 3])
     tot = 0.0
     comp = 0.0
     for v in (s0, e0, s1, e1, s2, e2, s3, e3):
