@@ -15,6 +15,7 @@ from meta_eval.analyses._base import AnalysisData
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import (COLUMN_WIDTH, FULL_WIDTH, LINE_STYLES, MARKERS, colors_for,
                                               need_columns, styled)
 from meta_eval.rendering.findings import Finding, Quoter, extremes
@@ -73,6 +74,17 @@ class AnovaDesign(Result):
                                          power=self.power, alpha=self.alpha)]
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Scores analysed: systems × topics × metrics."""
+    return len(data.systems) * len(data.topics) * len(data.raw)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 0.92), "demo": (3840, 0.86),
+                                                 "TREC-COVID, quick": (25740, 1.27), "TREC-COVID": (25740, 1.21)})
+
+
 @analysis("anova", summary="Two-way ANOVA of system and topic effects per metric, topic-set size.",
           title="ANOVA, effect sizes and topic-set size", needs="scores", order=30,
           params=(Param("min_d", None, float, "minimum detectable difference of the topic-set-size design "
@@ -84,7 +96,7 @@ class AnovaDesign(Result):
                         many=True, flags=("--anova-systems",)),
                   Param("variance", "two-way", str, "σ² of the design: residual variance of the two-way (system + "
                         "topic) or one-way (system) ANOVA", choices=("two-way", "one-way"))),
-          standardised=True)
+          standardised=True, cost=COST)
 def run(data: AnalysisData, *, min_d: tuple[float, ...] | None, alpha: float, power: float,
         n_systems: tuple[int, ...], variance: str) -> AnovaDesign:
     """score = system + topic + error per measure; ω² of each effect; the topics each measure needs for a given

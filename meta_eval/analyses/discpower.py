@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import FULL_WIDTH, colors_for, styled
 from meta_eval.rendering.findings import Finding, Quoter, ranked
 from meta_eval.rendering.paper_table import PaperTable, best_mask
@@ -166,6 +168,25 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                        "n_resamples")]
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """System pairs (all, and the top-k systems') × topics × metrics × replicates, summed over the tests (a test
+    that does not resample counts one replicate)."""
+    from meta_eval.statistics.significance.discriminative_power import DEFAULT_RESAMPLES
+
+    S, k = len(data.systems), params["top"]
+    pairs = S * (S - 1) / 2 + (k * (k - 1) / 2 if 1 < k < S else 0)
+    replicates = sum((params["n_resamples"] or DEFAULT_RESAMPLES[m]) if m in DEFAULT_RESAMPLES else 1
+                     for m in params["methods"])
+    return pairs * len(data.topics) * len(data.raw) * replicates
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("system pairs × topics × metrics × replicates", _work,
+                     {"demo, quick": (3.036e+06, 0.69), "demo": (7.212e+07, 0.82),
+                      "TREC-COVID, quick": (9.147e+07, 1.06), "TREC-COVID": (1.846e+09, 2.52)})
+
+
 @analysis("discpower", quick=dict(n_resamples=50, top=5),
           summary="Discriminative power: how many system pairs each metric tells apart.",
           title="Discriminative power", needs="scores", order=10,
@@ -180,7 +201,7 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                   Param("top", 15, int, "also analyse the top-k systems by every metric at once (0: not)",
                         within="[0, inf)", check=lambda k: "needs at least 2 systems to form a pair (0: not)"
                         if k == 1 else None, domain="0, or an integer >= 2")),
-          memory=_memory, standardised=True, parallel=True)
+          memory=_memory, standardised=True, parallel=True, cost=COST)
 def run(data: AnalysisData, *, methods: tuple[str, ...], n_resamples: int | None, alpha: float, seed: int,
         top: int) -> DiscriminativePower:
     """Test every system pair under every metric (Sakai's paired bootstrap by default, one replicate matrix

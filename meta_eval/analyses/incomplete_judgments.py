@@ -15,6 +15,7 @@ from meta_eval.analyses._base import AnalysisData, MemoryNeed
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import (FULL_WIDTH, MARKERS, colors_for, dodge_offsets, dodged, need_columns,
                                               styled)
 from meta_eval.rendering.findings import Finding, Quoter, extremes, ranked
@@ -67,6 +68,20 @@ def _pct(f: float) -> str:
     return f"{100 * f:.0f} %"
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Documents re-scored: fractions × draws × forms × documents retrieved × metrics."""
+    forms = len(params["forms"]) if params["forms"] else len(data.forms)
+    retrieved = float(data.collection.n_ret.sum()) if data.collection is not None else 0.0
+    return len(params["fractions"]) * params["n_draws"] * forms * retrieved * len(data.raw)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("fractions × draws × forms × documents retrieved × metrics", _work,
+                     {"demo, quick": (1.596e+06, 1.08), "demo": (1.436e+08, 4.25),
+                      "TREC-COVID, quick": (8.423e+07, 2.62), "TREC-COVID": (7.58e+09, 61.51)})
+
+
 @analysis("incomplete-judgments", quick=dict(fractions=(0.5,), n_draws=2),
           summary="Robustness to incomplete judgments.",
           title="Robustness to incomplete judgments", order=60,
@@ -85,7 +100,7 @@ def _pct(f: float) -> str:
                   replace(ANALYSIS_PARAMS["threshold"], doc="τ level the finding reports the smallest fraction for"),
                   ANALYSIS_PARAMS["seed"]),
 
-          memory=_memory, standardised=True, parallel=True)
+          memory=_memory, standardised=True, parallel=True, cost=COST)
 def run(data: AnalysisData, *, fractions: tuple[float, ...], n_draws: int, sampling: str,
         forms: tuple[str, ...] | None, reference: str, alpha: float, threshold: float,
         seed: int) -> IncompleteJudgmentsResult:

@@ -16,6 +16,7 @@ from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import FULL_WIDTH, MARKERS, colors_for, need_columns, styled
 from meta_eval.rendering.findings import Finding, Quoter, ranked
 from meta_eval.rendering.paper_table import PaperTable, best_mask, row_labels
@@ -92,6 +93,20 @@ def judged_depth(collection) -> int:
     return max(1, int(found.max())) if found.size else 1
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Documents re-scored: every run once, without its unique judgments, under every metric and form."""
+    forms = len(params["forms"]) if params["forms"] else 1
+    retrieved = float(data.collection.n_ret.sum()) if data.collection is not None else 0.0
+    return retrieved * len(data.raw) * forms
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("documents retrieved × metrics × forms", _work,
+                     {"demo, quick": (398910, 0.38), "demo": (398910, 0.05),
+                      "TREC-COVID, quick": (2.106e+07, 1.22), "TREC-COVID": (2.106e+07, 1.43)})
+
+
 @analysis("reusability", quick=dict(pool_depth=10),
           summary="Pool reusability: leave each run out of the pool.",
           title="Pool reusability", order=70,
@@ -102,7 +117,7 @@ def judged_depth(collection) -> int:
                         "without their trailing number) or a file of 'run group' lines", flags=("--group-by",)),
                   Param("forms", None, str, "score form; default: standard (condensed without the "
                         "unjudged)", choices=("standard", "condensed"), many=True, flags=("--form",))),
-          files=("group_by",), standardised=True)
+          files=("group_by",), standardised=True, cost=COST)
 def run(data: AnalysisData, *, pool_depth: int | None, group_by: str | None,
         forms: tuple[str, ...] | None) -> ReusabilityResult:
     """Leave-one-run-out (or leave-one-group-out): the runs of the left-out unit re-scored without its unique

@@ -20,6 +20,7 @@ Collections are given as ``NAME=QRELS:RUNS`` (:func:`parse_collection`) or in a 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -171,8 +172,10 @@ def run_multi_study(
     result = MultiStudyResult(Path(out))
     read = named_files([path for spec in specs for path in (spec.qrels, *spec.runs)])
     with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
+        # progress counts the work by the size of each collection's files, not the number of collections
         done = parallel_map(_study_one, specs, common=dict(options=options), jobs=jobs, scheduler=scheduler,
-                            desc="collections", unit="collection", progress=progress)
+                            desc="collections", unit="collection", progress=progress,
+                            weights=[_input_bytes(spec) for spec in specs])
         for spec, (files, info) in zip(specs, done):
             for rel, data in files.items():
                 target = tmp / spec.name / rel
@@ -214,6 +217,11 @@ def run_several(collections: Sequence[str] | None, study_file: str | Path | None
                                                                        else ""), file=sys.stderr)
     print(f"report: {result.out / 'report.html'}", file=sys.stderr)
     return result
+
+
+def _input_bytes(spec: CollectionSpec) -> float:
+    """The size of a collection's files on disk: what its study's cost grows with (0 for what is not a file)."""
+    return float(sum(os.path.getsize(p) for p in (spec.qrels, *spec.runs) if os.path.isfile(p)))
 
 
 def _study_one(spec: CollectionSpec, *, options: StudyOptions) -> tuple[dict[str, bytes], dict]:

@@ -192,12 +192,14 @@ class BackgroundWriter:
     fonts) costs about as much as a study's computations; a study on several cores hands each finished figure to
     this writer (pickled, as matplotlib supports) instead of waiting for it. A figure that cannot be pickled
     (e.g. a lambda tick formatter) is saved in the calling process. :meth:`wait` blocks until every file is
-    written and raises the first error; :meth:`close` also stops the process.
+    written (showing its progress) and raises the first error; :meth:`backlog` says what is left and what a figure
+    has cost; :meth:`close` also stops the process.
     """
 
     def __init__(self) -> None:
         self._executor = None
         self._pending: list = []
+        self._seconds: list[float] = []  # the measured time of each figure written
 
     def save(self, fig: Figure, stem: str | Path, formats: Iterable[str] | str = ("pdf",), *, dpi: int = 300,
              preview_dpi: int | None = None) -> list[Path]:
@@ -224,14 +226,35 @@ class BackgroundWriter:
         plt.close(fig)
         return paths
 
-    def wait(self) -> None:
+    def backlog(self) -> tuple[int, float | None]:
+        """Figures not yet written, and the estimated seconds to write them: their number times the mean measured
+        time of those written (None before the first)."""
+        waiting = sum(not future.done() for _, future in self._pending)
+        done = [future for _, future in self._pending if future.done() and future.exception() is None]
+        seconds = self._seconds + [future.result() for future in done]
+        return waiting, waiting * sum(seconds) / len(seconds) if seconds else None
+
+    def wait(self, progress: bool = False) -> None:
+        """Block until every figure is written (``progress``: a display of the figures written, of all handed to
+        this writer since the last wait, with the time left); raise the first error."""
+        from concurrent.futures import as_completed
+
+        from meta_eval.core.progress import progress as progress_display
+
         pending, self._pending = self._pending, []
         errors = []
-        for name, future in pending:
-            try:
-                future.result()
-            except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
-                errors.append(f"{name}: {type(exc).__name__}: {exc}")
+        names = {future: name for name, future in pending}
+        with progress_display(total=len(pending), desc="report: figures", unit="figure", enabled=progress) as bar:
+            written = {future for future in names if future.done()}
+            if written:
+                bar.update(len(written))  # the time left is measured on the figures written while waiting
+            for future in as_completed(names):
+                try:
+                    self._seconds.append(future.result())
+                except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
+                    errors.append(f"{names[future]}: {type(exc).__name__}: {exc}")
+                if future not in written:
+                    bar.update(1)
         if errors:
             raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})")
 
@@ -264,16 +287,20 @@ def _writer_init(parent: int) -> None:
         pass
 
 
-def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int, preview_dpi: int | None) -> None:
+def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int, preview_dpi: int | None) -> float:
+    """Save a pickled figure; returns the seconds it took (the writer's measure of what a figure costs)."""
     import pickle
+    import time
 
     import matplotlib.pyplot as plt
 
+    started = time.perf_counter()
     fig = pickle.loads(payload)
     try:
         save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
     finally:
         plt.close(fig)
+    return time.perf_counter() - started
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -83,16 +83,20 @@ class Report:
         BackgroundWriter`); :meth:`write` waits for them. For callers with a spare core.
     figures : bool
         Draw the figures (False: tables and text only).
+    progress : bool
+        Show the figures written (:func:`meta_eval.core.progress.progress`): an analysis's, drawn here, and those
+        :meth:`write` waits for.
 
     Every file goes through :meth:`write_text` or :meth:`write_frame`, so a write error (a full disk, a file-size
     limit) is an :class:`~meta_eval.core.errors.OutputError` naming the file, whoever writes.
     """
 
     def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI,
-                 background: bool = False, figures: bool = True):
+                 background: bool = False, figures: bool = True, progress: bool = False):
         from meta_eval.rendering.figure_style import BackgroundWriter
 
         self.draw_figures = figures
+        self.progress = progress
         self.out = Path(out)
         self._writer = BackgroundWriter() if background else None
         self.out.mkdir(parents=True, exist_ok=True)
@@ -161,9 +165,11 @@ class Report:
                 self.table(section, t.caption, t.compact, t.stem, full=t.frame, folder=folder)
             else:
                 self.data(t.stem, t.frame, folder=folder)
-        for f in result.figure_outputs if self.draw_figures else ():
-            if f.in_report or every_figure:
-                self.figure(section, f.caption, f.draw(), f.stem, folder=folder)
+        from meta_eval.core.progress import progress
+
+        drawn = [f for f in (result.figure_outputs if self.draw_figures else ()) if f.in_report or every_figure]
+        for f in progress(drawn, desc=f"{section.title}: figures", unit="figure", enabled=self.progress):
+            self.figure(section, f.caption, f.draw(), f.stem, folder=folder)
 
     def figure(self, section: Section, caption: str, fig: Figure, name: str, folder: str = "") -> ReportFigure:
         """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""
@@ -183,10 +189,16 @@ class Report:
         section.figures.append(entry)
         return entry
 
+    def backlog(self) -> tuple[int, float | None]:
+        """Figures still being written in the background, and the estimated seconds to write them
+        (:meth:`~meta_eval.rendering.figure_style.BackgroundWriter.backlog`; (0, 0.0) without a background
+        writer)."""
+        return self._writer.backlog() if self._writer is not None else (0, 0.0)
+
     def write(self) -> tuple[Path, Path]:
         """Write report.md and report.html, once every figure is on disk."""
         if self._writer is not None:
-            self._writer.wait()
+            self._writer.wait(progress=self.progress)
         return self.write_text("report.md", self.markdown()), self.write_text("report.html", self.html())
 
     def close(self) -> None:
