@@ -59,7 +59,9 @@ def test_nothing_imports_the_measures_layer_from_below():
 @pytest.mark.parametrize("module, may_import", [
     ("meta_eval.measures.registry", set()),
     ("meta_eval.measures.trec_names", {"meta_eval.measures.registry"}),
-    ("meta_eval.measures.plugins", {"meta_eval.measures.registry", "meta_eval.measures.fingerprint"}),
+    ("meta_eval.measures.plugins", {"meta_eval.measures.registry", "meta_eval.measures.fingerprint",
+                                    "meta_eval.measures.per_list_compiler"}),
+    ("meta_eval.measures.per_list_compiler", set()),
 ])
 def test_inside_the_layer_the_registry_is_at_the_bottom_and_the_resolver_on_top(module, may_import):
     """The registry imports nothing else of measures/; the spelling lookup and the plug-ins only what lies below

@@ -103,9 +103,11 @@ def test_informativeness_names_what_it_adds_and_solves_what_it_names(lines):
     assert solved == ["6", "4"]
 
 
-def test_every_analysis_of_the_default_study_has_a_cost_model_that_counts_these_data():
+def test_every_analysis_of_the_default_study_has_a_cost_model_that_counts_these_data(tmp_path, monkeypatch):
     """An estimate that fails is shown as "unknown cost" rather than stopping a study; the built-in analyses must
-    never need that: each counts its units on the demo and gets a positive estimate."""
+    never need that: each counts its units on the demo and gets a positive estimate (with an empty MEM cache:
+    distributions already cached cost nothing)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     from meta_eval.analyses import AnalysisData
     from meta_eval.orchestration.study import FIGURE_COST, REPORT_COST, estimated_seconds, study_plan
 
