@@ -190,16 +190,53 @@ def _parse_value(param: Param, text: str, where: str) -> Any:
 
 
 def format_value(value: Any) -> str:
-    """A parameter value as it is written in a name: ``0.5,0.5``, ``1:3,2:9``, ``true``."""
+    """A parameter value as it is written in a name: ``0.5,0.5``, ``1:3,2:9``, ``true``.
+
+    A real number is written exactly: the shortest text that reads back as the same float (``repr``, without a
+    trailing ``.0``: ``1``, ``0.5``, ``0.5000001``, ``1e-07``). Names and the cache keys made of them must never
+    round: ``RBP(p=0.5000001)`` printed as ``RBP(p=0.5)`` was one row for two measures."""
     if isinstance(value, (tuple, list, np.ndarray)):
         return ",".join(format_value(v) for v in value)
     if isinstance(value, dict):
         return ",".join(f"{format_value(k)}:{format_value(v)}" for k, v in value.items())
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value)).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
+    if isinstance(value, (float, np.floating)):
+        text = float.__repr__(float(value))  # numpy 2's repr of its scalars is "np.float64(0.5)"
+        return text.removesuffix(".0")
+    if isinstance(value, np.integer):
+        return str(int(value))
     return str(value)
+
+
+def unique(values: Iterable[Any], option: str) -> list[Any]:
+    """The values of a repeatable option, refused when one is given twice: ``--topic 2 --topic 2`` would otherwise
+    run on one topic where the user counted two (a bootstrap over fewer topics, silently). One rule for every
+    option that takes a list of topics, systems or runs, so every command says the same.
+
+    Parameters
+    ----------
+    values : iterable
+        The values in the order given (hashable).
+    option : str
+        How the user named them, for the message: ``"--topic"``, ``"topics"``.
+
+    Raises
+    ------
+    InputError
+        ``"--topic 2 given twice"`` (or ``3 times``), naming the first value repeated.
+
+    Examples
+    --------
+    >>> unique(["401", "402"], "--topic")
+    ['401', '402']
+    """
+    values = list(values)
+    repeated = [(value, n) for value, n in collections.Counter(values).items() if n > 1]
+    if repeated:
+        value, n = repeated[0]
+        raise InputError(f"{option} {value} given {'twice' if n == 2 else f'{n} times'}; give each value once")
+    return values
 
 
 def parse_floats(text: str) -> tuple[float, ...]:

@@ -25,6 +25,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from meta_eval.core.errors import InputError
+from meta_eval.core.params import format_value
 from meta_eval.statistics.maxent.batch import ListBatch
 
 
@@ -162,11 +163,7 @@ class MeasureSpec:
 
 
 def _fmt(v) -> str:
-    if isinstance(v, tuple):
-        return ",".join(_fmt(x) for x in v)
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
+    return format_value(v)  # exact: a name never rounds a parameter
 
 
 # Core families whose expected-value form is registered under another base name.
