@@ -109,9 +109,9 @@ def _table(console: Console, summary, title: str) -> None:
 
 def default_cache() -> Path:
     """Where solved distributions are cached by default (keyed by everything that determines them)."""
-    import os
+    from meta_eval.statistics.maxent.cache import default_folder
 
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "meta-eval" / "mem"
+    return default_folder()
 
 
 MeasuresOpt = measures_option(DEFAULT_MEASURES + ("GAP over --g-grid",), "Metric constrained by MEM")

@@ -166,6 +166,16 @@ class MemCache:
                   "are not cached")
 
 
+def default_folder() -> Path:
+    """Where solved distributions are cached by default: ``$XDG_CACHE_HOME/meta-eval/mem``, or
+    ``~/.cache/meta-eval/mem`` when ``XDG_CACHE_HOME`` is unset, empty or relative — the XDG Base Directory rule
+    ("if an implementation encounters a relative path in any of these variables it should consider the path
+    invalid and ignore it"): an empty or relative value put the cache in whatever folder a command ran from."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "meta-eval" / "mem"
+
+
 def open_cache(cache_dir: "str | Path | MemCache | None") -> MemCache | None:
     """:meth:`MemCache.open` of a folder the caller named (an error if it cannot be used)."""
     return MemCache.open(cache_dir, required=True)
