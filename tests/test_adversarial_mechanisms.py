@@ -377,3 +377,73 @@ def test_cli_a_study_file_of_the_wrong_shape_is_exit_2(tmp_path):
     result = clean(cli("study", "--study-file", tmp_path / "study.toml", "-o", tmp_path / "out", "--no-progress"))
     assert result.returncode == 2 and "study.toml: [collection] is a single table" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------------ 8. plug-ins that misbehave
+
+RAISES = {
+    "class Mine(BaseException):\n    pass\n\n\ndef bad(r):\n    raise Mine('own')\n": r"raised Mine: own",
+    "def bad(r):\n    raise GeneratorExit()\n": r"raised GeneratorExit",
+    "def bad(r):\n    raise SystemExit(0)\n": r"raised SystemExit: 0",
+    "import sys\n\n\ndef bad(r):\n    sys.exit('bye')\n": r"raised SystemExit: bye",
+    "def bad(r):\n    raise KeyboardInterrupt('mine')\n": r"raised KeyboardInterrupt: mine",
+    "import meta_eval as me\n\n\n@me.per_list\ndef bad(grades, counts):\n    raise KeyboardInterrupt()\n":
+        r"raised KeyboardInterrupt",
+    "import meta_eval as me\n\n\n@me.per_list\ndef bad(grades, counts):\n    raise GeneratorExit\n":
+        r"raised GeneratorExit",
+    "def bad(r):\n    def gen():\n        yield 1\n    g = gen()\n    next(g)\n    g.throw(GeneratorExit)\n":
+        r"raised GeneratorExit",
+}
+
+
+def _plugin(folder: Path, body: str, name: str = "plug.py") -> str:
+    (folder / name).write_text("import numpy as np\n" + body)
+    return str(folder / name)
+
+
+@pytest.mark.parametrize("body", list(RAISES))
+def test_a_plugin_raising_any_base_exception_is_a_plugin_error(tmp_path, body):
+    from meta_eval.measures.plugins import PluginError
+
+    path = _plugin(tmp_path, body)
+    with pytest.raises(PluginError, match=r"metric plug-in .*plug.py:bad: " + RAISES[body]):
+        me.score(me.demo_collection(), f"{path}:bad")
+
+
+@pytest.mark.parametrize("statement, message", [("raise KeyboardInterrupt", "KeyboardInterrupt"),
+                                                ("raise GeneratorExit", "GeneratorExit"),
+                                                ("class Mine(BaseException): pass\nraise Mine()", "Mine")])
+def test_a_plugin_raising_a_base_exception_when_imported_is_an_input_error(tmp_path, statement, message):
+    path = _plugin(tmp_path, statement + "\n")
+    with pytest.raises(InputError, match=rf"plug.py:\d+: cannot import metric plug-in: {message}"):
+        me.score(me.demo_collection(), f"{path}:anything")
+
+
+def test_a_real_ctrl_c_while_a_plugin_runs_still_interrupts(tmp_path):
+    """A SIGINT that arrives while the plug-in runs is the user's: KeyboardInterrupt goes through; the SIGINT
+    handler is the one it was afterwards (a plug-in's own is not kept)."""
+    import signal
+
+    body = "import os, signal, time\n\n\ndef ctrl_c(r):\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(5)\n"
+    path = _plugin(tmp_path, body)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        me.score(me.demo_collection(), f"{path}:ctrl_c")
+    assert signal.getsignal(signal.SIGINT) is before
+    keeps = _plugin(tmp_path, "import signal\n\n\ndef keeps(r):\n    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                              "    return np.zeros(r.shape)\n", "keeps.py")
+    me.score(me.demo_collection(), f"{keeps}:keeps")
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_cli_a_plugin_base_exception_is_exit_2_and_a_real_ctrl_c_is_130(tmp_path):
+    own = _plugin(tmp_path, "def bad(r):\n    raise KeyboardInterrupt('mine')\n", "own.py")
+    result = clean(cli("evaluate", "-m", f"{own}:bad", "--no-progress"))
+    assert result.returncode == 2 and "raised KeyboardInterrupt: mine" in result.stderr
+    real = _plugin(tmp_path, "import os, signal, time\n\n\ndef ctrl_c(r):\n    os.kill(os.getpid(), signal.SIGINT)\n"
+                             "    time.sleep(5)\n    return np.zeros(r.shape)\n", "real.py")
+    result = clean(cli("evaluate", "-m", f"{real}:ctrl_c", "--no-progress"))
+    assert result.returncode == 130 and "interrupted" in result.stderr
+    exits = _plugin(tmp_path, "import sys\n\n\ndef bad(r):\n    sys.exit(0)\n", "exits.py")
+    result = clean(cli("evaluate", "-m", f"{exits}:bad", "--no-progress", "-o", tmp_path / "o.csv"))
+    assert result.returncode == 2 and "raised SystemExit: 0" in result.stderr and not (tmp_path / "o.csv").exists()
