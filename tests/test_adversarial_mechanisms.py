@@ -447,3 +447,61 @@ def test_cli_a_plugin_base_exception_is_exit_2_and_a_real_ctrl_c_is_130(tmp_path
     exits = _plugin(tmp_path, "import sys\n\n\ndef bad(r):\n    sys.exit(0)\n", "exits.py")
     result = clean(cli("evaluate", "-m", f"{exits}:bad", "--no-progress", "-o", tmp_path / "o.csv"))
     assert result.returncode == 2 and "raised SystemExit: 0" in result.stderr and not (tmp_path / "o.csv").exists()
+
+
+# --------------------------------------------------------------------------------------------- 7. process state
+
+
+def _closing(*fds: int):
+    """A preexec_fn that closes ``fds`` in the child before meta-eval starts (as ``<&- >&- 2>&-``)."""
+    return lambda: [os.close(fd) for fd in fds]
+
+
+@pytest.mark.parametrize("fds", [(0, 1), (1,), (0, 1, 2), (0,)])
+def test_closed_standard_streams_never_capture_results_nor_give_a_traceback(tmp_path, fds):
+    """With descriptor 1 closed, the first file opened (the qrels) became standard output; now every closed
+    stream is /dev/null, the results go where -o says, complete, and the inputs are unchanged."""
+    qrels = _qrels(tmp_path)
+    (tmp_path / "run.txt").write_text(run_text("A"))
+    before = {p: p.read_bytes() for p in (qrels, tmp_path / "run.txt")}
+    result = subprocess.run([*CLI, "evaluate", "-Q", str(qrels), str(tmp_path / "run.txt"), "-m", "AP", "-m",
+                             "nDCG", "--no-progress", "-o", str(tmp_path / "out.csv")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_closing(*fds), timeout=120)
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    col = me.load_collection(qrels, [tmp_path / "run.txt"])
+    written = (tmp_path / "out.csv").read_text().splitlines()
+    assert written[0] == "run,topic,measure,value,summary" and len(written) == 3
+    for line, measure in zip(written[1:], ["AP", "nDCG"]):
+        assert line.startswith(f"A,all,{measure},")
+        assert float(line.split(",")[3]) == pytest.approx(me.score(col, measure).mean(), rel=1e-12)
+    assert {p: p.read_bytes() for p in before} == before
+    if 1 in fds and 2 not in fds:
+        assert "standard output is closed" in result.stderr
+
+
+def test_closed_standard_output_without_o_and_closed_input_as_a_run():
+    result = subprocess.run([*CLI, "evaluate", "-m", "AP", "--no-progress"], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_closing(0, 1), timeout=120)
+    assert result.returncode == 0 and "standard output is closed; what is printed there is discarded" in result.stderr
+    qrels, _ = me.demo_paths()
+    result = subprocess.run([*CLI, "evaluate", "-Q", str(qrels), "-", "-m", "AP", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_closing(0),
+                            timeout=120)
+    assert result.returncode == 2 and "-: file is empty" in clean(result).stderr
+
+
+@pytest.mark.parametrize("args", [("correlate", "--no-progress", "-B", "50"), ("anova", "--no-progress"),
+                                  ("measures",), ("measures", "GAP"), ("evaluate", "-m", "AP", "--no-progress"),
+                                  ("evaluate", "-Q", "/nonexistent/τ-qrels.txt", "run", "-m", "AP")])
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_an_ascii_only_stream_writes_escapes_never_a_traceback(args, encoding):
+    result = subprocess.run([*CLI, *args], capture_output=True, env={**os.environ, "PYTHONIOENCODING": encoding},
+                            timeout=120)
+    assert b"Traceback" not in result.stderr and b"UnicodeEncodeError" not in result.stderr
+    assert result.returncode == (2 if "/nonexistent/τ-qrels.txt" in args else 0)
+    for stream in (result.stdout, result.stderr):
+        stream.decode(encoding)  # nothing but what the encoding holds
+    if args[0] == "correlate":
+        assert b"\\u03c4_b" in result.stdout  # Kendall's tau, as an escape
+    if "/nonexistent/τ-qrels.txt" in args:
+        assert b"\\u03c4-qrels.txt: file not found" in result.stderr

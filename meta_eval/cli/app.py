@@ -54,6 +54,7 @@ class LazyGroup(TyperGroup):
 
     def main(self, *args, **kwargs):
         """Run the command line (only then: importing meta_eval.cli leaves the host process's settings alone)."""
+        standard_streams()
         if "TERMINAL_WIDTH" not in os.environ and "COLUMNS" not in os.environ and not sys.stdout.isatty():
             os.environ["TERMINAL_WIDTH"] = os.environ["COLUMNS"] = str(PIPE_WIDTH)
         return super().main(*args, **kwargs)
@@ -85,6 +86,38 @@ class LazyGroup(TyperGroup):
         rows = [(name, COMMANDS[name][1] if name in COMMANDS else "") for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def standard_streams() -> None:
+    """Make the standard streams usable whatever state the process was started in.
+
+    * A closed standard input, output or error (``meta-eval evaluate <&- >&-``, as cron and daemons may run
+      commands) is opened on ``/dev/null``, as daemon(3) does: the next file the command opens would otherwise get
+      descriptor 1 and receive the results meant for standard output; what is printed there is discarded (said on
+      stderr), files written with ``-o`` are complete.
+    * A stream whose encoding cannot write every character (``PYTHONIOENCODING=ascii``, a C locale) writes the
+      others as escapes (``\\u03c4`` for τ) instead of failing in the middle of a table.
+    """
+    closed = []
+    for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, flags)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            closed.append(name)
+        if getattr(sys, name) is None:  # Python sets a stream that was closed at start-up to None
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False, errors="backslashreplace",
+                                    buffering=1 if fd == 2 else -1))
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    if "stdout" in closed:
+        print("meta-eval: note: standard output is closed; what is printed there is discarded (give -o FILE to "
+              "keep the results)", file=sys.stderr)
 
 
 def load_all() -> None:

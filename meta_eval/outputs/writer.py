@@ -125,11 +125,13 @@ def check_output(path: str | os.PathLike | None, *, inputs: Iterable[str | os.Pa
 
 def write_output(path: str | os.PathLike | None, data: str | bytes, *, inputs: Iterable[str | os.PathLike] = (),
                  what: str = "--out") -> None:
-    """Write ``data`` (text is UTF-8 encoded) to ``path`` as the module docstring describes."""
-    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    """Write ``data`` to ``path`` as the module docstring describes. Text is UTF-8 encoded in a file, and on
+    standard output as the stream declares (``PYTHONIOENCODING=ascii``: characters it cannot hold as escapes,
+    ``\\u03c4``, never bytes the reader did not ask for)."""
     if _is_stdout(path):
-        _write_stdout(payload, inputs)
+        _write_stdout(_stdout_bytes(data), inputs)
         return
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     how, target = _plan(path, inputs, what)
     try:
         if how in ("create", "replace"):
@@ -187,6 +189,12 @@ def _stream(target: Path, payload: bytes, *, truncate: bool) -> None:
         _write_all(fd, payload)
     finally:
         os.close(fd)
+
+
+def _stdout_bytes(data: str | bytes) -> bytes:
+    if not isinstance(data, str):
+        return bytes(data)
+    return data.encode(getattr(sys.stdout, "encoding", None) or "utf-8", "backslashreplace")
 
 
 def _write_stdout(payload: bytes, inputs: Iterable[str | os.PathLike]) -> None:
