@@ -226,14 +226,15 @@ class BackgroundWriter:
 
     def wait(self) -> None:
         pending, self._pending = self._pending, []
-        errors = []
+        errors, first = [], None
         for name, future in pending:
             try:
                 future.result()
             except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
                 errors.append(f"{name}: {type(exc).__name__}: {exc}")
-        if errors:
-            raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})")
+                first = first or exc
+        if errors:  # caused by the first (a result folder names the file of a failed write from it)
+            raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})") from first
 
     def close(self) -> None:
         if self._executor is not None:
