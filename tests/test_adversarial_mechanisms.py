@@ -18,6 +18,9 @@ Every case asserts the exact result or the clear error, and that the inputs are 
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 import warnings
@@ -29,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meta_eval as me
-from meta_eval.core.errors import InputError, OutputError
+from meta_eval.core.errors import InputError, MetaEvalWarning, OutputError
 from meta_eval.core.file_identity import is_pattern, named_files
 from meta_eval.inputs.trec import RunFilesNote, expand_paths
 
@@ -505,3 +508,424 @@ def test_an_ascii_only_stream_writes_escapes_never_a_traceback(args, encoding):
         assert b"\\u03c4_b" in result.stdout  # Kendall's tau, as an escape
     if "/nonexistent/τ-qrels.txt" in args:
         assert b"\\u03c4-qrels.txt: file not found" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------- 6. Dask
+
+
+@pytest.mark.parametrize("address, expected", [
+    ("tcp://127.0.0.1:8786/", "tcp://127.0.0.1:8786"), ("TCP://h:1", "tcp://h:1"), ("tcp://host", "tcp://host:8786"),
+    ("tcp://[::1]", "tcp://[::1]:8786"), ("tcp://[::1]:9000/", "tcp://[::1]:9000"), ("ws://h:80", "ws://h:80"),
+    ("tcp://[::1", r"an IPv6 address is written in brackets"), ("tcp://[zz]:1", r"\[zz\] is not an IPv6 address"),
+    ("inproc://", r"inproc:// address lives inside one process"), ("inproc://192.168.1.1/1/2", r"inproc://"),
+    ("tls://h:8786", r"a TLS address needs certificates"), ("wss://h:1", r"a TLS address needs certificates"),
+    ("tcp://host:99999", r"the port must be a number in 1..65535; got '99999'"), ("tcp://h:0", r"in 1..65535"),
+    ("tcp://h:-1", r"in 1..65535"), ("tcp://h:", r"in 1..65535"), ("tcp://:8786", r"no host"),
+    ("ucx://h:1", r"unknown scheme ucx://"), ("127.0.0.1:8786", r"must be 'local' or a Dask scheduler address"),
+    ("tcp://h:1/x", r"must be 'local'"), ("", r"must be 'local'"),
+])
+def test_scheduler_addresses_are_accepted_in_one_spelling_or_refused_clearly(address, expected):
+    from meta_eval.core.parallel import check_scheduler
+
+    if re.fullmatch(r"[a-z]+://\S+", expected):  # accepted, in this spelling
+        assert check_scheduler(address) == expected
+    else:
+        with pytest.raises(InputError, match=expected):
+            check_scheduler(address)
+
+
+def test_a_scheduler_that_accepts_and_never_answers_is_a_clear_error(monkeypatch):
+    """Dask's connection waits for the handshake without a timeout: a server that accepts and stays silent held
+    Client() for minutes. The probe's deadline (twice the connect timeout) covers the handshake."""
+    import socket
+
+    from meta_eval.core import parallel
+
+    pytest.importorskip("distributed")
+    silent, closed = socket.socket(), socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)  # the kernel accepts connections; nobody ever answers
+    closed.bind(("127.0.0.1", 0))  # bound, not listening: connections refused
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 1)
+    try:
+        with pytest.raises(InputError, match=r"accepted the connection but did not answer Dask's handshake within 2 s"):
+            parallel.connect_scheduler(f"tcp://127.0.0.1:{silent.getsockname()[1]}")
+        with pytest.raises(InputError, match=r"cannot reach the Dask scheduler within 1 s"):
+            parallel.connect_scheduler(f"tcp://127.0.0.1:{closed.getsockname()[1]}")
+    finally:
+        silent.close()
+        closed.close()
+
+
+def test_jobs_above_the_usable_cores_are_capped_and_said(monkeypatch):
+    import joblib
+
+    from meta_eval.core import parallel
+
+    usable = joblib.cpu_count()
+    with pytest.warns(parallel.WorkersNote, match=rf"--jobs 200: .* {usable} core\(s\); running {usable} worker"):
+        assert parallel.usable_jobs(200, 200) == usable
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parallel.usable_jobs(usable, usable) == usable and parallel.usable_jobs(1, 1) == 1
+        assert parallel.usable_jobs(usable + 5, None) == usable  # the automatic choice: capped, not said
+    monkeypatch.setattr(joblib, "cpu_count", lambda: 1)
+    with pytest.warns(parallel.WorkersNote):
+        out = parallel.parallel_map(_square, range(4), jobs=3, progress=False)
+    assert out == [0, 1, 4, 9]
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_cli_jobs_200_is_one_note_and_the_same_numbers(tmp_path):
+    args = ["discpower", "-m", "AP", "-m", "nDCG", "-B", "50", "--top", "0", "--no-progress"]
+    many = clean(cli(*args, "-j", "200", "-o", tmp_path / "many"))
+    assert many.returncode == 0 and many.stderr.count("--jobs 200: ") == 1
+    one = clean(cli(*args, "-j", "1", "-o", tmp_path / "one"))
+    assert (tmp_path / "many" / "summary.csv").read_text() == (tmp_path / "one" / "summary.csv").read_text()
+
+
+# -------------------------------------------------------------------------------- 5. outputs that cannot be swapped
+
+CHDIR_PLUGIN = """import os
+import numpy as np
+
+os.chdir({elsewhere!r})
+
+
+def wanders(r):
+    os.chdir({elsewhere!r})
+    return np.zeros(r.shape)
+"""
+
+
+@pytest.mark.parametrize("command", [("evaluate", "-o", "out.csv"), ("compare", "-o", "out.csv"),
+                                     ("discpower", "-B", "20", "--top", "0", "--no-figures", "-o", "out"),
+                                     ("analysis", "anova", "-o", "out")])
+def test_a_relative_output_stays_where_it_was_checked_when_a_plugin_changes_folder(tmp_path, command):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "wanders.py").write_text(CHDIR_PLUGIN.format(elsewhere=str(elsewhere)))
+    work = tmp_path / "work"
+    work.mkdir()
+    result = clean(cli(command[0], "-m", "AP", "-m", f"{tmp_path / 'wanders.py'}:wanders", "--no-progress",
+                       *command[1:], cwd=work))
+    assert result.returncode == 0, result.stderr
+    assert (work / command[-1]).exists() and list(elsewhere.iterdir()) == []
+
+
+def _cli_text(*args: str) -> str:
+    """The command line as a shell script's line, its standard output discarded."""
+    return " ".join(shlex.quote(a) for a in [*CLI, *map(str, args)]) + " > /dev/null"
+
+
+def in_namespace(script: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run a shell script in a mount namespace of its own (``unshare -m``: its mounts are private and vanish with
+    it); skip the test where that is not permitted (not root, no unshare, a container without the capability)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare command")
+    result = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script], capture_output=True,
+                            text=True, timeout=timeout)
+    if result.returncode == 77 or "unshare:" in result.stderr:
+        pytest.skip(f"cannot make a private mount here: {result.stderr.strip()[:200]}")
+    return result
+
+
+def test_a_mount_point_is_refused_before_any_work(tmp_path):
+    """A container's volume (-o /out): a bind mount of a folder of the same file system, which os.path.ismount
+    misses; its rename failed after the work with EBUSY and a traceback."""
+    from tests.conftest import marking_plugin
+
+    (tmp_path / "volume").mkdir()
+    (tmp_path / "out").mkdir()
+    plugin = marking_plugin(tmp_path)
+    result = in_namespace(f"mount --bind {tmp_path / 'volume'} {tmp_path / 'out'} || exit 77\n"
+                          + _cli_text("discpower", "-m", "AP", "-m", f"{plugin}:marking", "-B", "20", "--top", "0",
+                                      "--no-progress", "-o", tmp_path / "out") + "\necho rc=$?\n"
+                          + _cli_text("discpower", "-m", "AP", "-B", "20", "--top", "0", "--no-figures",
+                                      "--no-progress", "-o", tmp_path / "out" / "results") + "\necho rc=$?\n"
+                          f"ls {tmp_path / 'out' / 'results'}\n")
+    assert "Traceback" not in result.stderr
+    assert "rc=2\nrc=0\n" in result.stdout and "summary.csv" in result.stdout, result.stdout + result.stderr
+    assert "is a mount point" in result.stderr and "write the results into a folder inside it" in result.stderr
+    assert not (tmp_path / "scored").exists()  # refused before any work
+
+
+def test_a_mount_point_is_refused_by_the_check_itself(tmp_path, monkeypatch):
+    from meta_eval.outputs import result_folder as rf
+
+    (tmp_path / "out").mkdir()
+    monkeypatch.setattr(rf, "is_mount_point", lambda path: Path(path) == tmp_path / "out")
+    with pytest.raises(OutputError, match=r"is a mount point .* e.g. --out .*/out/results"):
+        rf.FolderTarget(tmp_path / "out", "discpower")
+    rf.FolderTarget(tmp_path / "out" / "results", "discpower")  # inside it: fine
+
+
+def test_mountinfo_paths_are_unescaped(tmp_path):
+    from meta_eval.outputs.result_folder import _unescape, is_mount_point
+
+    assert _unescape(rb"/mnt/my\040volume\134x") == b"/mnt/my volume\\x"
+    assert is_mount_point(Path("/")) and not is_mount_point(tmp_path)
+
+
+@pytest.mark.parametrize("length", [220, 240, 255])
+def test_a_long_name_gets_short_hidden_twins(tmp_path, length):
+    from meta_eval.outputs.result_folder import _stem, result_folder, verify_folder
+
+    out = tmp_path / ("r" * length)
+    for round_ in range(2):  # a new folder, then a replaced one (the old twin)
+        with result_folder(out, kind="t") as tmp:
+            assert len(os.fsencode(tmp.name)) <= 255 and tmp.parent == tmp_path
+            (tmp / "table.csv").write_text(f"{round_}\n")
+        assert verify_folder(out) == [] and (out / "table.csv").read_text() == f"{round_}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]  # no twin or lock left
+    assert len(os.fsencode(f".{_stem(out)}.partial-4194304-abcdef")) <= 255
+
+
+def test_a_name_longer_than_the_file_system_allows_is_refused_before_any_work(tmp_path):
+    from meta_eval.outputs.result_folder import FolderTarget
+
+    with pytest.raises(OutputError, match=r"--out .*: File name too long"):
+        FolderTarget(tmp_path / ("r" * 256), "t")
+
+
+def test_short_free_space_is_refused_before_any_work(tmp_path, monkeypatch):
+    from meta_eval.outputs import result_folder as rf
+
+    out = tmp_path / "res"
+    with rf.result_folder(out, kind="t") as tmp:
+        (tmp / "big.bin").write_bytes(b"x" * 300_000)
+    monkeypatch.setattr(rf, "free_bytes", lambda folder: rf.MIN_FREE_BYTES + 200_000)
+    with pytest.raises(OutputError, match=r"has 1.2 MB free; writing the results there needs at least 1.3 MB \(the "
+                                          r"size of the folder replaced"):
+        rf.FolderTarget(out, "t")
+    rf.FolderTarget(tmp_path / "new", "t")  # a new folder needs the margin only
+    monkeypatch.setattr(rf, "free_bytes", lambda folder: 1000)
+    with pytest.raises(OutputError, match=r"free some space or choose another --out"):
+        rf.FolderTarget(tmp_path / "new", "t")
+
+
+FILLER = """import numpy as np
+
+
+def fills(r):
+    import shutil
+    free = shutil.disk_usage({disk!r}).free
+    with open({disk!r} + "/filler", "ab") as f:
+        f.write(b"x" * max(free - 4096, 0))
+    return np.zeros(r.shape)
+"""
+
+
+def test_a_small_disk_is_refused_before_work_and_a_full_one_is_a_clear_error(tmp_path):
+    """On a tmpfs of its own: one too small is refused before any work; one that fills while the command works
+    (a plug-in takes the space) gives an OutputError naming the file, and the earlier result folder is intact."""
+    disk, tiny = tmp_path / "disk", tmp_path / "tiny"
+    disk.mkdir()
+    tiny.mkdir()
+    (tmp_path / "filler.py").write_text(FILLER.format(disk=str(disk)))
+    args = ("discpower", "-m", "AP", "-B", "20", "--top", "0", "--no-progress")
+    result = in_namespace(
+        f"mount -t tmpfs -o size=512k tmpfs {tiny} && mount -t tmpfs -o size=1536k tmpfs {disk} || exit 77\n"
+        + _cli_text(*args, "-o", tiny / "res") + "\necho rc=$?\n"
+        + _cli_text(*args, "--no-figures", "-o", disk / "res") + "\necho rc=$?\n"
+        + _cli_text(*args, "-m", f"{tmp_path / 'filler.py'}:fills", "-o", disk / "res") + "\necho rc=$?\n"
+        f"ls -a {disk}; cp -r {disk / 'res'} {tmp_path / 'kept'}\n")
+    assert "Traceback" not in result.stderr
+    assert "rc=2\nrc=0\nrc=2\n" in result.stdout, result.stdout + result.stderr
+    assert "tiny has 0.5 MB free; writing the results there needs at least 1.0 MB" in result.stderr
+    assert f"--out {disk / 'res'}: writing {disk / 'res'}/" in result.stderr
+    assert "failed: no space left on the device; nothing was replaced" in result.stderr
+    from meta_eval.outputs.result_folder import read_manifest, verify_folder
+
+    assert verify_folder(tmp_path / "kept") == [] and read_manifest(tmp_path / "kept")["meta_eval"] == "discpower"
+    assert ".res.partial" not in result.stdout  # no partial folder left
+
+
+def _fsize_limit(limit: int):
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+@pytest.mark.parametrize("command", [("discpower", "-B", "20", "--top", "0"), ("analysis", "anova")])
+def test_a_file_size_limit_inside_a_result_folder_is_a_clear_error_naming_the_file(tmp_path, command):
+    """ulimit -f: EFBIG (Python ignores SIGXFSZ) — it was an OSError traceback in every command but evaluate."""
+    from meta_eval.outputs.result_folder import verify_folder
+
+    out = tmp_path / "res"
+    first = clean(cli(*command, "-m", "AP", "--no-progress", "-o", out))
+    assert first.returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    result = subprocess.run([*CLI, *command, "-m", "AP", "-m", "nDCG", "--no-progress", "-o", str(out)],
+                            capture_output=True, text=True, preexec_fn=_fsize_limit(3000), timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"--out {out}: writing {out}/" in result.stderr and "larger than the file-size limit" in result.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before and verify_folder(out) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+
+
+def test_write_errors_inside_a_folder_are_named_by_the_result_folder_layer(tmp_path):
+    import errno
+
+    from meta_eval.outputs.result_folder import result_folder
+
+    out = tmp_path / "res"
+    with pytest.raises(OutputError, match=rf"writing {out}/b.csv failed: no space left on the device"):
+        with result_folder(out, kind="t") as tmp:
+            (tmp / "a.csv").write_text("a")
+            (tmp / "b.csv").write_text("b")
+            os.utime(tmp / "a.csv", ns=(0, 0))
+            raise OSError(errno.ENOSPC, "No space left on device")  # a failed write() names no file
+    with pytest.raises(OutputError, match=rf"writing {out}/sub/x.pdf failed: larger than the file-size limit"):
+        with result_folder(out, kind="t") as tmp:
+            (tmp / "sub").mkdir()
+            raise RuntimeError("1 figure could not be written") from OSError(errno.EFBIG, "File too large",
+                                                                            str(tmp / "sub" / "x.pdf"))
+    with pytest.raises(FileNotFoundError):  # reading an input is not a write error of the folder
+        with result_folder(out, kind="t"):
+            open(tmp_path / "missing-input.txt").close()
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+# -------------------------------------------------------------------------------------------- the crash-safe swap
+
+KILLED_SWAP = """
+import os, signal, sys
+from pathlib import Path
+from meta_eval.outputs import result_folder as rf
+
+out, point = Path(sys.argv[1]), sys.argv[2]
+if point != "exchange":
+    rf._exchange = lambda a, b: False  # a file system without RENAME_EXCHANGE: two renames
+renames = []
+real_rename, real_rmtree = os.rename, rf.shutil.rmtree
+
+
+def rename(a, b):
+    real_rename(a, b)
+    renames.append((a, b))
+    if point == f"after rename {len(renames)}":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def rmtree(path, *args, **kwargs):
+    if point in ("exchange", "before rmtree"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_rmtree(path, *args, **kwargs)
+
+
+rf.os.rename, rf.shutil.rmtree = rename, rmtree
+with rf.result_folder(out, kind="t") as tmp:
+    (tmp / "table.csv").write_text("new\\n")
+"""
+
+
+@pytest.mark.parametrize("point", ["after rename 1", "after rename 2", "before rmtree", "exchange"])
+def test_a_sigkill_in_the_swap_never_loses_the_folder_and_the_next_run_recovers(tmp_path, point):
+    """Killed between the two renames of a swap, the earlier folder was left as a hidden .old- folder that the next
+    run deleted: the only copy. Now the next run moves it back; with RENAME_EXCHANGE the target never goes away."""
+    from meta_eval.outputs.result_folder import result_folder, verify_folder
+
+    out = tmp_path / "res"
+    with result_folder(out, kind="t") as tmp:
+        (tmp / "table.csv").write_text("old\n")
+    killed = subprocess.run([sys.executable, "-c", KILLED_SWAP, str(out), point], capture_output=True, text=True,
+                            timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    if point != "after rename 1":
+        assert verify_folder(out) == []  # complete at every moment: old, or new
+    with result_folder(out, kind="t") as tmp:  # the next run
+        assert verify_folder(out) == [] and (out / "table.csv").read_text() in ("old\n", "new\n")
+        (tmp / "table.csv").write_text("next\n")
+    assert (out / "table.csv").read_text() == "next\n" and verify_folder(out) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]  # every leftover cleared
+
+
+def test_rename_exchange_is_used_where_the_file_system_has_it(tmp_path):
+    from meta_eval.outputs.result_folder import _exchange
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "x").write_text("x")
+    if not _exchange(tmp_path / "a", tmp_path / "b"):
+        pytest.skip("this file system has no RENAME_EXCHANGE")
+    assert (tmp_path / "b" / "x").exists() and not (tmp_path / "a" / "x").exists()
+
+
+# ----------------------------------------------------------------------------------------------------- 10. LETOR
+
+
+def _letor(path: Path, features, n_queries: int = 6, docs: int = 6, seed: int = 0) -> Path:
+    """A LETOR file: ``features(rng)`` gives each line's ``index:value`` items."""
+    rng = np.random.default_rng(seed)
+    lines = [f"{rng.integers(0, 3)} qid:{q} {features(rng)}".rstrip() for q in range(1, n_queries + 1)
+             for _ in range(docs)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+LETOR_FILES = {
+    "small": lambda rng: f"1:{rng.random():.3f} 2:{rng.random():.3f}",
+    "constant": lambda rng: "1:0.5 7:1",
+    "no features": lambda rng: "",
+    "zeros": lambda rng: "1:0 2:0.0",
+    "huge index": lambda rng: f"1:{rng.random():.3f} 2000000000:0.5",
+}
+
+
+@pytest.mark.parametrize("kind", list(LETOR_FILES))
+def test_letor_files_lightgbm_could_not_take_are_trained_or_refused_before_any_model(tmp_path, kind):
+    pytest.importorskip("lightgbm")
+    from meta_eval.statistics.learning_to_rank.experiment import run_ltr
+
+    data = _letor(tmp_path / "set.txt", LETOR_FILES[kind])
+    run = dict(train_for=["nDCG"], test=["nDCG@10"], lambdamart={"num_boost_round": 3}, progress=False)
+    if kind == "small":  # 18-24 training documents: no split at min_data_in_leaf = 20 ("num_features() > 0")
+        with pytest.warns(MetaEvalWarning, match=r"LambdaMART on Fold1, .*no tree can split"):
+            result = run_ltr(data, **run)
+        assert np.isfinite(result.table["mean"]).all()
+    elif kind == "huge index":  # two billion columns: std::bad_alloc inside LightGBM
+        with pytest.raises(InputError, match=r"2,000,000,000 feature columns .* would need about 1.\d TB of memory"):
+            run_ltr(data, **run)
+    else:
+        with pytest.raises(InputError, match=r"set.txt \[Fold1 train\]: no feature varies across the 18 training "
+                                             r"documents of Fold1"):
+            run_ltr(data, **run)
+
+
+def test_a_small_fold_trains_a_model_without_splits_in_the_library_too(tmp_path):
+    pytest.importorskip("lightgbm")
+    from meta_eval.inputs.letor import load_folds
+    from meta_eval.statistics.learning_to_rank.lambdamart import train_lambdamart
+
+    fold = load_folds(_letor(tmp_path / "set.txt", LETOR_FILES["small"]), k=3)[0]
+    booster = train_lambdamart(fold, "nDCG", num_boost_round=3)
+    assert booster.feature_importance("split").sum() == 0
+    assert np.ptp(booster.predict(fold.test.X)) == 0
+
+
+@given(dense=st.lists(st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.5]), min_size=3, max_size=3), min_size=1,
+                      max_size=6))
+@settings(max_examples=100)
+def test_any_feature_varies_agrees_with_a_dense_reference(dense):
+    import scipy.sparse as sp
+
+    from meta_eval.statistics.learning_to_rank.experiment import _any_feature_varies
+
+    X = np.array(dense)
+    assert _any_feature_varies(sp.csr_matrix(X)) == bool((X.max(0) != X.min(0)).any())
+
+
+def test_cli_ltr_on_hostile_letor_files(tmp_path):
+    pytest.importorskip("lightgbm")
+    small = _letor(tmp_path / "small.txt", LETOR_FILES["small"])
+    huge = _letor(tmp_path / "huge.txt", LETOR_FILES["huge index"])
+    ok = clean(cli("ltr", "-d", small, "--rounds", "3", "--no-progress"))
+    assert ok.returncode == 0 and "no tree can split" in ok.stderr
+    for algorithm in ("lambdamart", "softrank"):
+        refused = clean(cli("ltr", "-d", huge, "--algorithm", algorithm, "--rounds", "3", "--epochs", "2",
+                            "--no-progress"))
+        assert refused.returncode == 2 and "lower the feature indices" in refused.stderr
