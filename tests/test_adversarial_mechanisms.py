@@ -616,6 +616,30 @@ def test_a_relative_output_stays_where_it_was_checked_when_a_plugin_changes_fold
     assert (work / command[-1]).exists() and list(elsewhere.iterdir()) == []
 
 
+def test_an_output_checked_in_one_folder_is_written_there_after_a_change_of_folder(tmp_path, monkeypatch):
+    """The mechanism under every command: check_output / check_output_folder remember the absolute path, and the
+    writer and result_folder use it for the same spelling (study checks its folder, then run_study writes it)."""
+    from meta_eval.outputs.result_folder import check_output_folder, result_folder
+    from meta_eval.outputs.writer import check_output, write_output
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    assert check_output("res.csv") == first / "res.csv"
+    assert check_output_folder("res") == first / "res"
+    monkeypatch.chdir(second)  # what a plug-in's code may do between the check and the write
+    write_output("res.csv", "a\n")
+    with result_folder("res", kind="t") as tmp:
+        (tmp / "table.csv").write_text("1\n")
+    assert (first / "res.csv").read_text() == "a\n" and (first / "res" / "table.csv").exists()
+    assert list(second.iterdir()) == []
+    write_output("res.csv", "b\n")  # a write without a check is where the working folder is
+    with result_folder("res", kind="t") as tmp:
+        (tmp / "table.csv").write_text("2\n")
+    assert (second / "res.csv").read_text() == "b\n" and (second / "res" / "table.csv").read_text() == "2\n"
+
+
 def _cli_text(*args: str) -> str:
     """The command line as a shell script's line, its standard output discarded."""
     return " ".join(shlex.quote(a) for a in [*CLI, *map(str, args)]) + " > /dev/null"
