@@ -9,6 +9,9 @@ or on its own (with ``--out``, a result folder)::
 
     meta-eval analysis examples/top_stability.py:top_stability -m AP -m nDCG@10 -m P@10
 
+Copied into the analyses package (``meta_eval/analyses/top_stability.py``) it is a built-in analysis: its command
+``meta-eval top-stability`` and its study options (``--top-stability-k``) follow from the declaration.
+
 For each measure, the topics are resampled with replacement (B bootstrap samples of T topics, one seed); in each
 sample the systems are ranked by their mean, and the share of the full topic set's top-k systems that are still in
 the sample's top k is recorded. A measure whose top k barely moves needs fewer topics to name the best systems.
@@ -21,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses import FigureOutput, Result, TableOutput, analysis
-from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.analyses import ANALYSIS_PARAMS, FigureOutput, Param, Result, TableOutput, analysis
+from meta_eval.rendering.findings import Quoter, ranked
+from meta_eval.rendering.paper_table import PaperTable, best_mask
 
 
 @dataclass
@@ -34,8 +38,6 @@ class TopStability(Result):
     n_resamples: int
 
     def tables(self):
-        from meta_eval.rendering.paper_table import PaperTable, best_mask
-
         values = self.summary.set_index("measure")[["mean_overlap"]].rename(columns={"mean_overlap": "top-k kept"})
         low = self.summary.set_index("measure")[["low"]].set_axis(values.columns, axis=1)
         high = self.summary.set_index("measure")[["high"]].set_axis(values.columns, axis=1)
@@ -58,10 +60,8 @@ class TopStability(Result):
         return [FigureOutput("top_stability", f"Share of the top {self.k} kept under topic resampling", draw)]
 
     def findings(self):
-        from meta_eval.rendering.findings import Quoter, _ranked
-
         q = Quoter(self.compact)
-        order = _ranked(self.compact["top_stability"], "top-k kept")
+        order = ranked(self.compact["top_stability"], "top-k kept")
         if len(order) < 2:
             return []
         best, worst = order[0], order[-1]
@@ -70,11 +70,10 @@ class TopStability(Result):
                           f"{best} ({cell(best)} kept) and least under {worst} ({cell(worst)}).")]
 
 
-@analysis("top-stability", title="Stability of the top systems", summary="How stable each measure's top-k "
-          "systems are when the topics are resampled.",
+@analysis("top-stability", title="Stability of the top systems", needs="scores",
+          summary="How stable each measure's top-k systems are under topic resampling.",
           params=(Param("k", 5, int, "size of the top", within="[1, inf)"), ANALYSIS_PARAMS["n_resamples"],
-                  ANALYSIS_PARAMS["seed"]),
-          study={"n_resamples": "n_resamples", "seed": "seed"})
+                  ANALYSIS_PARAMS["seed"]))
 def top_stability(data, *, k: int, n_resamples: int, seed: int) -> TopStability:
     """Share of each measure's top-k systems kept when the topics are resampled with replacement."""
     from meta_eval.core.params import rng
@@ -84,10 +83,10 @@ def top_stability(data, *, k: int, n_resamples: int, seed: int) -> TopStability:
     samples = gen.integers(0, n_topics, size=(n_resamples, n_topics))  # the same samples for every measure
     rows = []
     for name, x in data.scores.items():
-        full = set(np.argsort(-x.mean(axis=1), kind="stable")[:k])
+        full = np.argsort(-x.mean(axis=1), kind="stable")[:k]
         means = x[:, samples].mean(axis=2).T  # (B, S)
         tops = np.argsort(-means, axis=1, kind="stable")[:, :k]
-        kept = np.array([len(full & set(t)) / k for t in tops])
+        kept = np.isin(tops, full).sum(axis=1) / k
         rows.append({"measure": name, "mean_overlap": kept.mean(), "low": np.quantile(kept, 0.025),
                      "high": np.quantile(kept, 0.975)})
     text = (f"{n_resamples} bootstrap samples of the {n_topics} topics (seed {seed}); in each, the systems ranked by "

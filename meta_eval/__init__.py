@@ -18,10 +18,10 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Collection": "model.collection", "build_collection": "model.collection", "load_collection": "model.collection",
     "Comparison": "statistics.comparison", "compare": "statistics.comparison",
-    "demo_collection": "inputs.demo", "demo_paths": "inputs.demo",
+    "demo_collection": "model.demo", "demo_paths": "model.demo",
     "InfeasibleError": "core.errors", "InputError": "core.errors", "MetaEvalError": "core.errors",
     "OutputError": "core.errors",
-    "aggregate": "measures.scoring", "evaluate": "measures.scoring", "format_trec": "measures.scoring",
+    "aggregate": "measures.scoring", "evaluate": "measures.scoring", "format_trec": "rendering.trec_layout",
     "per_topic": "measures.scoring", "resolve": "measures.scoring", "score": "measures.scoring",
     "score_lists": "measures.scoring",
     "read_prefs": "inputs.trec", "read_qrels": "inputs.trec", "read_qrels_jg": "inputs.trec", "read_run": "inputs.trec",
@@ -57,12 +57,13 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from meta_eval.core.errors import InfeasibleError, InputError, MetaEvalError, OutputError
-    from meta_eval.inputs.demo import demo_collection, demo_paths
+    from meta_eval.model.demo import demo_collection, demo_paths
     from meta_eval.inputs.trec import read_prefs, read_qrels, read_qrels_jg, read_run, read_runs, read_zscores
     from meta_eval.measures import Measure, Param, families, get_measure, make_measure, register
     from meta_eval.measures.plugins import metric_from_callable, per_list
     from meta_eval.measures.resolver import load_metric
-    from meta_eval.measures.scoring import aggregate, evaluate, format_trec, per_topic, resolve, score, score_lists
+    from meta_eval.measures.scoring import aggregate, evaluate, per_topic, resolve, score, score_lists
+    from meta_eval.rendering.trec_layout import format_trec
     from meta_eval.model.collection import Collection, build_collection, load_collection
     from meta_eval.model.judgment_groups import JudgmentGroupCollection, load_judgment_groups
     from meta_eval.model.preferences import PreferenceCollection, load_preferences

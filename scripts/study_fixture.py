@@ -45,7 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "data" / "study_fixture"
 
-SMALL = ["-B", "100", "--mem-lists", "30", "--judgment-draws", "2", "--split-half-splits", "10"]  # soak_dask's
+SMALL = ["-B", "100", "--informativeness-lists", "30", "--incomplete-judgments-draws", "2", "--split-half-splits",
+         "10"]  # soak_dask's
 FIGURES = ["--format", "png", "--dpi", "50", "--no-progress", "--jobs", "1"]
 
 #: Configuration name -> arguments of ``meta-eval`` (the result folder is appended as ``-o/--out DIR``).
@@ -53,18 +54,19 @@ CONFIGS: dict[str, list[str]] = {
     "study-small": ["study", *SMALL, *FIGURES],
     "study-default": ["study", *FIGURES],
     "study-standardised-ltr": ["study", *SMALL, *FIGURES, "--standardise", "z", "--ltr-data", "demo",
-                               "--ltr-rounds", "20", "--ltr-folds", "1", "-m", "AP", "-m", "P.5,10", "-a", "GAP",
-                               "-a", "nDCG", "--top", "5"],
-    "incomplete-judgments": ["incomplete-judgments", "-m", "AP", "-m", "nDCG@10", "--fraction", "0.3", "--fraction",
-                             "0.7", "--draws", "3", "--format", "png", "--dpi", "50", "--no-progress", "--jobs", "1"],
-    "reusability": ["reusability", "-m", "AP", "-m", "RR", "-k", "10", "--form", "standard", "--form", "condensed",
-                    "--format", "png", "--dpi", "50", "--no-progress"],
-    "anova": ["anova", "-m", "AP", "-m", "nDCG@10", "--min-d", "0.05", "--min-d", "0.1", "--standardise", "cdf",
-              "--format", "png", "--dpi", "50", "--no-progress"],
-    "intuitiveness": ["intuitiveness", "-m", "AP", "-m", "nDCG", "-m", "ERR", "--format", "png", "--dpi", "50",
-                      "--no-progress"],
-    "split-half": ["split-half", "-m", "AP", "-m", "Q", "--size", "5", "--size", "10", "--splits", "20", "--seed",
-                   "3", "--format", "png", "--dpi", "50", "--no-progress"],
+                               "--ltr-rounds", "20", "--ltr-max-folds", "1", "-m", "AP", "-m", "P.5,10", "-a", "GAP",
+                               "-a", "nDCG", "--discpower-top", "5"],
+    "incomplete-judgments": ["incomplete-judgments", "-m", "AP", "-m", "nDCG@10", "-a", "none", "--fraction", "0.3",
+                             "--fraction", "0.7", "--draws", "3", "--format", "png", "--dpi", "50", "--no-progress",
+                             "--jobs", "1"],
+    "reusability": ["reusability", "-m", "AP", "-m", "RR", "-a", "none", "-k", "10", "--form", "standard", "--form",
+                    "condensed", "--format", "png", "--dpi", "50", "--no-progress"],
+    "anova": ["anova", "-m", "AP", "-m", "nDCG@10", "-a", "none", "--min-d", "0.05", "--min-d", "0.1", "--standardise",
+              "cdf", "--format", "png", "--dpi", "50", "--no-progress"],
+    "intuitiveness": ["intuitiveness", "-m", "AP", "-m", "nDCG", "-m", "ERR", "-a", "none", "--format", "png", "--dpi",
+                      "50", "--no-progress"],
+    "split-half": ["split-half", "-m", "AP", "-m", "Q", "-a", "none", "--size", "5", "--size", "10", "--splits", "20",
+                   "--seed", "3", "--format", "png", "--dpi", "50", "--no-progress"],
 }
 
 #: Relative and absolute tolerance of floating-point numbers (see the module's docstring).

@@ -135,7 +135,7 @@ def test_meta_evals_own_code_is_in_the_key():
     for name in ("meta_eval.statistics.maxent.solver", "meta_eval.statistics.maxent._newton", "meta_eval.statistics.maxent.forms", "meta_eval.statistics.maxent.expectations",
                  "meta_eval.measures.graded", "meta_eval.measures.binary", "meta_eval.model.rankings"):
         assert name in files, name
-    assert "meta_eval.cli.study" not in files and "meta_eval.rendering.figures.asl" not in files  # relevant sources only
+    assert "meta_eval.cli.study" not in files and "meta_eval.analyses.discpower" not in files  # relevant sources only
     assert len(meta_eval_fingerprint()) == 64
 
 
@@ -389,4 +389,4 @@ def test_cli_default_cache_unusable_is_one_warning_line(tmp_path):
     lines = [line for line in run.stderr.splitlines() if line.startswith("meta-eval: warning")]
     assert lines == [f"meta-eval: warning: the MEM cache folder {blocker / 'meta-eval' / 'mem'} cannot be used "
                      "(cannot create it (Not a directory)); solving without a cache"]
-    assert (tmp_path / "out" / "summary.csv").exists() and blocker.read_text() == "mine"
+    assert (tmp_path / "out" / "informativeness.csv").exists() and blocker.read_text() == "mine"

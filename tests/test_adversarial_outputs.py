@@ -223,12 +223,16 @@ def test_compare_goes_through_the_same_writer(collection, tmp_path):
     qrels, runs = collection
     before = _snapshot(qrels)
     result = meta_eval_cli("compare", "-Q", str(qrels), str(runs), "-m", "AP", "--no-progress", "-o",
-                           str(qrels.with_suffix(".csv")))
+                           str(tmp_path / "cmp"))
     assert result.returncode == 0, result.stderr
-    link = tmp_path / "q.csv"
+    assert verify_folder(tmp_path / "cmp") == []  # the result-folder writer, as every analysis command
+    link = tmp_path / "q"
     link.symlink_to(qrels)
     result = meta_eval_cli("compare", "-Q", str(qrels), str(runs), "-m", "AP", "--no-progress", "-o", str(link))
-    assert result.returncode == 2 and "is an input" in result.stderr and _snapshot(qrels) == before
+    assert result.returncode == 2 and "is not a folder" in result.stderr and _snapshot(qrels) == before
+    result = meta_eval_cli("compare", "-Q", str(qrels), str(runs), "-m", "AP", "--no-progress", "-o",
+                           str(qrels.parent))
+    assert result.returncode == 2 and "an input of this command" in result.stderr and _snapshot(qrels) == before
 
 
 # --------------------------------------------------------------------------------------------- result folders
@@ -292,7 +296,7 @@ def test_a_symlinked_result_folder_is_written_through(collection, tmp_path):
     link = tmp_path / "link"
     link.symlink_to(real)
     assert _discpower(collection, link).returncode == 0
-    assert link.is_symlink() and (real / "summary.csv").exists() and verify_folder(real) == []
+    assert link.is_symlink() and (real / "discpower_summary.csv").exists() and verify_folder(real) == []
 
 
 def test_result_folder_refused_before_any_work(collection, tmp_path):

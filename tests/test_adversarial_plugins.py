@@ -369,15 +369,16 @@ def test_python_api_callables_keep_the_contract():
 
 
 def test_study_never_replaces_the_reference_gap(tmp_path):
-    from meta_eval.orchestration.study import STAGE_NAMES, StudyOptions, run_study
+    from meta_eval.analyses import builtin_modules
+    from meta_eval.orchestration.study import StudyOptions, run_study
 
     bad = plugin(tmp_path, "def gap(r):\n    return np.zeros(r.shape)\n", "bad.py")
     out = tmp_path / "study"
     with pytest.raises(me.InputError, match="never replaces"):
-        run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{bad}:gap"], skip=STAGE_NAMES[1:]))
+        run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{bad}:gap"], skip=[n for n in builtin_modules() if n != "scores"]))
     assert not out.exists()
     good = plugin(tmp_path, "def my_gap(r):\n    return np.zeros(r.shape)\n", "good.py")
-    result = run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{good}:my_gap"], skip=STAGE_NAMES[1:]))
+    result = run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{good}:my_gap"], skip=[n for n in builtin_modules() if n != "scores"]))
     assert not result.errors and {"my_gap", "GAP", "nDCG"} <= set(result.measures)
     import pandas as pd
 
@@ -453,12 +454,13 @@ def test_a_registration_removed_from_an_edited_plugin_is_gone(tmp_path):
 
 
 def test_a_study_with_a_plugin_returning_nan_writes_nothing(tmp_path):
-    from meta_eval.orchestration.study import STAGE_NAMES, StudyOptions, run_study
+    from meta_eval.analyses import builtin_modules
+    from meta_eval.orchestration.study import StudyOptions, run_study
 
     path = plugin(tmp_path, "def holes(r):\n    return np.where(r.n_ret > 0, np.nan, 0.0)\n")
     out = tmp_path / "study"
     with pytest.raises(PluginError, match=r"holes: returned NaN.*\(run sys\d+, topic \d+\)"):
-        run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{path}:holes"], skip=STAGE_NAMES[1:]))
+        run_study(me.demo_collection(), out, StudyOptions(metrics=[f"{path}:holes"], skip=[n for n in builtin_modules() if n != "scores"]))
     assert not out.exists()
 
 

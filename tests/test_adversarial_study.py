@@ -31,7 +31,7 @@ def test_study_exits_1_when_a_stage_failed_and_still_writes_the_report(tmp_path,
     out = tmp_path / "study"
     result = runner.invoke(app, ["study", "-o", str(out), *QUICK])
     assert result.exit_code == 1, result.output
-    assert "1 stage(s) failed (anova)" in result.output and "Traceback" not in result.output
+    assert "1 analysis(es) failed (anova)" in result.output and "Traceback" not in result.output
     assert verify_folder(out) == [] and "This stage failed" in (out / "report.md").read_text()
 
 

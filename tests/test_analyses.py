@@ -14,7 +14,7 @@ import typer.main
 from typer.testing import CliRunner
 
 import meta_eval as me
-from meta_eval.analyses import (AnalysisData, analyses, analysis, builtin_names, dependency_order, get_analysis,
+from meta_eval.analyses import (AnalysisData, analyses, analysis, builtin_modules, dependency_order, get_analysis,
                                 parse_analysis)
 from meta_eval.cli import app
 
@@ -26,12 +26,11 @@ QUICK = ["-B", "20", "--format", "png", "--dpi", "50", "--no-progress", "--jobs"
                        "intuitiveness", "correlation") for a in ("--skip", s)]]
 
 
-def test_the_registry_lists_the_built_ins_in_the_study_order():
+def test_the_registry_holds_every_module_of_the_analyses_package_in_the_reports_order():
     names = [a.name for a in analyses()]
-    assert names == list(builtin_names()) and names[0] == "scores"
-    from meta_eval.orchestration.study import STAGE_NAMES
-
-    assert tuple(names) == STAGE_NAMES
+    assert sorted(names) == sorted(builtin_modules()) and names[0] == "scores"
+    orders = [a.order for a in analyses()]
+    assert orders == sorted(orders)  # the report's order, declared by each analysis
     order = [a.name for a in dependency_order(reversed(analyses()))]  # each after what it uses, whatever the input
     assert order.index("discpower") < order.index("correlation") and order.index("informativeness") < \
         order.index("ltr")
@@ -91,23 +90,25 @@ def test_the_users_analysis_runs_from_the_study_command(tmp_path):
     assert res.exit_code == 0, res.output
     report = (out / "report.md").read_text()
     assert "## Stability of the top systems" in report and "Under topic resampling the top 3 systems" in report
-    assert (out / "top_stability.tex").exists() and (out / "top_stability.png").exists()
-    summary = pd.read_csv(out / "top_stability.csv")
+    mine = out / "top-stability"  # a plug-in's files in a folder of its own
+    assert (mine / "top_stability.tex").exists() and (mine / "top_stability.png").exists()
+    summary = pd.read_csv(mine / "top_stability.csv")
     assert set(summary.measure) == {"AP", "nDCG@10", "GAP", "nDCG"}
     manifest = json.loads((out / "manifest.json").read_text())
-    assert "top-stability" in manifest["timings_s"]
+    assert "top-stability" in manifest["timings_s"] and "top-stability/top_stability.csv" in \
+        manifest["analyses"]["top-stability"]["files"]
     assert str(EXAMPLE) in manifest["study_options"]["analyses"][0]
 
 
 def test_the_users_analysis_runs_from_its_own_command_and_the_study_refuses_to_overwrite_it(tmp_path):
     out = tmp_path / "mine"
-    res = runner.invoke(app, ["analysis", f"{EXAMPLE}:top_stability", "-m", "AP", "-m", "RR", "--out", str(out),
-                              "--no-progress", "--format", "png"])
+    res = runner.invoke(app, ["analysis", f"{EXAMPLE}:top_stability", "-m", "AP", "-m", "RR", "-a", "none", "--out",
+                              str(out), "--no-progress", "--format", "png"])
     assert res.exit_code == 0, res.output
     assert "Under topic resampling" in res.output
     assert set(pd.read_csv(out / "top_stability.csv").measure) == {"AP", "RR"}
     listing = runner.invoke(app, ["analysis"])
-    assert listing.exit_code == 0 and all(name in listing.output for name in builtin_names())
+    assert listing.exit_code == 0 and all(name in listing.output for name in builtin_modules())
     res = runner.invoke(app, ["study", "-o", str(EXAMPLE.parent), "--analysis", f"{EXAMPLE}:top_stability"])
     assert res.exit_code == 2 and EXAMPLE.exists()
 
@@ -118,7 +119,7 @@ def test_a_failing_users_analysis_fails_alone(tmp_path):
                                                 '    raise RuntimeError("my bug")'))
     out = tmp_path / "study"
     res = runner.invoke(app, ["study", "-o", str(out), "-m", "AP", *QUICK, "--analysis", f"{plug}:top_stability"])
-    assert res.exit_code == 1 and "1 stage(s) failed (top-stability)" in res.output
+    assert res.exit_code == 1 and "1 analysis(es) failed (top-stability)" in res.output
     assert (out / "discpower_summary.csv").exists() and "my bug" in (out / "report.md").read_text()
 
 
@@ -133,18 +134,32 @@ def _click(name: str) -> click.Command:
     return group.get_command(click.Context(group), name)
 
 
-@pytest.mark.parametrize("decl", [a for a in analyses() if a.command], ids=lambda a: a.name)
-def test_each_generated_command_has_an_option_per_declared_parameter(decl):
-    command = _click(decl.command)
+@pytest.mark.parametrize("decl", analyses(), ids=lambda a: a.name)
+def test_each_analysis_has_a_command_with_an_option_per_declared_parameter(decl):
+    command = _click(decl.name)
     options = {p.name: p for p in command.params}
     for param in decl.params:
         option = options[param.name]
-        assert param.option in option.opts, (param.name, option.opts)
+        assert param.option.split("/")[0] in option.opts, (param.name, option.opts)
         assert option.multiple == param.many
         if param.choices:
             assert list(option.type.choices) == list(param.choices)
-    assert {"qrels", "runs", "measures", "out", "depth", "rel_level", "ties"} <= set(options)
-    assert ("standardise" in options) == decl.standardised and ("jobs" in options) == decl.parallel
+    reads = {"measures": {"measures_args"}, "scores": {"qrels", "runs", "scores", "measures", "against", "systems",
+                                                        "topics", "depth", "rel_level", "ties"}}
+    assert reads.get(decl.needs, reads["scores"]) <= set(options)
+    assert {"out", "overwrite", "fmt", "dpi", "figures"} <= set(options)
+    assert ("standardise" in options) == (decl.standardised and decl.needs != "measures")
+    assert ("jobs" in options) == decl.parallel
+
+
+@pytest.mark.parametrize("decl", analyses(), ids=lambda a: a.name)
+def test_the_study_has_an_option_per_parameter_of_every_analysis(decl):
+    from meta_eval.orchestration.study import SHARED, study_flag
+
+    study = {o for p in _click("study").params for o in p.opts}
+    for param in decl.params:
+        assert study_flag(decl, param).split("/")[0] in study, (decl.name, param.name)
+    assert all(param.name in SHARED or study_flag(decl, param).startswith(f"--{decl.name}-") for param in decl.params)
 
 
 def test_generated_options_are_checked_against_their_domains():

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from meta_eval.inputs.arrow_numpy import from_numpy, strings, to_numpy
+from meta_eval.inputs.arrow_numpy import byte_order, from_numpy, has_empty, string_hashes, strings, to_numpy
 
 NUMERIC = st.sampled_from([np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32,
                            np.float64])
@@ -81,3 +81,53 @@ def test_evaluate_prints_without_importing_pandas(tmp_path, fmt):
                          capture_output=True, text=True, check=True)
     assert "r2" in out.stdout
     assert out.stderr.strip().endswith("no pandas"), out.stderr
+
+
+BYTES = st.lists(st.binary(max_size=20).filter(lambda b: b"\x00" not in b) | st.sampled_from([b"", b"a", b"ab\x00"]),
+                 max_size=40)
+
+
+@settings(deadline=None)
+@given(values=BYTES, data=st.data())
+def test_string_hashes_are_equal_exactly_for_equal_strings(values, data):
+    """Equal strings, equal hashes, whatever the array's layout (sliced, large offsets, dictionary-encoded,
+    chunked); distinct strings, distinct hashes (a collision of 64-bit hashes among 40 strings would be a
+    defect)."""
+    array = pa.array(values, pa.binary())
+    start = data.draw(st.integers(0, len(values)))
+    layouts = [(array, values), (array.cast(pa.large_binary()), values), (array.slice(start), values[start:]),
+               (pa.chunked_array([array.slice(0, start), array.slice(start)], pa.binary()), values),
+               (array.dictionary_encode(), values)]
+    reference = {value: string_hashes(pa.array([value], pa.binary()))[0] for value in values}
+    for layout, expected in layouts:
+        hashes = string_hashes(layout)
+        assert hashes.dtype == np.uint64
+        assert hashes.tolist() == [reference[v] for v in expected]
+    assert len(set(reference.values())) == len(reference)
+
+
+@settings(deadline=None)
+@given(values=st.lists(st.binary(max_size=20), max_size=40))
+def test_byte_order_is_memcmp_order(values):
+    """Strings in C's byte order (memcmp, a prefix first; NUL bytes too), equal strings in their order: Python's
+    sort of bytes is that order, and stable."""
+    order = byte_order(pa.array(values, pa.binary()))
+    assert order.tolist() == sorted(range(len(values)), key=lambda i: values[i])
+    assert byte_order(pa.array([v.decode("latin-1") for v in values], pa.string()).cast(pa.binary())).tolist() == \
+        order.tolist()
+
+
+def test_hashes_and_order_refuse_what_is_not_text():
+    with pytest.raises(TypeError, match="string or binary"):
+        string_hashes(pa.array([1, 2]))
+    with pytest.raises(ValueError, match="nulls"):
+        byte_order(pa.array(["a", None]))
+
+
+@given(values=BYTES, data=st.data())
+def test_has_empty_finds_an_empty_value(values, data):
+    array = pa.array(values, pa.binary())
+    start = data.draw(st.integers(0, len(values)))
+    for layout, expected in ((array, values), (array.slice(start), values[start:]),
+                             (array.cast(pa.large_string()) if all(v.isascii() for v in values) else array, values)):
+        assert has_empty(layout) == (b"" in expected)

@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import meta_eval as me
@@ -161,3 +163,26 @@ def test_plugin_measures_and_shared_options(tmp_path):
     assert result.exit_code == 0, result.output
     df = pd.read_csv(out).pivot(index="run", columns="measure", values="value")
     np.testing.assert_array_equal(df["first_relevant"], df["P_1"])  # the same quantity, two ways
+
+
+@settings(deadline=None, max_examples=60)
+@given(data=st.data())
+def test_console_table_is_tabulates_simple_outline(data):
+    """The boxed console table prints as tabulate's simple_outline layout (the reference), for run and topic ids
+    of ASCII, wide (CJK) and combining characters, NaN cells and no rows at all."""
+    from tabulate import tabulate
+
+    from meta_eval.cli.evaluate import _cell, _console, _Table
+
+    text = st.lists(st.sampled_from(list("ab_-.9Z") + ["日", "本", "é", "e\u0301"]), min_size=1, max_size=8).map("".join)
+    n_keys = data.draw(st.integers(1, 2))
+    columns = data.draw(st.lists(text, min_size=1, max_size=4))
+    keys = data.draw(st.lists(st.tuples(*[text] * n_keys), max_size=5))
+    values = np.array(data.draw(st.lists(st.lists(st.one_of(st.floats(-5, 5), st.just(np.nan)), min_size=len(columns),
+                                                  max_size=len(columns)), min_size=len(keys), max_size=len(keys))),
+                      dtype=float).reshape(len(keys), len(columns))
+    table = _Table("Title", ["run", "topic"][:n_keys], keys, columns, values)
+    rows = [[*k, *(_cell(v, 4) for v in row)] for k, row in zip(keys, values)]
+    expected = tabulate(rows, headers=[*table.key_names, *columns], tablefmt="simple_outline", disable_numparse=True,
+                        colalign=["left"] * n_keys + ["right"] * len(columns))
+    assert _console(table, 4) == f"{'Title':^{len(expected.split(chr(10))[0])}}\n{expected}\n"

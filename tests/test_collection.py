@@ -146,24 +146,110 @@ def test_ties_follow_byte_order_for_any_docids():
 
 @settings(max_examples=60, deadline=None)
 @given(pairs=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 40)), min_size=1, max_size=60),
-       n_docs=st.sampled_from([41, 10**7]))
-def test_duplicate_documents_found_by_either_path(pairs, n_docs):
-    """A (topic, document) pair listed twice is an error, whether it is found with the mark table (few topics ×
-    documents) or by sorting (n_docs = 10**7 makes the table too large); a list without one passes."""
+       collide=st.booleans())
+def test_duplicate_documents_found_whatever_the_keys(pairs, collide):
+    """A (topic, document) pair listed twice is an error, and a list without one passes, whether the rows' keys are
+    the docids' hashes or all collide (every row of a topic given one key: the docids themselves then decide)."""
     import pyarrow as pa
 
-    from meta_eval.model.collection import _check_duplicates
+    from meta_eval.inputs.arrow_numpy import string_hashes
+    from meta_eval.model.collection import _check_duplicates, pair_hashes
     from meta_eval.core.errors import InputError
     from meta_eval.inputs.trec import RunTable
 
     topic = np.array([t for t, _ in pairs], dtype=np.int64)
-    doc = np.array([d for _, d in pairs], dtype=np.int64)
-    run = RunTable("r", "no-such-file", pa.array([str(t) for t in topic]), pa.array([f"d{d}" for d in doc]),
-                   np.zeros(len(pairs)))
+    docid = pa.array([f"d{d}" for _, d in pairs])
+    run = RunTable("r", "no-such-file", pa.array([str(t) for t in topic]), docid, np.zeros(len(pairs)))
+    keys = np.zeros(len(pairs), np.uint64) if collide else pair_hashes(topic, string_hashes(docid))
     if len(set(pairs)) == len(pairs):
-        _check_duplicates(run, topic, doc, n_docs, None)
+        _check_duplicates(run, topic, keys, lambda rows: rows)
     else:
         with pytest.raises(InputError, match="appears twice") as error:
-            _check_duplicates(run, topic, doc, n_docs, None)
-        twice = {f"'d{d}' appears twice for topic '{t}'" for t, d in pairs if pairs.count((t, d)) > 1}
-        assert any(words in str(error.value) for words in twice)
+            _check_duplicates(run, topic, keys, lambda rows: rows)
+        first = min(i for i, pair in enumerate(pairs) if pair in pairs[:i])  # the first line repeating a document
+        t, d = pairs[first]
+        assert f"'d{d}' appears twice for topic '{t}'" in str(error.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_documents_are_found_exactly_whatever_their_hashes(data):
+    """Documents are looked up among the judgments, checked for repeats and ordered on ties by hashes of their
+    docids, confirmed by the docids themselves: with hashes that collide (the docid's first letter only, or one
+    value for all, which also sends the qrels to the exact index_in path), the collection is the same."""
+    from unittest import mock
+
+    import meta_eval.model.collection as collection_module
+
+    topics = ["1", "2", "3"]
+    judged = {t: data.draw(st.lists(st.sampled_from("0123"), min_size=0, max_size=4)) for t in topics}
+    qrels = pd.DataFrame([(t, f"{'abcd'[i]}{x}", g) for t in topics for i, x in enumerate(judged[t])
+                          for g in [data.draw(st.integers(-1, 2))]], columns=["topic", "docid", "grade"])
+    if qrels.empty:
+        qrels = pd.DataFrame({"topic": ["1"], "docid": ["a0"], "grade": [1]})
+    rows = data.draw(st.lists(st.tuples(st.sampled_from(topics), st.sampled_from("abcde"), st.sampled_from("0123"),
+                                        st.integers(0, 3)), min_size=1, max_size=25, unique_by=lambda r: r[:3]))
+    run = pd.DataFrame([(t, f"{a}{x}", float(score)) for t, a, x, score in rows], columns=["topic", "docid", "score"])
+    strong = me.load_collection(qrels, [run], disjoint=True)
+
+    def first_letter(values):
+        return np.array([ord(v[0]) for v in (values.to_pylist() if hasattr(values, "to_pylist") else values)],
+                        dtype=np.uint64)
+
+    for weak in (first_letter, lambda values: np.zeros(len(values), dtype=np.uint64)):
+        with mock.patch.object(collection_module, "string_hashes", weak):
+            again = me.load_collection(qrels, [run], disjoint=True)
+        np.testing.assert_array_equal(again.grades, strong.grades)
+        np.testing.assert_array_equal(again.n_ret, strong.n_ret)
+        np.testing.assert_array_equal(again.present, strong.present)
+        for a, b in zip(again.blocks, strong.blocks):
+            np.testing.assert_array_equal(a.docs, b.docs)
+
+
+def test_a_repeated_document_is_found_whatever_the_hashes():
+    from unittest import mock
+
+    import meta_eval.model.collection as collection_module
+    from meta_eval.core.errors import InputError
+
+    qrels = pd.DataFrame({"topic": ["1"], "docid": ["a"], "grade": [1]})
+    run = pd.DataFrame({"topic": ["1", "1", "1", "2"], "docid": ["b", "c", "b", "b"], "score": [3.0, 2.0, 1.0, 1.0]})
+    with mock.patch.object(collection_module, "string_hashes", lambda values: np.zeros(len(values), np.uint64)):
+        with pytest.raises(InputError, match="'b' appears twice for topic '1'"):
+            me.load_collection(qrels, [run])
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_long_runs_taken_a_few_topics_at_a_time_give_the_same_lists(monkeypatch, grouped):
+    """A run is ordered, checked and graded in chunks of whole topics (CHUNK_ROWS rows): with chunks of a few rows
+    the lists are those of one chunk, topics absent from the qrels and a run whose topics are not together (one
+    chunk then) included."""
+    from meta_eval.model.collection import _RunLists
+
+    rng = np.random.default_rng(3)
+    qrels = pd.DataFrame({"topic": [str(t) for t in range(6) for _ in range(5)],
+                          "docid": [f"d{d}" for _ in range(6) for d in range(0, 10, 2)],
+                          "grade": rng.integers(-1, 3, 30)})
+    rows = [(str(t), f"d{d}", float(rng.integers(0, 4))) for t in range(8) for d in rng.permutation(12)[:9]]
+    if not grouped:
+        rows = [rows[i] for i in rng.permutation(len(rows))]
+    run = pd.DataFrame(rows, columns=["topic", "docid", "score"])
+    whole = me.load_collection(qrels, [run], depth=7)
+    monkeypatch.setattr(_RunLists, "CHUNK_ROWS", 10)
+    chunked = me.load_collection(qrels, [run], depth=7)
+    np.testing.assert_array_equal(chunked.grades, whole.grades)
+    np.testing.assert_array_equal(chunked.n_ret, whole.n_ret)
+    np.testing.assert_array_equal(chunked.present, whole.present)
+    for a, b in zip(chunked.blocks, whole.blocks):
+        np.testing.assert_array_equal(a.docs, b.docs)
+
+
+def test_chunks_hold_whole_topics():
+    from meta_eval.model.collection import _chunks
+
+    topic = np.repeat([4, 0, 7, 2, 9], [3, 5, 2, 6, 1])
+    assert _chunks(topic, 100) == [(0, 17)]
+    chunks = _chunks(topic, 4)
+    assert chunks[0][0] == 0 and chunks[-1][1] == 17 and all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
+    assert all(lo == 0 or topic[lo] != topic[lo - 1] for lo, _ in chunks)  # never inside a topic
+    assert _chunks(np.array([1, 1, 2, 1]), 1) == [(0, 4)]  # topic 1 in two places: one chunk

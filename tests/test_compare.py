@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
+from meta_eval.analyses.compare import detail_table, means_table
 from meta_eval.statistics.comparison import COLUMNS, compare
 from meta_eval.statistics.significance.bootstrap import paired_bootstrap
 from meta_eval.statistics.significance.randomisation import randomisation_test, sign_matrix
@@ -111,7 +112,7 @@ def test_all_pairs_letters_mark_significant_wins(demo):
     col, scores = demo
     res = compare(col, ["AP"], all_pairs=True, test="t", correction="holm")
     assert len(res.table) == 32 * 31 // 2 and res.baseline is None
-    table = res.paper_table()
+    table = means_table(res)
     letters = res.letters()
     sig = res.table[res.significant()]
     for run in col.systems:
@@ -125,14 +126,14 @@ def test_all_pairs_letters_mark_significant_wins(demo):
 def test_baseline_markers_and_renderings(demo):
     col, _ = demo
     res = compare(col, ["AP", "nDCG@10"], baseline="sys20", test="t")
-    t = res.paper_table()
+    t = means_table(res)
     sig = res.table[res.significant()]
     n_markers = int((t.markers != "").to_numpy().sum())
     assert n_markers == len(sig) > 0
     assert t.markers.loc["sys32", "AP"] == "▲" and t.markers.loc["sys01", "AP"] == "▼"
     assert "sys20 (baseline)" in t.values.index and t.bold.loc["sys32", "AP"]
-    check_markdown(res.to_markdown())
-    check_latex(res.to_latex())
+    check_markdown(t.to_markdown() + "\n" + detail_table(res).to_markdown())
+    check_latex(t.to_latex("tab:compare"))
 
 
 def test_bad_input_is_a_clear_error(demo):
@@ -151,30 +152,28 @@ def test_bad_input_is_a_clear_error(demo):
         compare({"AP": np.where(scores["AP"] > 0.9, np.nan, scores["AP"])})
 
 
-def test_cli_writes_csv_markdown_and_latex(tmp_path):
-    base = ["compare", "-m", "AP", "-m", "nDCG@10", "--baseline", "sys10", "--no-progress"]
-    res = runner.invoke(app, [*base, "-o", str(tmp_path / "c.csv")])
+def test_cli_writes_its_result_folder(tmp_path):
+    base = ["compare", "-m", "AP", "-m", "nDCG@10", "-a", "none", "--baseline", "sys10", "--no-progress"]
+    res = runner.invoke(app, [*base, "-o", str(tmp_path / "c")])
     assert res.exit_code == 0, res.output
-    csv = pd.read_csv(tmp_path / "c.csv")
+    csv = pd.read_csv(tmp_path / "c" / "compare.csv")
     assert tuple(csv.columns) == COLUMNS and len(csv) == 2 * 31
     expected = compare(me.demo_collection(), ["AP", "nDCG@10"], baseline="sys10").table
     pd.testing.assert_frame_equal(csv, expected, check_exact=True, check_dtype=False)
     assert "▲" in res.output and "sys10 (baseline)" in res.output
-    for suffix in (".md", ".tex"):
-        res = runner.invoke(app, [*base, "--test", "randomisation", "-B", "500", "--correction", "bh",
-                                  "-o", str(tmp_path / f"c{suffix}")])
-        assert res.exit_code == 0, res.output
-    check_markdown((tmp_path / "c.md").read_text())
-    check_latex((tmp_path / "c.tex").read_text())
+    res = runner.invoke(app, [*base, "--test", "randomisation", "-B", "500", "--correction", "bh",
+                              "-o", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    check_latex((tmp_path / "r" / "compare.tex").read_text())
+    check_latex((tmp_path / "r" / "compare_detail.tex").read_text())
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-o", "out.xlsx"], "format follows the extension"),
-    (["-o", "/proc/version/x.csv"], "/proc/version is not a folder"),
+    (["-o", "/proc/version/x"], "/proc/version"),
     (["--baseline", "nope"], "is not one of the runs"),
     (["--test", "ttest"], "is not one of"),
     (["--correction", "fdr"], "is not one of"),
-    (["--alpha", "1.5"], "must be in (0, 1)"),
+    (["--alpha", "1.5"], "alpha=1.5 is out of range"),
 ])
 def test_cli_bad_options_exit_2(args, message):
     res = runner.invoke(app, ["compare", "-m", "AP", "--no-progress", *args])

@@ -1,5 +1,5 @@
 """One contract, run over every registered analysis and measure family, a user's analysis plug-in and a user's metric
-plug-in (:mod:`meta_eval.analyses._contract`, as scikit-learn's ``check_estimator``); and the contract's own checks fail on
+plug-in (:mod:`meta_eval.orchestration.contract`, as scikit-learn's ``check_estimator``); and the contract's own checks fail on
 extensions that break it."""
 
 from __future__ import annotations
@@ -13,22 +13,12 @@ import pytest
 
 import meta_eval as me
 from meta_eval.analyses import AnalysisData, Result, TableOutput, analyses, analysis, get_analysis
-from meta_eval.analyses._contract import ContractError, check_analysis, check_measure
+from meta_eval.orchestration.contract import ContractError, check_analysis, check_measure
 from meta_eval.core.params import Param
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "top_stability.py"
 METRIC = REPO / "tests" / "data" / "my_metric.py"
-
-#: Small budgets, so that the contract runs these analyses in seconds (any other runs with its defaults).
-BUDGETS = {
-    "scores": {}, "discpower": dict(n_resamples=50, top=5), "split-half": dict(n_splits=5, sizes=(2, 5)),
-    "anova": {}, "correlation": dict(n_resamples=30), "intuitiveness": {},
-    "incomplete-judgments": dict(fractions=(0.5,), n_draws=2), "reusability": dict(pool_depth=10),
-    "informativeness": dict(lists=8, g_grid_step=0.5), "ltr": dict(letor="demo", rounds=5, folds=1),
-    "judge-agreement": dict(other_qrels="demo"),
-}
-
 
 def _data():
     return AnalysisData.from_collection(me.demo_collection(), ("AP", "nDCG@10"), against=("GAP",))
@@ -38,7 +28,7 @@ def _data():
 def test_every_analysis_keeps_the_contract(name):
     if name == "ltr":
         pytest.importorskip("lightgbm")
-    result = check_analysis(name, _data(), **BUDGETS.get(name, {}))
+    result = check_analysis(name, _data())  # with its own quick budgets (Analysis.quick)
     assert result.analysis == name and (result.findings() or name == "scores"), "every analysis but the scores " \
         "has a finding on the demo collection"
 
@@ -59,42 +49,40 @@ def test_a_users_metric_plug_in_keeps_the_contract(name):
     assert check_measure(f"{METRIC}:{name}").family.source
 
 
-def test_slots_are_checked_against_the_measure_itself():
-    """nDCG's expectation slot and swap delta pass; the contract catches a slot that is off."""
-    import meta_eval.statistics.learning_to_rank.swap_deltas  # noqa: F401 - registers the swap-delta slots
-    import meta_eval.statistics.maxent.expectations  # noqa: F401 - registers the expectation slots
-    from meta_eval.measures.registry import _SLOTS
+def test_the_engines_forms_are_checked_against_the_measure_itself(monkeypatch):
+    """nDCG's expected-value form and swap delta pass; the contract catches a form or delta that is off."""
+    from meta_eval.statistics.learning_to_rank import swap_deltas
+    from meta_eval.statistics.maxent import expectations
 
     ndcg = me.get_measure("nDCG@10")
-    assert ndcg.expectation(1) is not None and ndcg.swap_delta() is not None
+    assert expectations.declared_form(ndcg) is not None and swap_deltas.closed_form(ndcg) is not None
     check_measure(ndcg)
-    good = _SLOTS[("swap_delta", "ndcg")]
-    try:
-        _SLOTS[("swap_delta", "ndcg")] = lambda **p: (lambda g, c, level, top: 1.01 * good(**p)(g, c, level, top))
+    good = swap_deltas._DELTAS["ndcg"]
+    with monkeypatch.context() as patch:
+        patch.setitem(swap_deltas._DELTAS, "ndcg",
+                      lambda **p: (lambda g, c, level, top: 1.01 * good(**p)(g, c, level, top)))
         with pytest.raises(ContractError, match="swap delta equals the change"):
             check_measure(ndcg)
-    finally:
-        _SLOTS[("swap_delta", "ndcg")] = good
-    expected = _SLOTS[("expectation", "ndcg")]
-    try:
-        _SLOTS[("expectation", "ndcg")] = _SLOTS[("expectation", "dcg")]  # DCG is not nDCG
+    with monkeypatch.context() as patch:
+        patch.setitem(expectations._FORMS, "ndcg", expectations._FORMS["dcg"])  # DCG is not nDCG
         with pytest.raises(ContractError, match="expectation form takes the measure's value"):
             check_measure(ndcg)
-    finally:
-        _SLOTS[("expectation", "ndcg")] = expected
+    check_measure(ndcg)
 
 
-def test_the_core_vocabulary_reaches_the_declared_expectation_form():
-    """nDCG(discount=log2) is nDCG: its declared form comes from the family's slot (MEM's own spelling of the
-    discount was 'log', and the core's 'log2' fell back to probing)."""
+def test_the_measures_vocabulary_reaches_the_declared_expectation_form():
+    """nDCG(discount=log2) is nDCG, and nDCG(discount=jk) is built from the core's own discount: both declared
+    (MEM's own spelling of the discount was 'log', and the core's fell back to probing); a parameter the form does
+    not take (graded RBP) is derived instead."""
     from meta_eval.statistics import maxent as mem
     from meta_eval.statistics.maxent.forms import metric_form
 
     col = me.demo_collection()
     lists = mem.lists_from_collection(col, index=np.arange(10))
-    form = metric_form("nDCG(discount=log2)@10", lists.batch)
-    assert form.method == "declared" and form.residual < 1e-12
-    assert metric_form("nDCG(discount=jk)@10", lists.batch).method != "declared"  # a form the builder lacks
+    for name in ("nDCG(discount=log2)@10", "nDCG(discount=jk,base=3)@10", "ndcg_cut_10"):
+        form = metric_form(name, lists.batch)
+        assert form.method == "declared" and form.residual < 1e-12, name
+    assert metric_form("RBP(graded=true)@10", lists.batch).method != "declared"  # a form the builder lacks
 
 
 # ------------------------------------------------------------------------------------------ the checks can fail

@@ -1,4 +1,4 @@
-"""Tests of ``meta-eval correlate``: wiring from files to tables and figures, checked against scipy."""
+"""Tests of ``meta-eval correlation``: wiring from files to tables and figures, checked against scipy."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def tiny(tmp_path):
 
 def test_correlate_files_to_tables_and_figures(tiny):
     out = tiny / "out"
-    result = runner.invoke(app, ["correlate", "--qrels", str(tiny / "qrels.txt"), str(tiny / "runs"), "-m", "AP",
-                                 "-m", "P@5", "-m", "nDCG", "-B", "30", "--test", "ttest", "--out", str(out),
+    result = runner.invoke(app, ["correlation", "--qrels", str(tiny / "qrels.txt"), str(tiny / "runs"), "-m", "AP",
+                                 "-m", "P@5", "-a", "nDCG", "-B", "30", "--test", "ttest", "--out", str(out),
                                  "--no-progress"])
     assert result.exit_code == 0, result.output
     col = me.load_collection(tiny / "qrels.txt", [tiny / "runs"])
@@ -46,9 +46,13 @@ def test_correlate_files_to_tables_and_figures(tiny):
     topics = pd.read_csv(out / "topic_correlation.csv")
     r = topics[(topics.metric_x == "AP") & (topics.metric_y == "nDCG")].iloc[0]
     assert r.pooled == pytest.approx(stats.pearsonr(scores["AP"].ravel(), scores["nDCG"].ravel()).statistic)
-    stems = {"heatmap_agreement", "heatmap_tau_ap", "heatmap_topics_pearson", "scatter_means", "rank_rank"}
+    stems = {"heatmap_agreement", "heatmap_tau_ap", "heatmap_topics", "scatter_means", "rank_rank"}
     assert {p.stem for p in out.glob("*.pdf")} == stems and {p.stem for p in out.glob("*.png")} == stems
-    assert "tau_AP(column | row)" in result.output and "τ_b below the diagonal" in result.output
+    assert "Directed τ_AP(y | x)" in result.output and "τ_b below the diagonal" in result.output
+    directed = pd.read_csv(out / "tau_ap.csv").set_index("reference x")
+    row = table[(table.metric_x == "nDCG") & (table.metric_y == "AP") & (table.coefficient == "tau_ap(y|x)")]
+    if len(row):  # the same directed number in the table and the CSV of the matrix
+        assert directed.loc["nDCG", "AP"] == pytest.approx(row.value.iloc[0])
 
 
 @pytest.mark.parametrize("args, message", [
@@ -59,7 +63,7 @@ def test_correlate_files_to_tables_and_figures(tiny):
 def test_correlate_bad_input_exits_cleanly(tiny, args, message):
     if "NoSuchMeasure" in args:
         args = ["--qrels", str(tiny / "qrels.txt"), str(tiny / "runs")] + args
-    result = runner.invoke(app, ["correlate", *args, "-B", "0", "--test", "none", "--no-progress"])
+    result = runner.invoke(app, ["correlation", *args, "-B", "0", "--test", "none", "--no-progress"])
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
@@ -70,8 +74,13 @@ def test_correlate_demo_collection(tmp_path):
         me.demo_paths()
     except FileNotFoundError:
         pytest.skip("demo collection not built yet")
-    result = runner.invoke(app, ["correlate", "-m", "AP", "-m", "P@10", "-B", "20", "--test", "ttest",
+    result = runner.invoke(app, ["correlation", "-m", "AP", "-m", "P@10", "-B", "20", "--test", "ttest",
                                  "--no-figures", "--out", str(tmp_path), "--no-progress"])
     assert result.exit_code == 0, result.output
     table = pd.read_csv(tmp_path / "system_correlation.csv")
     assert set(table.coefficient) >= {"kendall_tau_b", "tau_ap(y|x)", "tau_ap(x|y)", "tau_ap_sym", "tau_ap_a(y|x)"}
+
+
+def test_the_old_command_name_says_what_replaced_it():
+    result = runner.invoke(app, ["correlate", "--help"])
+    assert result.exit_code == 2 and "'meta-eval correlate' is now 'meta-eval correlation'" in result.output

@@ -309,7 +309,7 @@ SMALL = dict(n_trials=200, family_trials=40, n_resamples=200)
 
 
 def test_the_analysis_keeps_the_contract_and_its_tables_show_its_frames():
-    from meta_eval.analyses._contract import check_analysis
+    from meta_eval.orchestration.contract import check_analysis
 
     data = AnalysisData.from_collection(me.demo_collection(), ("AP", "nDCG@10"), against=("GAP",))
     result = check_analysis("error-rates", data, **SMALL)
@@ -335,9 +335,9 @@ def test_opt_in_in_the_study_and_on_a_score_table(tmp_path):
 
     col = me.demo_collection()
     data = AnalysisData.from_collection(col, ("AP",))
-    assert "error-rates" not in [d.name for d, _ in study_plan(data, StudyOptions().check())]
+    assert "error-rates" not in [d.name for d, _ in study_plan(data, StudyOptions().check())[0]]
     named = StudyOptions(analyses=["error-rates(n_trials=50)"]).check()
-    assert dict((d.name, p) for d, p in study_plan(data, named))["error-rates"]["n_trials"] == 50
+    assert dict((d.name, p) for d, p in study_plan(data, named)[0])["error-rates"]["n_trials"] == 50
     table = read_scores({"AP": me.score(col, "AP")}, systems=col.systems, topics=col.topics)
     from_table = get_analysis("error-rates")(AnalysisData.from_scores(table), **SMALL)
     from_collection = get_analysis("error-rates")(data, **SMALL)

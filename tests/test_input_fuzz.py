@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import meta_eval as me
-from meta_eval.model.rankings import MAX_GRADE
+from meta_eval.inputs.tables import MAX_GRADE
 
 RUN = "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n1 Q0 c 3 0.5 r\n"
 

@@ -47,6 +47,10 @@ def test_valid_input_loads(tmp_path):
         ("1 Q0 a 1 inf r\n", 1, "finite"),
         ("1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 r\n1 Q0 a 3 1.0 r\n", 3, "appears twice"),
         ("1\tQ0\ta\t1\t3.0\tr\n1\tQ0\t\tb\t2\tr\n", 2, "expected 6"),
+        # single spaces but for one line, whose empty field (a missing rank, q0 or tag) makes six of five
+        ("1 Q0 a 1 3.0 r\n1 Q0 b  2.0 r\n", 2, "expected 6"),
+        ("1 Q0 a 1 3.0 r\n1  b 2 2.0 r\n", 2, "expected 6"),
+        ("1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 \n", 2, "expected 6"),
     ],
 )
 def test_bad_run_lines(tmp_path, run, line, words):
@@ -58,6 +62,7 @@ def test_bad_run_lines(tmp_path, run, line, words):
     "qrels, line, words",
     [
         ("1 0 a 1\n1 0 b\n", 2, "expected 4"),
+        ("1 0 a 1\n1  b 1\n", 2, "expected 4"),
         ("1 0 a 1\n1 0 b 0.5\n", 2, "integer"),
         ("1 0 a 1\n1 0 b two\n", 2, "number"),
         ("1 0 a 1\n1 0 b 0\n1 0 a 2\n", 3, "judged twice"),

@@ -21,7 +21,7 @@ import meta_eval as me
 from meta_eval.analyses import AnalysisData, get_analysis
 from meta_eval.analyses.judge_agreement import cohen_kappa
 from meta_eval.cli import app
-from meta_eval.inputs.demo import demo_llm_qrels, demo_paths
+from meta_eval.model.demo import demo_llm_qrels, demo_paths
 
 MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 
@@ -119,7 +119,7 @@ def test_findings_quote_the_tables(result):
 def test_the_command_writes_its_result_folder(tmp_path):
     out = tmp_path / "judges"
     res = CliRunner().invoke(app, ["judge-agreement", "--other-qrels", str(demo_llm_qrels()), "-m", "AP", "-m", "RR",
-                                   "--weights", "linear", "--no-progress", "--out", str(out), "--format", "png",
+                                   "-a", "none", "--weights", "linear", "--no-progress", "--out", str(out), "--format", "png",
                                    "--dpi", "50"])
     assert res.exit_code == 0, res.output
     assert "Cohen's κ" in res.output and "linear weights" in res.output

@@ -13,7 +13,7 @@ pytest.importorskip("sklearn")
 
 from meta_eval import InputError  # noqa: E402
 from meta_eval.inputs.letor import load_folds  # noqa: E402
-from meta_eval.inputs.demo import demo_ltr_data  # noqa: E402
+from meta_eval.model.demo import demo_ltr_data  # noqa: E402
 from meta_eval.statistics.learning_to_rank.experiment import RESULT_COLUMNS, ltr_stage_table, run_ltr  # noqa: E402
 
 QUICK = dict(num_boost_round=15, early_stopping_rounds=5)
@@ -32,10 +32,13 @@ def test_table_layout(result):
     assert len(t) == 9
     assert t.groupby(["algorithm", "test_measure"])["best"].sum().eq(1).all()
     assert t.loc[t["best"], "p_value"].isna().all() and t.loc[~t["best"], "p_value"].between(0, 1).all()
-    wide = result.wide()
-    assert list(wide.columns) == ["nDCG@10", "AP", "P@10"]
-    assert [r[1] for r in wide.index] == ["Opt nDCG", "Opt GAP(g=0.5,0.5)", "Opt AP"]
-    assert "LambdaMART" in result.markdown() and r"\toprule" in result.latex()
+    from meta_eval.analyses.ltr import ltr_table
+
+    wide = ltr_table(result)
+    assert list(wide.values.columns) == ["test nDCG@10", "test AP", "test P@10"]
+    assert list(wide.values.index) == ["nDCG", "GAP(g=0.5,0.5)", "AP"]
+    assert "†" in "".join(wide.markers.to_numpy().ravel()) or wide.bold.to_numpy().sum() == 3
+    assert r"\toprule" in wide.to_latex()
 
 
 def test_means_and_significance_from_per_query(result):
@@ -80,13 +83,6 @@ def test_stage_table(result):
     assert "test nDCG@10" in stage.columns
 
 
-def test_write(result, tmp_path):
-    paths = result.write(tmp_path, formats=("png",), dpi=60)
-    assert pd.read_csv(paths["results"]).columns.tolist() == RESULT_COLUMNS
-    assert (tmp_path / "ltr.png").stat().st_size > 1000
-    assert "†" in (tmp_path / "table.md").read_text() or "*" in (tmp_path / "table.md").read_text()
-
-
 def test_bad_requests():
     with pytest.raises(InputError, match="unknown algorithm"):
         run_ltr(None, ["nDCG"], ["AP"], ["ranknet"])
@@ -106,10 +102,11 @@ def test_cli_end_to_end(tmp_path):
                                    "--train-for", "GAP", "--train-for", "AP", "--test", "nDCG@10", "--test", "P@5",
                                    "--out", str(out), "--format", "png", "--no-progress"])
     assert res.exit_code == 0, res.output
-    assert "| GAP " in res.output and "trained for" in res.output  # the compact table, one row per objective
-    table = pd.read_csv(out / "results.csv")
+    assert "│ GAP " in res.output and "trained for" in res.output  # the compact table, one row per objective
+    table = pd.read_csv(out / "ltr.csv")
     assert table["test_measure"].tolist() == ["nDCG@10", "nDCG@10", "P@5", "P@5"]
-    for name in ("per_query.csv", "table.md", "table.tex", "settings.json", "ltr.png"):
+    assert table.columns.tolist() == [*RESULT_COLUMNS, "informativeness_rms"]
+    for name in ("ltr_per_query.csv", "ltr.tex", "ltr.png", "report.md", "manifest.json"):
         assert (out / name).exists()
 
 

@@ -13,7 +13,7 @@ pytest.importorskip("sklearn")
 from meta_eval import Rankings, get_measure  # noqa: E402
 from meta_eval.inputs.letor import LTRSet, load_folds  # noqa: E402
 from meta_eval.statistics.learning_to_rank.swap_deltas import _ndcg_deltas  # noqa: E402
-from meta_eval.inputs.demo import demo_ltr_data  # noqa: E402
+from meta_eval.model.demo import demo_ltr_data  # noqa: E402
 from meta_eval.statistics.learning_to_rank.groups import ranked_rankings  # noqa: E402
 from meta_eval.statistics.learning_to_rank.lambdamart import MetricObjective, lightgbm_sigmoid, train_lambdamart  # noqa: E402
 from meta_eval.measures.graded import _ideal_dcg  # noqa: E402

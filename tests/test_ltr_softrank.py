@@ -90,7 +90,7 @@ def test_no_smooth_form():
 @pytest.mark.parametrize("model", ["linear", "mlp"])
 def test_training_improves_on_chance(model):
     from meta_eval.inputs.letor import load_folds
-    from meta_eval.inputs.demo import demo_ltr_data
+    from meta_eval.model.demo import demo_ltr_data
     from meta_eval.statistics.learning_to_rank.groups import ranked_rankings
 
     fold = load_folds(demo_ltr_data(), max_folds=1)[0]

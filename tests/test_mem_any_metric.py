@@ -67,8 +67,13 @@ def top_weighted(grades, counts):
 
 
 def test_per_list_user_metric_gets_the_solution_of_the_declared_metric():
+    @me.register("TestTopWeighted2")
+    def vectorised(r):
+        """Relevant documents weighted by 1/rank^2, vectorised."""
+        return (r.relevant() / r.ranks**2).sum(-1)
+
     @register_expectation("TestTopWeighted2")
-    def _declared(batch, cutoff=None):
+    def _declared(batch):
         w = 1.0 / np.arange(1, batch.depth + 1) ** 2
         coef = w[None, :, None] * (np.arange(batch.n_grades) >= 1)[None, None, :]
         return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy())
@@ -171,12 +176,12 @@ def test_cli_informativeness_of_a_user_metric_file(tmp_path):
                       "def my_metric(grades, counts):\n    g = np.asarray(grades)\n"
                       "    return float(np.sum((g >= 1) * 0.7 ** np.arange(len(g))))\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["informativeness", "-m", f"{metric}:my_metric", "-m", "AP", "--g-grid", "0",
+    result = CliRunner().invoke(app, ["informativeness", "-m", f"{metric}:my_metric", "-m", "AP", "-a", "none", "--g-grid", "0",
                                       "--no-aslam", "--no-figures", "--min-relevant", "3", "--min-high", "1",
                                       "--out", str(out), "--no-progress"])
     assert result.exit_code == 0, result.output
-    lists = pd.read_csv(out / "lists.csv")
+    lists = pd.read_csv(out / "informativeness_lists.csv")
     assert set(lists.metric) == {"my_metric", "AP"}
     assert set(lists.loc[lists.metric == "my_metric", "method"]) == {"derived"}
-    summary = pd.read_csv(out / "summary.csv")
+    summary = pd.read_csv(out / "informativeness.csv")
     assert {"n_lists", "n_failed", "sem_rms", "ci_low", "ci_high", "reliable"} <= set(summary.columns)

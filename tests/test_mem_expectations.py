@@ -1,4 +1,5 @@
-"""Expected values under product distributions: Monte Carlo, the core metric library, gradients, the registry."""
+"""Expected values under product distributions: Monte Carlo, the core metric library, gradients, the declared forms
+looked up by measure family in the measures' own vocabulary."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ import pytest
 import meta_eval as me
 from meta_eval.core.errors import InputError
 from meta_eval.statistics.maxent.batch import ListBatch
-from meta_eval.statistics.maxent.expectations import (LinearForm, expectation, observed, parse_measure, register_expectation,
-                                        registered_measures)
+from meta_eval.measures.resolver import get_measure
+from meta_eval.statistics.maxent.expectations import (LinearForm, declared_form, expectation, observed,
+                                                      register_expectation, registered_measures)
 
-# (MEM name, core name, rel_level for the core call)
+# (measure, rel_level): one name for the core library and MEM
 MEASURES = [
-    ("AP", "AP", 1), ("AP(rel=2)", "AP", 2), ("GAP(g=0.5,0.5)", "GAP(g=0.5,0.5)", 1),
-    ("GAP(g=0.2,0.8)", "GAP(g=0.2,0.8)", 1), ("nDCG", "nDCG", 1), ("nDCG(gain=exp)", "nDCG(gain=exp)", 1),
-    ("nDCG@5", "nDCG@5", 1), ("P@5", "P@5", 1), ("Rprec", "Rprec", 1), ("RR", "RR", 1), ("ERR", "ERR", 1),
-    ("Q(beta=1)", "Q(beta=1)", 1), ("vG", "vG", 1), ("RBP(p=0.8)", "RBP(p=0.8)", 1), ("recall@5", "recall@5", 1),
-    ("nERR", "nERR", 1), ("nERR@5", "nERR@5", 1), ("nERR(stop=linear)", "nERR(stop=linear)", 1),
+    ("AP", 1), ("AP", 2), ("GAP(g=0.5,0.5)", 1), ("GAP(g=0.2,0.8)", 1), ("nDCG", 1), ("nDCG(gain=exp)", 1),
+    ("nDCG@5", 1), ("nDCG(discount=jk,base=3)@6", 1), ("nDCG(gain=1:3,2:9)", 1), ("DCG@4", 1), ("P@5", 1),
+    ("Rprec", 1), ("Rprec", 2), ("RR", 1), ("RR@3", 2), ("ERR", 1), ("Q(beta=1)", 1), ("Q(beta=0.5)", 2),
+    ("vG", 1), ("GenAP", 2), ("RBP(p=0.8)", 1), ("RBP(p=0.5)@4", 2), ("Recall@5", 1), ("nERR", 1), ("nERR@5", 1),
+    ("nERR(stop=linear)", 1), ("map", 1), ("P_5", 1), ("ndcg_cut_5", 1),
 ]
 COUNTS = np.array([20, 6, 4])
 
@@ -37,37 +39,37 @@ def samples():
     return P, lists
 
 
-@pytest.mark.parametrize("mem_name, core_name, rel", MEASURES)
-def test_expectation_matches_monte_carlo(samples, mem_name, core_name, rel):
+@pytest.mark.parametrize("name, rel", MEASURES)
+def test_expectation_matches_monte_carlo(samples, name, rel):
     """E[M](P) from the closed form agrees with the mean of the core metric over lists drawn from P (3 SE)."""
     P, lists = samples
     N = P.shape[1]
     batch = ListBatch(np.zeros((1, N), dtype=np.int64), np.array([N]), COUNTS[None])
-    exact = expectation(mem_name, batch).value(P)[0]
-    values = me.score_lists(core_name, lists, counts=np.broadcast_to(COUNTS, (len(lists), 3)), rel_level=rel)
+    exact = expectation(name, batch, rel_level=rel).value(P)[0]
+    values = me.score_lists(name, lists, counts=np.broadcast_to(COUNTS, (len(lists), 3)), rel_level=rel)
     se = values.std(ddof=1) / np.sqrt(len(values))
     assert abs(values.mean() - exact) <= 3 * se + 1e-12, (values.mean(), exact, se)
 
 
-@pytest.mark.parametrize("mem_name, core_name, rel", MEASURES)
-def test_point_mass_equals_core_metric(mem_name, core_name, rel):
+@pytest.mark.parametrize("name, rel", MEASURES)
+def test_point_mass_equals_core_metric(name, rel):
     """On a deterministic list the expectation is the metric itself, as computed by the core library."""
     rng = np.random.default_rng(3)
     lists = [rng.integers(0, 3, size=n) for n in (1, 4, 9, 15, 15)]
     counts = np.array([[10, 7, 3], [2, 1, 1], [9, 6, 5], [4, 8, 6], [30, 9, 9]])
     batch = ListBatch.from_lists(lists, counts=counts)
-    ours = observed(mem_name, batch)
-    core = np.array([me.score_lists(core_name, [g], counts=c[None], rel_level=rel)[0] for g, c in zip(lists, counts)])
+    ours = observed(name, batch, rel_level=rel)
+    core = np.array([me.score_lists(name, [g], counts=c[None], rel_level=rel)[0] for g, c in zip(lists, counts)])
     np.testing.assert_allclose(ours, core, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("name", [m for m, _, _ in MEASURES])
-def test_gradient_matches_finite_differences(name):
+@pytest.mark.parametrize("name, rel", MEASURES)
+def test_gradient_matches_finite_differences(name, rel):
     rng = np.random.default_rng(11)
     N, K = 8, 3
     P = np.concatenate([_random_P(rng, N, K) for _ in range(2)])
     batch = ListBatch(np.zeros((2, N), dtype=np.int64), np.array([N, N]), np.array([[9, 5, 4], [3, 4, 2]]))
-    form = expectation(name, batch)
+    form = expectation(name, batch, rel_level=rel)
     g = form.grad(P)
     h = 1e-6
     num = np.zeros_like(P)
@@ -86,7 +88,7 @@ def test_gap_reduces_to_ap_at_each_threshold():
     batch = ListBatch(np.zeros((3, 12), dtype=np.int64), np.full(3, 12), np.array([[5, 4, 3], [1, 1, 1], [8, 2, 6]]))
     for g, rel in (((1, 0), 1), ((0, 1), 2)):
         a = expectation(f"GAP(g={g[0]},{g[1]})", batch).value(P)
-        b = expectation(f"AP(rel={rel})", batch).value(P)
+        b = expectation("AP", batch, rel_level=rel).value(P)
         np.testing.assert_allclose(a, b, rtol=1e-13)
 
 
@@ -100,44 +102,61 @@ def test_gap_is_weighted_mean_of_thresholded_aps_in_expectation():
     Rl = np.array([counts[0, 1:].sum(), counts[0, 2]])
     w = g * Rl / (g * Rl).sum()
     lhs = expectation("GAP(g=0.3,0.7)", batch).value(P)[0]
-    rhs = w[0] * expectation("AP(rel=1)", batch).value(P)[0] + w[1] * expectation("AP(rel=2)", batch).value(P)[0]
+    rhs = w[0] * expectation("AP", batch).value(P)[0] + w[1] * expectation("AP", batch, rel_level=2).value(P)[0]
     assert lhs == pytest.approx(rhs, rel=1e-13)
 
 
-def test_parse_measure_names():
-    s = parse_measure("GAP(g=0.5,0.5)")
-    assert s.base == "GAP" and s.params == {"g": (0.5, 0.5)} and s.cutoff is None
-    s = parse_measure("nDCG(gain=exp)@10")
-    assert s.base == "nDCG" and s.params == {"gain": "exp"} and s.cutoff == 10
-    assert parse_measure("P_10") == parse_measure("P@10")
-    assert parse_measure("map").base == "AP"
-    with pytest.raises(InputError):
-        parse_measure("GAP(0.5)")
+@pytest.mark.parametrize("spelling, same_as", [("P_10", "P@10"), ("map", "AP"), ("ndcg_cut_5", "nDCG@5"),
+                                              ("vG", "GenAP"), ("recall_5", "Recall@5"), ("Recall", "Recall@1000")])
+def test_a_form_is_found_by_the_measures_own_vocabulary(spelling, same_as):
+    """A trec_eval spelling, an alias or a default cutoff reaches the form of the measure it names, built from that
+    measure's parameters: the same values as the canonical name's."""
+    batch = ListBatch.from_lists([[1, 0, 2, 1, 0, 0, 2], [0, 0, 1]], counts=[[9, 5, 4], [3, 2, 1]])
+    np.testing.assert_array_equal(observed(spelling, batch), observed(same_as, batch))
+
+
+@pytest.mark.parametrize("name", ["GAP@5", "AP@10", "RBP(graded=true)", "Q(gain=exp)", "bpref", "IPrec@0.5"])
+def test_no_declared_form_where_the_form_does_not_cover_the_measure(name):
+    """A family without a form, or a parameter away from its default that the form does not take: no declared form
+    (MEM then derives, identifies or samples one)."""
+    assert declared_form(get_measure(name)) is None
+    assert declared_form(get_measure(name.split("@")[0].split("(")[0])) is not None or name in ("bpref", "IPrec@0.5")
 
 
 def test_unknown_measure_and_bad_parameters_are_input_errors():
     batch = ListBatch.from_lists([[1, 0, 2]])
     with pytest.raises(InputError, match="no expected-value form"):
         expectation("bpref", batch)
-    with pytest.raises(InputError, match="summing to 1"):
+    with pytest.raises(InputError, match="does not sum to 1"):
         expectation("GAP(g=0.5,0.6)", batch)
-    with pytest.raises(InputError, match="bad parameters"):
+    with pytest.raises(InputError, match="no parameter 'foo'"):
         expectation("AP(foo=1)", batch)
-    with pytest.raises(InputError):
-        expectation("P", batch)  # needs a cutoff
+    with pytest.raises(InputError, match="rel_level must lie in 1..2"):
+        expectation("AP", batch, rel_level=3)
+    with pytest.raises(InputError, match="AP has no parameter 'rel'"):
+        expectation("AP(rel=2)", batch)  # the relevance threshold is rel_level, not a parameter of AP
 
 
 def test_user_metric_declares_its_form_once():
-    """A user metric registered with a linear form gets expectations (and MEM, see test_mem_solver)."""
+    """A user metric registered with a linear form gets expectations (and MEM, see test_mem_solver), keyed by its
+    family's name, built from its own parameters (its cutoff k) and the relevance threshold."""
 
-    @register_expectation("TestHits")
-    def _hits(batch, cutoff=None, rel=1):
-        k = cutoff or batch.depth
-        coef = (np.arange(batch.depth) < k)[None, :, None] * (np.arange(batch.n_grades) >= rel)[None, None, :]
+    @me.register("TestHits", cutoff=me.Param("k", 10, int, "rank cutoff", within="[1, inf)"))
+    def hits(r, k):
+        """Relevant documents in the top k."""
+        return r.count_at(r.cum_relevant(), k).astype(float)
+
+    @register_expectation("testhits")  # family names are case-insensitive
+    def _hits(batch, k=10, rel_level=1):
+        coef = (np.arange(batch.depth) < k)[None, :, None] * (np.arange(batch.n_grades) >= rel_level)[None, None, :]
         return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).astype(float))
 
-    assert "TestHits" in registered_measures()
-    batch = ListBatch.from_lists([[1, 0, 2, 1], [0, 0, 1, 0]], counts=[[3, 3, 2]])
+    assert "testhits" in registered_measures()
+    lists, counts = [[1, 0, 2, 1], [0, 0, 1, 0]], [[3, 3, 2], [3, 3, 2]]
+    batch = ListBatch.from_lists(lists, counts=counts)
+    for rel in (1, 2):
+        core = [me.score_lists("TestHits@3", [g], counts=[c], rel_level=rel)[0] for g, c in zip(lists, counts)]
+        np.testing.assert_array_equal(observed("TestHits@3", batch, rel_level=rel), core)
     np.testing.assert_array_equal(observed("TestHits@3", batch), [2, 1])
 
 

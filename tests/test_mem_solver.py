@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import meta_eval as me
 from meta_eval.core.errors import InfeasibleError
 from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.expectations import LinearForm, expectation, observed, register_expectation
@@ -236,14 +237,23 @@ def test_value_outside_attainable_range_is_flagged_or_raises():
 
 
 def test_user_metric_gets_mem():
+    """A user's measure with a declared linear form: MEM solves with the form (verified against the measure), and
+    the solution is the reference solver's."""
+
+    @me.register("TestTopWeighted")
+    def top_weighted(r):
+        """Relevant documents weighted by 1/rank^2."""
+        return (r.relevant() / r.ranks**2).sum(-1)
+
     @register_expectation("TestTopWeighted")
-    def _tw(batch, cutoff=None):
+    def _tw(batch):
         w = 1.0 / np.arange(1, batch.depth + 1) ** 2
         coef = w[None, :, None] * (np.arange(batch.n_grades) >= 1)[None, None, :]
         return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy())
 
     batch = ListBatch.from_lists(_lists(4, [25]), counts=[[20, 8, 5]])
     fast = solve_mem(batch, "TestTopWeighted")
+    assert fast.method == "declared"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = reference_linear(batch, "TestTopWeighted")

@@ -72,7 +72,7 @@ def test_prediction_table_diagonal_and_values():
 
 
 def test_gap_figure2_table_and_figure():
-    from meta_eval.rendering.figures.informativeness import figure2, rms_bar_figure
+    from meta_eval.analyses.informativeness import figure2, rms_bar_figure
 
     lists = _synthetic_lists(12)
     grid = g_grid(0.5)
@@ -119,48 +119,53 @@ def test_cli_informativeness(tmp_path):
                                              "--format", "pdf", "--aslam"])
     assert result.exit_code == 0, result.output
     pred = pd.read_csv(out / "prediction.csv")
-    assert set(pred.target) == {"P@10", "nDCG"} and "GAP(g=0.5,0.5)" in set(pred.source)
+    assert set(pred.target) == {"P@10", "nDCG"} and set(pred.source) == {"AP", "nDCG@10", "Q", "ERR", "GAP", "nDCG"}
     assert pred[(pred.source == "nDCG") & (pred.target == "nDCG")].rmse.iloc[0] < 1e-8
-    lists = pd.read_csv(out / "lists.csv")
+    lists = pd.read_csv(out / "informativeness_lists.csv")
     assert list(lists.columns[:8]) == ["run", "topic", "metric", "threshold", "n", "method", "status", "reason"]
-    assert {"AP", "nDCG(gain=exp)", "nDCG", "GAP(g=0,1)", "GAP(g=0.5,0.5)", "GAP(g=1,0)"} <= set(lists.metric)
-    summary = pd.read_csv(out / "summary.csv")
+    assert set(lists.metric) == {"AP", "nDCG@10", "Q", "ERR", "GAP", "nDCG"}  # what was asked, no more
+    grid = pd.read_csv(out / "informativeness_g_grid.csv")
+    assert {(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)} <= set(zip(grid.g1, grid.g2))
+    summary = pd.read_csv(out / "informativeness.csv")
     assert {"metric", "threshold", "mean_rms", "sem_rms", "n_lists", "n_failed", "reliable"} <= set(summary.columns)
     assert summary.n_lists.nunique() <= len(summary.threshold.unique())  # one common set of lists per threshold
-    for name in ("figure2.csv", "figure2.png", "figure2.pdf", "aslam_summary.csv", "aslam_prediction.csv",
-                 "summary.png", "summary.pdf", "manifest.json"):
+    for name in ("rms_vs_g.png", "rms_vs_g.pdf", "aslam_summary.csv", "aslam_prediction.csv",
+                 "informativeness_rms.png", "informativeness_rms.pdf", "manifest.json"):
         assert (out / name).exists(), name
+    assert "also solving" in result.output and "--g-grid 0 leaves them out" in result.output
     # rerun resumes from the cache (no new distribution files)
     n_cache = len(list(cache.glob("*.npz")))
     result = CliRunner().invoke(app, args + ["--no-figures"])
     assert result.exit_code == 0, result.output
     assert len(list(cache.glob("*.npz"))) == n_cache
-    pd.testing.assert_frame_equal(pd.read_csv(out / "lists.csv"), lists)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "informativeness_lists.csv"), lists)
 
 
 def test_cli_informativeness_gives_what_was_asked(tmp_path):
-    """Named metrics get their rows and nothing else: no GAP grid, no binary comparison (28 rows for 4 metrics
-    before); the paper's experiment stays the default without -m, and --g-grid / --aslam add the extras."""
+    """Named metrics get their rows and nothing else; GAP's g grid (the paper's Figure 2) is its own table, said
+    when it is solved, and --g-grid 0 leaves it out; --aslam adds the binary comparison."""
     from meta_eval.cli import app
 
     qrels, runs = _write_collection(tmp_path)
     base = ["informativeness", str(runs), "--qrels", str(qrels), "--min-relevant", "3", "--min-high", "2",
-            "--no-figures", "--no-cache", "--no-progress"]
-    result = CliRunner().invoke(app, base + ["-m", "AP", "-m", "GAP", "-o", str(tmp_path / "asked")])
+            "--no-figures", "--no-cache", "--no-progress", "-a", "none"]
+    result = CliRunner().invoke(app, base + ["-m", "AP", "-m", "GAP", "--g-grid", "0", "-o", str(tmp_path / "asked")])
     assert result.exit_code == 0, result.output
-    assert set(pd.read_csv(tmp_path / "asked" / "summary.csv").metric) == {"AP", "GAP"}
-    assert not (tmp_path / "asked" / "figure2.csv").exists() and not (tmp_path / "asked" / "aslam_summary.csv").exists()
+    assert set(pd.read_csv(tmp_path / "asked" / "informativeness.csv").metric) == {"AP", "GAP"}
+    assert not (tmp_path / "asked" / "informativeness_g_grid.csv").exists()
+    assert not (tmp_path / "asked" / "aslam_summary.csv").exists() and "also solving" not in result.output
     result = CliRunner().invoke(app, base + ["-m", "GAP", "--g-grid", "0.5", "-o", str(tmp_path / "grid")])
     assert result.exit_code == 0, result.output
-    metrics = set(pd.read_csv(tmp_path / "grid" / "summary.csv").metric)
-    assert metrics == {"GAP", "GAP(g=0,1)", "GAP(g=1,0)"}  # GAP(g=0.5,0.5) is GAP: no second row of it
+    assert set(pd.read_csv(tmp_path / "grid" / "informativeness.csv").metric) == {"GAP"}
+    grid = pd.read_csv(tmp_path / "grid" / "informativeness_g_grid.csv")
+    assert set(zip(grid.g1, grid.g2)) == {(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)}
 
 
 def test_cli_bad_g_grid_is_a_clean_error(tmp_path):
     from meta_eval.cli import app
 
     qrels, runs = _write_collection(tmp_path)
-    result = CliRunner().invoke(app, ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.5,x",
+    result = CliRunner().invoke(app, ["informativeness", str(runs), "--qrels", str(qrels), "--g-grid", "0.6",
                                       "--out", str(tmp_path / "o"), "--no-progress"])
     assert result.exit_code == 2
     assert "g-grid" in result.output

@@ -21,7 +21,7 @@ runner = CliRunner()
 
 
 def _run(*args):
-    res = runner.invoke(app, [*args, "--no-progress"])
+    res = runner.invoke(app, [*args, "-a", "none", "--no-progress"])
     assert res.exit_code == 0, res.output
     return res
 
@@ -74,7 +74,7 @@ def test_group_file_and_errors(tmp_path):
     assert res.exit_code == 2 and "meta-eval: error:" in res.output and "groups.txt:1:" in res.output
     res = runner.invoke(app, ["incomplete-judgments", "--fraction", "0"])
     assert res.exit_code == 2 and "option --fraction=0 is out of range; allowed: number in (0, 1]" in res.output
-    res = runner.invoke(app, ["intuitiveness", "-m", "AP"])
+    res = runner.invoke(app, ["intuitiveness", "-m", "AP", "-a", "none"])
     assert res.exit_code == 2 and "at least two metrics" in res.output
 
 
@@ -103,8 +103,10 @@ def test_battery_findings_quote_their_tables():
 
 def test_figures_draw_what_the_tables_hold():
     from meta_eval.core.errors import InputError
-    from meta_eval.rendering.figures.meta import (incomplete_judgments_figure, reusability_figure, split_half_figure,
-                                        topic_set_size_figure)
+    from meta_eval.analyses.anova import topic_set_size_figure
+    from meta_eval.analyses.incomplete_judgments import incomplete_judgments_figure
+    from meta_eval.analyses.reusability import reusability_figure
+    from meta_eval.analyses.split_half import split_half_figure
 
     col = me.demo_collection()
     ij = incomplete_judgments(col, ["AP", "nDCG"], fractions=[0.2, 0.8], n_draws=2)

@@ -108,6 +108,17 @@ def _pid_taking(seconds: float) -> int:
     return os.getpid()
 
 
+def _machine(monkeypatch, cores: int, idle: float, load: float = 1.0) -> None:
+    """A machine of ``cores`` usable cores on which ``idle`` of them sit idle while the first tasks run here, at a
+    one-minute load average of ``load``."""
+    import meta_eval.core.parallel as par
+
+    monkeypatch.setattr(par, "time", _Clock)
+    monkeypatch.setattr(par, "usable_cores", lambda: cores)
+    monkeypatch.setattr(par, "IdleCores", lambda: (lambda: idle))
+    monkeypatch.setattr(par, "load_average", lambda: load)
+
+
 def test_automatic_workers_discount_the_first_tasks_one_time_costs(monkeypatch):
     """The automatic choice extrapolates the work left from the second task, not the first (which also pays lazy
     imports and compiled kernels loaded in this process): a slow first task among quick ones stays here, and work
@@ -116,10 +127,76 @@ def test_automatic_workers_discount_the_first_tasks_one_time_costs(monkeypatch):
 
     import meta_eval.core.parallel as par
 
-    monkeypatch.setattr(par, "time", _Clock)
+    _machine(monkeypatch, cores=2, idle=1.0)
     monkeypatch.setattr(par, "WORKER_START_S", 0.5)  # workers pay off beyond 1 s of work left on 2 of them
-    monkeypatch.setattr(par, "resolve_jobs", lambda jobs: 2)
     quick_after_slow = parallel_map(_pid_taking, [0.8] + [0.0] * 9, jobs=None, progress=False)
     assert set(quick_after_slow) == {os.getpid()}  # the first task alone extrapolated to 7.2 s: workers
     long_throughout = parallel_map(_pid_taking, [0.3] * 10, jobs=None, progress=False)
     assert set(long_throughout[:2]) == {os.getpid()} and os.getpid() not in long_throughout[2:]
+
+
+@pytest.mark.parametrize("idle, load, here", [(0.0, 1.0, True), (0.5, 1.0, True), (0.85, 1.0, False),
+                                              (0.85, 1.5, True), (0.85, 1.15, False)])
+def test_automatic_workers_only_on_cores_left_idle(monkeypatch, idle, load, here):
+    """Work long enough for workers stays in this process when the other cores were busy with other processes
+    while its first tasks ran (two CPU-bound processes beside it on 2 cores), or idle less than FREE_SHARE of the
+    time, or when the last minute kept them busy (a load average of 1.5: this process and half a core of others'
+    work); a core idle that share of the time, and over the last minute, gets a worker."""
+    import os
+
+    import meta_eval.core.parallel as par
+
+    _machine(monkeypatch, cores=2, idle=idle, load=load)
+    monkeypatch.setattr(par, "WORKER_START_S", 0.5)
+    pids = parallel_map(_pid_taking, [0.3] * 10, jobs=None, progress=False)
+    assert (set(pids) == {os.getpid()}) == here
+
+
+def test_free_cores_count_this_process_and_the_idle_ones(monkeypatch):
+    import meta_eval.core.parallel as par
+
+    monkeypatch.setattr(par, "usable_cores", lambda: 4)
+    monkeypatch.setattr(par, "load_average", lambda: 1.0)
+    assert par.free_cores(0.0) == 1  # every core busy: still one
+    assert par.free_cores(0.0, busy_here=1) == 1
+    assert par.free_cores(0.7, busy_here=1) == 1  # a core idle 70 % of the time is not free
+    assert par.free_cores(0.9, busy_here=1) == 2  # at 90 %, it is
+    assert par.free_cores(1.7, busy_here=1) == 2  # one core idle, the other 70 % of the time
+    assert par.free_cores(2.85, busy_here=1) == 4
+    assert par.free_cores(3.0, busy_here=1) == 4  # no more than the usable cores
+    monkeypatch.setattr(par, "load_average", lambda: 2.6)  # this process and 1.6 cores of others' in the last minute
+    assert par.free_cores(3.0, busy_here=1) == 2
+    assert par.resolve_jobs(-1) == 4 and par.resolve_jobs(3) == 3
+
+
+def test_idle_cores_from_proc_stat(tmp_path):
+    """/proc/stat's per-core ticks (user nice system idle iowait irq softirq steal ...): the idle share of each
+    usable core between two readings, summed; the machine-wide "cpu" line and other lines are ignored."""
+    from meta_eval.core.parallel import cpu_times, idle_share
+
+    first = ("cpu  400 0 100 500 0 0 0 0 0 0\ncpu0 100 0 50 250 0 0 0 0 0 0\n"
+             "cpu1 300 0 50 250 0 0 0 0 0 0\nintr 1 2 3\nctxt 99\n")
+    second = ("cpu  600 0 100 800 0 0 0 0 0 0\ncpu0 100 0 50 350 0 0 0 0 0 0\n"  # cpu0: 100 ticks, all idle
+              "cpu1 360 0 60 260 10 0 0 10 0 0\nintr 1 2 3\n")  # cpu1: 100 ticks, 10 idle + 10 iowait, 10 stolen
+    start, end = cpu_times(first), cpu_times(second)
+    assert start == {0: (250, 400), 1: (250, 600)}
+    assert idle_share(start, end, None) == pytest.approx(1.0 + 0.2)
+    assert idle_share(start, end, {1}) == pytest.approx(0.2)  # only the cores this process may use
+    assert idle_share(start, start, None) == 0.0  # no tick counted: busy
+    stat = tmp_path / "stat"
+    stat.write_text(first)
+    meter = par_meter(stat)
+    stat.write_text(second)
+    assert meter() == pytest.approx(idle_share(start, end, _affinity()))
+
+
+def par_meter(path):
+    from meta_eval.core.parallel import IdleCores
+
+    return IdleCores(str(path))
+
+
+def _affinity():
+    import os
+
+    return set(os.sched_getaffinity(0))

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import meta_eval as me
 from meta_eval.cli import app
 from meta_eval.measures.registry import families
-from meta_eval.measures.trec_names import known_trec_names
+from meta_eval.core.trec_eval_names import known_trec_names
 
 # (name, parameter, text the error must contain): one per declared domain
 BAD = [

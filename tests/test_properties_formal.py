@@ -375,7 +375,7 @@ def test_plug_in_counterexamples_are_re_scored(plugin_file):
 
 def test_the_analysis_keeps_the_contract_and_names_the_new_metric():
     from meta_eval.analyses import AnalysisData
-    from meta_eval.analyses._contract import check_analysis
+    from meta_eval.orchestration.contract import check_analysis
 
     data = AnalysisData.from_collection(me.demo_collection(), ("AP", "RR", "P@10", "RBP", f"{EXAMPLE}:grbp"))
     res = check_analysis("properties", data, random_cases=300)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import meta_eval as me
-from meta_eval.measures.trec_names import expand_trec_spec
+from meta_eval.core.trec_eval_names import expand_trec_spec
 
 
 @pytest.mark.parametrize("spec, canonical", [

@@ -15,16 +15,17 @@ from typer.testing import CliRunner
 
 import meta_eval as me
 from meta_eval.cli import app
-from meta_eval.core.errors import InputError, OutputError
+from meta_eval.core.errors import OutputError
 from meta_eval.outputs.result_folder import result_folder, verify_folder
 from meta_eval.orchestration.study import StudyOptions, run_study
 from meta_eval.rendering.paper_table import format_number
 from tests.test_tables import check_latex, check_markdown, compile_latex
 
 EXAMPLE = Path(__file__).parent / "data" / "my_metric.py"
-OPTIONS = dict(metrics=("AP", "Q", f"{EXAMPLE}:grbp"), against=("GAP", "nDCG"), n_resamples=100, top=8, mem_lists=12,
-               g_grid_step=1.0, formats=("pdf", "png"), dpi=80, judgment_fractions=(0.2, 0.5, 0.8), judgment_draws=2,
-               split_half_splits=20)
+OPTIONS = dict(metrics=("AP", "Q", f"{EXAMPLE}:grbp"), against=("GAP", "nDCG"), n_resamples=100, formats=("pdf", "png"),
+               dpi=80, params={"discpower": {"top": 8}, "informativeness": {"lists": 12, "g_grid": 1.0},
+                               "incomplete-judgments": {"fractions": (0.2, 0.5, 0.8), "n_draws": 2},
+                               "split-half": {"n_splits": 20}})
 #: the stages of the battery (issue 13); skipped where a test is about something else
 BATTERY = ("split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability")
 MAGIC = {".pdf": b"%PDF", ".png": b"\x89PNG", ".svg": b"<?xml"}
@@ -195,7 +196,11 @@ def test_battery_stages_write_their_files_and_their_tables_show_the_csvs(report)
         assert _cell(rows, header, m, "V_E") == f"{res.sum_sq / res.df:.4f}"
     tss = pd.read_csv(out / "topic_set_size.csv")
     header, *rows = md["topic_set_size"]
-    for column in header[1:]:
+    relative = tss[tss.min_d_rule == "relative"].set_index("metric")
+    for row in rows:  # the scale-free column: minD a tenth of the spread of the metric's system means
+        assert _cell(rows, header, row[0], header[1]).strip("*") == str(int(relative.loc[row[0], "n_topics"]))
+    tss = tss[tss.min_d_rule == "fixed"]
+    for column in header[2:]:
         design, m = ("ttest", 2) if column.startswith("t-test") else ("anova", int(re.search(r"m = (\d+)", column)[1]))
         d = float(column.rsplit("= ", 1)[1])
         part = tss[(tss.design == design) & (tss.n_systems == m) & np.isclose(tss.min_d, d)].set_index("metric")
@@ -270,11 +275,12 @@ def test_manifest_allows_a_rerun(report):
     out, _ = report
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["study_options"]["seed"] == 0 and manifest["study_options"]["n_resamples"] == 100
-    assert manifest["study_options"]["ci"] == "normal"
+    assert manifest["analyses"]["correlation"]["files"] and manifest["analyses"]["scores"]["error"] is None
     assert manifest["versions"]["numpy"] == np.__version__
     assert set(manifest["timings_s"]) == {"scoring", "scores", "properties", "discpower", "correlation",
                                           "informativeness", *BATTERY, "report", "total"}
-    assert manifest["study_options"]["judgment_draws"] == 2 and manifest["standardise"] is None
+    assert manifest["study_options"]["params"]["incomplete-judgments"]["n_draws"] == 2 and \
+        manifest["standardise"] is None
     assert all(len(h) == 64 for h in manifest["inputs"]["sha256"].values())
 
 
@@ -328,7 +334,7 @@ def test_a_failing_stage_is_reported_not_fatal(tmp_path, monkeypatch):
 def test_cli_study_runs_on_demo(tmp_path):
     result = CliRunner().invoke(app, ["study", "--out", str(tmp_path), "-B", "50", "--skip", "informativeness",
                                       "--skip", "correlation", *_skip(BATTERY), "--no-progress", "-m", "AP",
-                                      "--format", "png", "--dpi", "60", "--top", "0"])
+                                      "--format", "png", "--dpi", "60", "--discpower-top", "0"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "report.html").exists() and (tmp_path / "asl_curves.png").exists()
     assert not list(tmp_path.glob("*.pdf"))
@@ -336,9 +342,10 @@ def test_cli_study_runs_on_demo(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--skip", "informativenes"], "'informativenes' is not one of"),
-    (["--ci", "bootstrap-t"], "is not one of"),
+    (["--correlation-ci", "bootstrap-t"], "is not one of"),
+    (["--ci", "normal"], "No such option: --ci"),
     (["--format", "gif"], "is not one of"),
-    (["--alpha", "0"], "must be in (0, 1)"),
+    (["--alpha", "0"], "alpha=0 is out of range; allowed: number in (0, 1)"),
     (["--dpi", "5"], "--dpi"),
 ])
 def test_cli_bad_options_exit_2_before_any_work(tmp_path, args, message):
@@ -354,25 +361,26 @@ def test_cli_refuses_an_output_that_is_a_file(tmp_path):
     assert result.exit_code == 2 and "exists and is not a folder" in result.output
 
 
-def test_cli_defaults_equal_the_library():
-    from meta_eval.cli import study as cli_study
-    from meta_eval.cli.discpower import Method
-    from meta_eval.statistics.significance.discriminative_power import METHODS
-    from meta_eval.orchestration.study import DEFAULT_AGAINST, DEFAULT_METRICS
+def test_the_study_and_each_command_take_one_name_and_default_per_parameter():
+    """Every analysis parameter has one default whoever runs it: the study passes only what it shares (seed,
+    alpha, resamples, confidence) and what is given; its options take the declaration's spelling."""
+    from meta_eval.analyses import analyses
+    from meta_eval.orchestration.study import SHARED, study_plan
+    from meta_eval.analyses import AnalysisData
 
-    from meta_eval.orchestration.study import DEFAULT_FRACTIONS, STAGE_NAMES
-
-    assert cli_study.DEFAULT_METRICS == DEFAULT_METRICS and cli_study.DEFAULT_AGAINST == DEFAULT_AGAINST
-    assert [s.value for s in cli_study.Stage] == list(STAGE_NAMES[1:])
-    assert StudyOptions().judgment_fractions == DEFAULT_FRACTIONS
-    assert [m.value for m in Method] == list(METHODS)
+    data = AnalysisData.from_collection(me.demo_collection(), ["AP"], against=["GAP"])
+    plan, _ = study_plan(data, StudyOptions(metrics=("AP",), against=("GAP",)).check())
+    for decl, params in plan:
+        shared = {p.name: getattr(StudyOptions(), p.name) for p in decl.params if p.name in SHARED}
+        assert params == decl.bind(shared), decl.name
+    assert {a.name for a in analyses()} >= {decl.name for decl, _ in plan}
 
 
 def test_cli_runs_as_arguments(tmp_path):
     from tests.conftest import write_collection
 
     qrels, runs = write_collection(tmp_path, n_topics=6, n_docs=30, n_runs=4, depth=15, noise=2.0)
-    common = ["study", "-Q", str(qrels), "-B", "20", "--top", "0", "--skip", "informativeness", "--skip",
+    common = ["study", "-Q", str(qrels), "-B", "20", "--discpower-top", "0", "--skip", "informativeness", "--skip",
               "correlation", *_skip(BATTERY), "--format", "png", "--dpi", "50", "--no-progress", "-m", "AP"]
     new = CliRunner().invoke(app, [*common, str(runs), "--out", str(tmp_path / "a")])
     assert new.exit_code == 0, new.output

@@ -22,8 +22,9 @@ from meta_eval.orchestration.study import StudyOptions, run_study
 BATTERY = ("split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability")
 FILES = {"split-half": "split_half", "anova": "anova", "intuitiveness": "intuitiveness",
          "incomplete-judgments": "incomplete_judgments", "reusability": "reusability"}
-SMALL = dict(n_resamples=50, top=0, formats=("png",), dpi=50, judgment_fractions=(0.3, 0.7), judgment_draws=2,
-             split_half_splits=10)
+SMALL = dict(n_resamples=50, formats=("png",), dpi=50,
+             params={"discpower": {"top": 0}, "incomplete-judgments": {"fractions": (0.3, 0.7), "n_draws": 2},
+                     "split-half": {"n_splits": 10}}, skip=("properties",))
 
 
 def hand_z(x: np.ndarray) -> np.ndarray:
@@ -42,7 +43,7 @@ def demo():
 
 def test_each_battery_stage_can_be_skipped(tmp_path):
     result = run_study(me.demo_collection(), tmp_path, StudyOptions(
-        metrics=("AP",), against=("GAP",), skip=("informativeness", "correlation", *BATTERY), **SMALL))
+        metrics=("AP",), against=("GAP",), **{**SMALL, "skip": ("informativeness", "correlation", *BATTERY)}))
     assert not result.errors and verify_folder(tmp_path) == []
     names = {p.stem for p in tmp_path.iterdir()}
     assert not names & set(FILES.values()) and not names & {"topic_set_size", "effect_sizes"}
@@ -50,19 +51,23 @@ def test_each_battery_stage_can_be_skipped(tmp_path):
     for stage in BATTERY:
         assert f"{stage} (skipped)" in text
     assert set(result.timings) == {"scoring", "scores", "properties", "discpower", "report", "total"}
+    assert set(json.loads((tmp_path / "manifest.json").read_text())["analyses"]) == {"scores", "properties",
+                                                                                     "discpower"}
 
 
 def test_unknown_stage_and_bad_budgets_are_refused():
-    with pytest.raises(me.InputError, match="unknown stage"):
+    with pytest.raises(me.InputError, match="unknown analysis"):
         StudyOptions(skip=("anovas",)).check()
-    with pytest.raises(me.InputError, match="judgment_fractions"):
-        StudyOptions(judgment_fractions=(0.0, 0.5)).check()
-    with pytest.raises(me.InputError, match="judgment_draws"):
-        StudyOptions(judgment_draws=0).check()
+    with pytest.raises(me.InputError, match="parameter fractions=0 is out of range"):
+        StudyOptions(params={"incomplete-judgments": {"fractions": (0.0, 0.5)}}).check()
+    with pytest.raises(me.InputError, match="parameter n_draws=0 is out of range"):
+        StudyOptions(params={"incomplete-judgments": {"n_draws": 0}}).check()
     with pytest.raises(me.InputError, match="standardise must be one of"):
         StudyOptions(standardise="rank").check()
-    with pytest.raises(me.InputError, match="ltr_data"):
-        StudyOptions(ltr_data="/no/such/letor").check()
+    with pytest.raises(me.InputError, match="letor=.* does not exist"):
+        StudyOptions(params={"ltr": {"letor": "/no/such/letor"}}).check()
+    with pytest.raises(me.InputError, match="params: unknown analysis 'anovas'"):
+        StudyOptions(params={"anovas": {}}).check()
     assert StudyOptions(skip="anova").check().skip == ("anova",)  # one stage as a string
 
 
@@ -70,8 +75,8 @@ def test_unknown_stage_and_bad_budgets_are_refused():
 def standardised(tmp_path_factory, demo):
     out = tmp_path_factory.mktemp("z") / "study"
     result = run_study(demo[0], out, StudyOptions(metrics=("AP", "ERR"), against=("GAP",), standardise="z",
-                                                  skip=("informativeness", "incomplete-judgments", "reusability"),
-                                                  **SMALL))
+                                                  **{**SMALL, "skip": ("properties", "informativeness",
+                                                                       "incomplete-judgments", "reusability")}))
     assert not result.errors, result.errors
     return out
 
@@ -101,8 +106,8 @@ def test_study_standardise_z_feeds_the_hand_computed_z_scores_to_the_analyses(st
 
 def test_study_standardise_changes_what_it_should_and_says_so(standardised, tmp_path, demo):
     raw = tmp_path / "raw"
-    run_study(demo[0], raw, StudyOptions(metrics=("AP", "ERR"), against=("GAP",), skip=(
-        "informativeness", "incomplete-judgments", "reusability", "correlation", "split-half"), **SMALL))
+    run_study(demo[0], raw, StudyOptions(metrics=("AP", "ERR"), against=("GAP",), **{**SMALL, "skip": (
+        "properties", "informativeness", "incomplete-judgments", "reusability", "correlation", "split-half")}))
     read = {name: (pd.read_csv(standardised / f"{name}.csv"), pd.read_csv(raw / f"{name}.csv"))
             for name in ("system_means", "intuitiveness", "discpower_summary", "anova")}
     # the scores table and intuitiveness (an increasing map per topic keeps every preference) are unchanged
@@ -123,9 +128,9 @@ def test_study_standardise_cdf_is_the_normal_cdf_of_the_z_scores(tmp_path, demo)
     from meta_eval.statistics.anova import two_way_anova
 
     col, scores = demo
-    run_study(col, tmp_path, StudyOptions(metrics=("AP",), against=("ERR",), standardise="cdf", skip=(
+    run_study(col, tmp_path, StudyOptions(metrics=("AP",), against=("ERR",), standardise="cdf", **{**SMALL, "skip": (
         "informativeness", "incomplete-judgments", "reusability", "correlation", "split-half", "intuitiveness",
-        "discpower"), **SMALL))
+        "discpower", "properties")}))
     u = {m: ndtr(hand_z(scores[m])) for m in ("AP", "ERR")}
     expected = two_way_anova(u, list(col.systems)).table
     assert pd.read_csv(tmp_path / "anova.csv").sum_sq.to_numpy() == pytest.approx(expected.sum_sq.to_numpy(),
@@ -146,9 +151,9 @@ def test_discpower_standardise_z(tmp_path, demo):
     from meta_eval.statistics.significance.discriminative_power import discriminative_power
 
     col, scores = demo
-    _run("discpower", "-m", "AP", "-m", "ERR", "--standardise", "z", "-B", "50", "--top", "0", "--no-figures",
-         "-o", str(tmp_path / "z"))
-    got = pd.read_csv(tmp_path / "z" / "summary.csv")
+    _run("discpower", "-m", "AP", "-m", "ERR", "-a", "none", "--standardise", "z", "-B", "50", "--top", "0",
+         "--no-figures", "-o", str(tmp_path / "z"))
+    got = pd.read_csv(tmp_path / "z" / "discpower_summary.csv")
     expected = discriminative_power({m: hand_z(scores[m]) for m in ("AP", "ERR")}, list(col.systems),
                                     n_resamples=50, seed=0).summary()
     assert got.proportion.to_numpy() == pytest.approx(expected.proportion.to_numpy(), abs=1e-12)
@@ -156,38 +161,40 @@ def test_discpower_standardise_z(tmp_path, demo):
     manifest = json.loads((tmp_path / "z" / "manifest.json").read_text())
     assert manifest["standardise"] == "z" and manifest["complete"] is True and verify_folder(tmp_path / "z") == []
     assert set(pd.read_csv(tmp_path / "z" / "standardisation.csv").measure) == {"AP", "ERR"}
-    _run("discpower", "-m", "AP", "-B", "50", "--top", "0", "--no-figures", "-o", str(tmp_path / "raw"))
+    _run("discpower", "-m", "AP", "-a", "none", "-B", "50", "--top", "0", "--no-figures", "-o", str(tmp_path / "raw"))
     assert json.loads((tmp_path / "raw" / "manifest.json").read_text())["standardise"] is None
     assert not (tmp_path / "raw" / "standardisation.csv").exists()
 
 
-def test_correlate_standardise_cdf(tmp_path, demo):
+def test_correlation_standardise_cdf(tmp_path, demo):
+    from meta_eval.statistics.correlation import correlate_systems
+
     col, scores = demo
-    result = _run("correlate", "-m", "AP", "-m", "ERR", "--standardise", "cdf", "-B", "0", "--test", "none",
-                  "--no-figures", "-o", str(tmp_path))
-    assert "normal-CDF standardised scores" in result.output
-    means = pd.read_csv(tmp_path / "system_means.csv", index_col=0)
-    for m in ("AP", "ERR"):
-        assert means[m].to_numpy() == pytest.approx(ndtr(hand_z(scores[m])).mean(axis=1), rel=1e-12)
+    _run("correlation", "-m", "AP", "-m", "ERR", "-a", "none", "--standardise", "cdf", "-B", "30", "--test", "none",
+         "--no-figures", "-o", str(tmp_path))
+    got = pd.read_csv(tmp_path / "system_correlation.csv")
+    expected = correlate_systems({m: ndtr(hand_z(scores[m])) for m in ("AP", "ERR")}, list(col.systems),
+                                 n_resamples=30, seed=0).table
+    assert got.value.to_numpy() == pytest.approx(expected.value.to_numpy(), rel=1e-12)
     assert json.loads((tmp_path / "manifest.json").read_text())["standardise"] == "cdf"
+    assert set(pd.read_csv(tmp_path / "standardisation.csv").measure) == {"AP", "ERR"}
 
 
 def test_compare_standardise_z(tmp_path, demo):
     col, scores = demo
-    _run("compare", "-m", "AP", "--standardise", "z", "-b", "sys05", "-o", str(tmp_path / "z.csv"))
-    got = pd.read_csv(tmp_path / "z.csv")
+    _run("compare", "-m", "AP", "-a", "none", "--standardise", "z", "-b", "sys05", "-o", str(tmp_path / "z"))
+    got = pd.read_csv(tmp_path / "z" / "compare.csv")
     expected = me.compare({"AP": hand_z(scores["AP"])}, systems=list(col.systems), baseline="sys05").table
     assert got.p_value.to_numpy() == pytest.approx(expected.p_value.to_numpy(), rel=1e-9)
     assert got["diff"].to_numpy() == pytest.approx(expected["diff"].to_numpy(), rel=1e-9)
-    assert (got.standardise == "z").all()
-    _run("compare", "-m", "AP", "-b", "sys05", "-o", str(tmp_path / "raw.csv"))
-    raw = pd.read_csv(tmp_path / "raw.csv")
-    assert "standardise" not in raw.columns and not np.allclose(raw["diff"], got["diff"])
-    _run("compare", "-m", "AP", "--standardise", "z", "-b", "sys05", "-o", str(tmp_path / "z.tex"))
-    assert "z-scores" in (tmp_path / "z.tex").read_text()
+    assert json.loads((tmp_path / "z" / "manifest.json").read_text())["standardise"] == "z"
+    _run("compare", "-m", "AP", "-a", "none", "-b", "sys05", "-o", str(tmp_path / "raw"))
+    raw = pd.read_csv(tmp_path / "raw" / "compare.csv")
+    assert not np.allclose(raw["diff"], got["diff"])
+    assert "z-scores" in (tmp_path / "z" / "report.md").read_text()
 
 
-@pytest.mark.parametrize("command", ["study", "discpower", "correlate", "compare"])
+@pytest.mark.parametrize("command", ["study", "discpower", "correlation", "compare"])
 def test_standardise_rejects_other_methods(tmp_path, command):
     result = CliRunner().invoke(app, [command, "--standardise", "rank", "--no-progress"])
     assert result.exit_code == 2 and "is not one of" in result.output
@@ -198,14 +205,14 @@ def test_standardise_rejects_other_methods(tmp_path, command):
 
 def test_ltr_data_runs_the_learning_to_rank_stage_on_the_demo_set(tmp_path):
     pytest.importorskip("lightgbm")
-    from meta_eval.inputs.demo import demo_ltr_data
+    from meta_eval.model.demo import demo_ltr_data
     from meta_eval.statistics.learning_to_rank.experiment import RESULT_COLUMNS, run_ltr
     from tests.test_study import _tables
     from tests.test_tables import check_latex
 
     out = tmp_path / "study"
-    _run("study", "-m", "AP", "--against", "nDCG", "--ltr-data", "demo", "--ltr-folds", "1", "--ltr-rounds", "3",
-         "--mem-lists", "8", "-B", "20", "--top", "0", "--skip", "correlation",
+    _run("study", "-m", "AP", "--against", "nDCG", "--ltr-data", "demo", "--ltr-max-folds", "1", "--ltr-rounds", "3",
+         "--informativeness-lists", "8", "-B", "20", "--discpower-top", "0", "--skip", "correlation",
          *(arg for s in BATTERY for arg in ("--skip", s)), "--format", "png", "--dpi", "50", "-o", str(out))
     assert verify_folder(out) == []
     table = pd.read_csv(out / "ltr.csv")

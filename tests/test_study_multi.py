@@ -24,12 +24,16 @@ STUDY_FILE = """
 metrics = ["AP", "nDCG@10"]
 against = ["GAP"]
 n_resamples = 60
-top = 0
-mem_lists = 12
-g_grid_step = 0.5
-skip = ["split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability"]
+skip = ["properties", "split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability"]
 formats = ["png"]
 dpi = 50
+
+[study.params.discpower]
+top = 0
+
+[study.params.informativeness]
+lists = 12
+g_grid = 0.5
 
 [[collection]]
 name = "early"
@@ -68,7 +72,7 @@ def test_collection_specs_and_study_files(tmp_path):
         parse_collection("a/b=q.txt:runs")
     specs, options = read_study_file(_study_file(tmp_path))
     assert [s.name for s in specs] == ["early", "late"] and specs[1].load == {"depth": 50}
-    assert specs[1].runs == [f"{DEMO_RUNS}/sys[12]*"] and options["g_grid_step"] == 0.5
+    assert specs[1].runs == [f"{DEMO_RUNS}/sys[12]*"] and options["params"]["informativeness"]["g_grid"] == 0.5
     bad = tmp_path / "bad.toml"
     bad.write_text('[[collection]]\nname = "x"\nqrels = "q"\n')
     with pytest.raises(me.InputError, match="collection 1 lacks runs"):

@@ -175,17 +175,22 @@ def test_matrix_table_puts_two_coefficients_in_the_triangles():
 def test_compact_tables_of_the_analyses():
     from meta_eval.statistics.correlation import correlate_systems
     from meta_eval.statistics.significance.discriminative_power import discriminative_power
-    from meta_eval.rendering.paper_table import agreement_table, discpower_pairs, discpower_table, informativeness_table
+    from meta_eval.analyses.correlation import agreement_table
+    from meta_eval.analyses.discpower import DiscriminativePower, pairs
+    from meta_eval.analyses.informativeness import informativeness_table
 
     rng = np.random.default_rng(0)
     base = rng.random((8, 12))
     scores = {"A": base, "B": base + rng.normal(0, 0.05, base.shape), "C": base**2}
     dp = discriminative_power(scores, n_resamples=100)
-    t = discpower_table(dp.summary())
+    spread = {m: float(np.std(x)) for m, x in scores.items()}
+    t = DiscriminativePower(dp, None, [], 0, ("bootstrap",), 100, 0.05, spread).compact_table()
     summary = dp.summary().set_index("metric")
     for m in scores:
         assert t.text(m, "% discriminated") == f"{100 * summary.loc[m, 'proportion']:.1f}"
-    assert "pairs" not in t.values.columns and discpower_pairs(dp.summary()) == 28  # the caption's, once
+        assert t.text(m, "Δ/σ") == f"{summary.loc[m, 'diff_required'] / spread[m]:.3f}"
+    assert "pairs" not in t.values.columns and pairs(dp, "bootstrap") == 28  # the caption's, once
+    assert not t.bold["Δ required"].any()  # only scale-free columns are marked best
     check_markdown(t.to_markdown())
     check_latex(t.to_latex())
     res = correlate_systems(scores, n_resamples=50, ci_method="normal")
@@ -199,7 +204,7 @@ def test_compact_tables_of_the_analyses():
     summary = pd.DataFrame({"metric": ["A", "A", "B", "B"], "threshold": [1, 2, 1, 2], "mean_rms": [0.1, 0.2, 0.3, 0.1],
                             "sem_rms": [0.01] * 4, "n_lists": [30, 29, 30, 29], "n_failed": [0, 1, 0, 1]})
     i = informativeness_table(summary)
-    assert list(i.values.columns) == ["RMS, grade ≥ 1", "s.e., grade ≥ 1", "lists, grade ≥ 1", "RMS, grade ≥ 2",
-                                      "s.e., grade ≥ 2", "lists, grade ≥ 2", "failed"]
+    assert list(i.values.columns) == ["RMS, grade ≥ 1", "s.e., grade ≥ 1", "RMS, grade ≥ 2", "s.e., grade ≥ 2",
+                                      "lists"]  # compact: a paper's column, no solver internals
     assert i.bold.loc["A", "RMS, grade ≥ 1"] and i.bold.loc["B", "RMS, grade ≥ 2"]
     check_latex(i.to_latex())

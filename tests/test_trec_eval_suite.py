@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import meta_eval as me
-from meta_eval.measures.trec_names import expand_trec_spec
+from meta_eval.core.trec_eval_names import expand_trec_spec
 from tests.conftest import shared_path
 
 MEAS_PARAMS = ("iprec_at_recall..10,.20,.25,.75,.50 P.5,7,3 recall.20,2000 Rprec_mult.5.0,0.2,0.35 "

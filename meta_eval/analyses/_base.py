@@ -19,94 +19,29 @@ A result with several tables lists them all in :meth:`Result.tables` (the first 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from meta_eval.analyses._containment import checked
+from meta_eval.analyses._result import Result
 from meta_eval.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pandas as pd
-    from matplotlib.figure import Figure
 
-    from meta_eval.model.collection import Collection
-    from meta_eval.rendering.findings import Finding
-    from meta_eval.measures import Measure
     from meta_eval.core.params import Param
-    from meta_eval.rendering.paper_table import PaperTable
+    from meta_eval.measures import Measure
+    from meta_eval.model.collection import Collection
 
-__all__ = ["Analysis", "AnalysisData", "FigureOutput", "MemoryNeed", "Result", "TableOutput"]
+__all__ = ["DEFAULT_AGAINST", "DEFAULT_METRICS", "NEEDS", "Analysis", "AnalysisData", "MemoryNeed"]
 
-
-@dataclass
-class TableOutput:
-    """One table of a result: ``stem``.csv holds ``frame`` (the full detail); ``compact``, when there is one, is
-    the paper table shown in reports and written as ``stem``.tex with ``caption``."""
-
-    stem: str
-    caption: str
-    frame: pd.DataFrame
-    compact: PaperTable | None = None
-
-
-@dataclass
-class FigureOutput:
-    """One figure of a result, drawn by ``draw()`` when it is written. ``in_report=False``: written by the
-    analysis's own command only (the study report's table already shows the same numbers)."""
-
-    stem: str
-    caption: str
-    draw: Callable[[], Figure]
-    in_report: bool = True
-
-
-@dataclass
-class Result:
-    """Base class of analysis results: the protocol every layer above the analyses uses.
-
-    A subclass (a dataclass of its numbers) implements :meth:`tables` and, when it has them, :meth:`figures` and
-    :meth:`findings`; it is given :attr:`text` (how the numbers were obtained: method, parameters, seed, in a few
-    sentences). Running the declaration records in :attr:`analysis` which analysis produced it and in
-    :attr:`params` with what parameters.
-    """
-
-    text: str = field(default="", kw_only=True)
-    analysis: str = field(default="", kw_only=True)
-    params: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
-
-    def tables(self) -> list[TableOutput]:
-        """Every table of the result, the main one first."""
-        raise NotImplementedError(f"{type(self).__name__} must implement tables()")
-
-    def to_frame(self) -> pd.DataFrame:
-        """The full tidy table of the result (its main CSV)."""
-        return self.outputs[0].frame
-
-    def table(self) -> PaperTable:
-        """The compact table a paper shows (the first table that has one; else the main frame as a table)."""
-        from meta_eval.rendering.paper_table import PaperTable
-
-        compact = next((t.compact for t in self.outputs if t.compact is not None), None)
-        return compact if compact is not None else PaperTable(self.to_frame().set_index(self.to_frame().columns[0]))
-
-    def figures(self) -> list[FigureOutput]:
-        """The result's figures (none by default)."""
-        return []
-
-    def findings(self) -> list[Finding]:
-        """Sentences quoting the result's compact tables (none by default)."""
-        return []
-
-    @property
-    def compact(self) -> dict[str, PaperTable]:
-        """The compact tables by file stem: what :class:`~meta_eval.rendering.findings.Quoter` quotes."""
-        return {t.stem: t.compact for t in self.outputs if t.compact is not None}
-
-    @cached_property
-    def outputs(self) -> list[TableOutput]:
-        """:meth:`tables`, built once (the writers and :attr:`compact` read the same objects)."""
-        return self.tables()
+#: What an analysis reads, least first (:attr:`Analysis.needs`).
+NEEDS = ("measures", "scores", "collection")
+#: The measures a study (and every analysis command) studies by default, and the references it compares them with.
+DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
+DEFAULT_AGAINST = ("GAP", "nDCG")
 
 
 @dataclass(frozen=True)
@@ -126,7 +61,8 @@ class Analysis:
     Attributes
     ----------
     name : str
-        Its name (``anova``, ``judge-agreement``): the command, ``study --skip NAME``, ``study --analysis NAME``.
+        Its name (``anova``, ``judge-agreement``): its command, ``study --skip NAME``, ``study --analysis NAME``;
+        a built-in's is its module's name with dashes.
     title : str
         The report section's title.
     run : callable
@@ -140,13 +76,14 @@ class Analysis:
         Analyses whose results ``run`` uses when they ran (run first when selected; ``data.results.get(name)``).
     summary : str
         One line for listings and the command's help.
-    study : mapping
-        Parameter -> the :class:`~meta_eval.orchestration.study.StudyOptions` field that sets it in a study (others take their
-        default there).
-    command : str or None
-        The command generated for it (:mod:`meta_eval.cli.generated`); None when it has a module of its own.
-    measures : tuple of str
-        Default measures of its command.
+    needs : {"measures", "scores", "collection"}
+        What it reads: the measures alone (``data.measures``: e.g. their formal properties), the per-topic scores
+        (``data.scores``: it also runs on score tables, ``--scores FILE``), or the collection's rankings and qrels
+        (``data.collection``).
+    order : int
+        Its place in the study's report (then its name).
+    measures : tuple of str or None
+        Default measures of its command (None: the study's metrics and references).
     enabled : callable or None
         ``enabled(params) -> bool``: whether it runs in a study with these parameters (e.g. only with a second
         qrels); None: always.
@@ -164,6 +101,15 @@ class Analysis:
     parallel : bool
         Whether it runs tasks on workers (``data.jobs``, ``data.scheduler``): its command then takes ``--jobs`` and
         ``--scheduler``.
+    quick : mapping
+        Parameters that make a quick run of it (small budgets: what the contract test runs it with).
+    before : callable or None
+        ``before(params)``: what must be checked on the system before any work (a cache folder that can be
+        written); raises :class:`~meta_eval.core.errors.InputError`. Its command and the study call it before they
+        read a file.
+    min_measures : int
+        How many measures it compares at least (2 for a correlation): with fewer, a study lists it as not
+        applicable and its command refuses before any work.
     source : str
         A plug-in's file or module ("" for meta-eval's own analyses).
     """
@@ -175,15 +121,18 @@ class Analysis:
     requires: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     summary: str = ""
-    study: Mapping[str, str] = field(default_factory=dict)
-    command: str | None = None
-    measures: tuple[str, ...] = ("AP", "nDCG", "nDCG@10", "P@10")
+    needs: str = "collection"
+    order: int = 100
+    measures: tuple[str, ...] | None = None
     enabled: Callable[[Mapping[str, Any]], bool] | None = None
     memory: Callable[[AnalysisData, Mapping[str, Any]], list[MemoryNeed]] | None = None
     prepare: Callable[[], Any] | None = None
     files: tuple[str, ...] = ()
     standardised: bool = False
     parallel: bool = False
+    quick: Mapping[str, Any] = field(default_factory=dict)
+    before: Callable[[Mapping[str, Any]], Any] | None = None
+    min_measures: int = 1
     source: str = ""
 
     def input_files(self, params: Mapping[str, Any]) -> list[str]:
@@ -198,6 +147,13 @@ class Analysis:
             if p.name == name:
                 return p
         raise InputError(unknown_parameter(self, name))
+
+    def too_few(self, measures: Sequence[str]) -> str | None:
+        """Why it cannot run on ``measures`` (fewer than :attr:`min_measures`), or None."""
+        if len(measures) >= self.min_measures:
+            return None
+        return (f"{self.name} compares at least {self.min_measures} measures; got {len(measures)} "
+                f"({', '.join(measures) or 'none'}): name more with -m/--metric or -a/--against")
 
     def defaults(self) -> dict[str, Any]:
         """Every parameter's default."""
@@ -222,12 +178,15 @@ class Analysis:
     def __call__(self, data: AnalysisData, **params: Any) -> Result:
         """Run the analysis on ``data`` with ``params`` (checked; undeclared ones take their defaults)."""
         bound = self.bind(params)
+        reason = self.too_few(list(data.raw))
+        if reason:
+            raise InputError(reason)
         result = self.run(data, **bound)
         if not isinstance(result, Result):
-            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a Result "
-                             "(meta_eval.analyses.Result)")
+            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a "
+                             "Result (meta_eval.analyses.Result)")
         result.analysis, result.params = self.name, bound
-        return result
+        return checked(self, result)
 
 
 def unknown_parameter(analysis: Analysis, name: str) -> str:
@@ -287,8 +246,8 @@ class AnalysisData:
         (:func:`meta_eval.measures.resolve`), each measure once. ``how``: ``jobs``, ``scheduler``, ``progress``."""
         import numpy as np
 
-        from meta_eval.measures.scoring import per_topic
         from meta_eval.measures.resolver import resolve
+        from meta_eval.measures.scoring import per_topic
         from meta_eval.statistics.standardise import check_method
 
         check_method(standardise)
@@ -301,8 +260,8 @@ class AnalysisData:
 
     @classmethod
     def from_scores(cls, scores: Mapping[str, np.ndarray] | Any, systems: Sequence[str] | None = None, *,
-                    topics: Sequence[str] | None = None, standardise: str | None = None, **how: Any
-                    ) -> "AnalysisData":
+                    topics: Sequence[str] | None = None, against: Sequence[str] = (), standardise: str | None = None,
+                    **how: Any) -> "AnalysisData":
         """Data of (S, T) score arrays alone, without a collection: for the analyses that only compare systems on
         scores (split-half, ANOVA, discriminative power, correlation, error rates).
 
@@ -335,8 +294,62 @@ class AnalysisData:
                                  f"{n_top} topics)")
         if topics is not None and len(topics) != n_top:
             raise InputError(f"{len(topics)} topic names for scores of {n_top} topics")
-        return cls(None, [], raw, standardise, systems=list(systems),
+        unknown = [m for m in against if m not in raw]
+        if unknown:
+            raise InputError(f"reference measures {unknown} are not among the scores ({', '.join(raw)})")
+        return cls(None, [], raw, standardise, list(against), systems=list(systems),
                    topics=list(topics) if topics is not None else [str(t) for t in range(n_top)], **how)
+
+    @classmethod
+    def from_measures(cls, measures: Iterable[str | Measure] | str, **how: Any) -> "AnalysisData":
+        """Data of the measures alone (no collection, no scores): for the analyses of what a measure is (its formal
+        properties)."""
+        from meta_eval.measures.resolver import resolve
+
+        resolved = resolve(measures)
+        return cls(None, resolved, {}, systems=[], topics=[], specs={m.output_name: m.spec for m in resolved}, **how)
+
+    def subset(self, systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> "AnalysisData":
+        """The same data on some systems and topics (in the order named; each named once and known), every score
+        array and the collection cut alike."""
+        import numpy as np
+
+        from meta_eval.core.params import unique
+
+        if not systems and not topics:
+            return self
+        rows = self._positions(unique(systems, "--system"), self.systems, "system") if systems else \
+            np.arange(len(self.systems))
+        cols = self._positions(unique(topics, "--topic"), self.topics, "topic") if topics else \
+            np.arange(len(self.topics))
+        collection = None if self.collection is None else self.collection.subset(
+            systems=[self.systems[i] for i in rows], topics=[self.topics[j] for j in cols])
+        raw = {name: x[np.ix_(rows, cols)] for name, x in self.raw.items()}
+        return replace(self, collection=collection, raw=raw, systems=[self.systems[i] for i in rows],
+                       topics=[self.topics[j] for j in cols], results={}, prepared={})
+
+    @staticmethod
+    def _positions(names: Sequence[str], known: Sequence[str], what: str):
+        import numpy as np
+
+        where = {str(k): i for i, k in enumerate(known)}
+        unknown = [n for n in names if str(n) not in where]
+        if unknown:
+            raise InputError(f"unknown {what}s {unknown[:5]}; e.g. {', '.join(map(str, list(known)[:5]))}")
+        return np.array([where[str(n)] for n in names], dtype=np.int64)
+
+    def standardisation(self) -> "pd.DataFrame | None":
+        """Per measure and topic, the reference mean and s.d. of the standardisation (``standardisation.csv``: to
+        standardise new runs the same way); None for raw scores."""
+        if self.standardise is None:
+            return None
+        import pandas as pd
+
+        from meta_eval.statistics.standardise import fit_standardisation
+
+        frames = [fit_standardisation(x, self.standardise, topics=self.topics).to_frame().assign(measure=name)
+                  for name, x in self.raw.items()]
+        return pd.concat(frames, ignore_index=True)[["measure", "topic", "mean", "sd"]]
 
     @cached_property
     def scores(self) -> dict[str, np.ndarray]:

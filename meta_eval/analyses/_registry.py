@@ -1,55 +1,81 @@
-"""One registry of analyses, mirroring the measures': declared once, found by name or as a plug-in.
+"""One registry of analyses: declared once, found by name or as a plug-in.
 
-meta-eval's own analyses are the modules of :data:`BUILTIN` (imported on first use, in this order: the order of a
-study's report). A user's analysis is named ``path/to/file.py:NAME`` or ``module:NAME`` and loaded by the same
-loader as metric plug-ins (:mod:`meta_eval.measures.plugins`: the file is recorded as an input, its folder is on
-the import path); it keeps a namespace of its own, so it can never replace or shadow a built-in analysis. Either may
-be given parameters as a measure is: ``judge-agreement(other_qrels=llm.qrels)``, ``my.py:top_heavy(k=5)``.
+meta-eval's own analyses are the modules of this package: a module dropped into it (a name without a leading
+underscore) is imported when the registry is first read, and the analysis it declares joins the registry under the
+module's name with dashes (``split_half.py`` declares ``split-half``) — no list to edit. A user's analysis is named
+``path/to/file.py:NAME`` or ``module:NAME`` and loaded by the same loader as metric plug-ins
+(:mod:`meta_eval.measures.plugins`: the file is recorded as an input, its folder is on the import path); it keeps a
+namespace of its own, so it can never replace or shadow a built-in analysis. Either may be given parameters as a
+measure is: ``judge-agreement(other_qrels=llm.qrels)``, ``my.py:top_heavy(k=5)``.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import pkgutil
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from meta_eval.analyses._base import Analysis, AnalysisData, MemoryNeed, Result
+from meta_eval.analyses._base import NEEDS, Analysis, AnalysisData, MemoryNeed
+from meta_eval.analyses._result import Result
+from meta_eval.analyses._containment import contain
 from meta_eval.core.errors import InputError
+from meta_eval.core.params import Param, did_you_mean, parse_value
 
-__all__ = ["BUILTIN", "analyses", "analysis", "dependency_order", "get_analysis", "parse_analysis"]
+__all__ = ["analyses", "analysis", "builtin_modules", "dependency_order", "get_analysis", "parse_analysis"]
 
-#: meta-eval's own analyses: module of meta_eval.analyses -> the analysis it declares (its name with dashes).
-BUILTIN = ("scores", "properties", "discpower", "error_rates", "split_half", "anova", "correlation", "intuitiveness",
-           "incomplete_judgments", "reusability", "informativeness", "ltr", "judge_agreement")
-
+_PACKAGE = Path(__file__).resolve().parent
 _ANALYSES: dict[str, Analysis] = {}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
-def builtin_names() -> tuple[str, ...]:
-    """The built-in analyses' names, without importing them (``split_half`` -> ``split-half``)."""
-    return tuple(module.replace("_", "-") for module in BUILTIN)
+def builtin_modules() -> dict[str, str]:
+    """The built-in analyses without importing them: command name -> its ``summary`` (what ``meta-eval --help``
+    lists), read from the module's source. A module of this package whose name has no leading underscore is one."""
+    out = {}
+    for info in sorted(pkgutil.iter_modules([str(_PACKAGE)]), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        path = _PACKAGE / (f"{info.name}/__init__.py" if info.ispkg else f"{info.name}.py")
+        out[info.name.replace("_", "-")] = _declared_summary(ast.parse(path.read_text(encoding="utf-8")))
+    return out
 
 
-def analysis(name: str, *, title: str, params: Sequence[Any] = (), requires: Sequence[str] = (),
-             after: Sequence[str] = (), summary: str = "", study: Mapping[str, str] | None = None,
-             command: str | None = None, measures: Sequence[str] | None = None,
-             enabled: Callable[[Mapping[str, Any]], bool] | None = None,
+def _declared_summary(tree: ast.Module) -> str:
+    """The ``summary=`` of the module's ``@analysis(...)``, else the first line of its run function's docstring."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "analysis":
+                for kw in deco.keywords:
+                    if kw.arg == "summary" and isinstance(kw.value, ast.Constant):
+                        return str(kw.value.value)
+                return (ast.get_docstring(node) or "").strip().split("\n")[0]
+    return ""
+
+
+def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: Sequence[str] = (),
+             after: Sequence[str] = (), summary: str = "", needs: str = "collection", order: int = 100,
+             measures: Sequence[str] | None = None, enabled: Callable[[Mapping[str, Any]], bool] | None = None,
              memory: Callable[[AnalysisData, Mapping[str, Any]], list[MemoryNeed]] | None = None,
              prepare: Callable[[], Any] | None = None, files: Sequence[str] = (), standardised: bool = False,
-             parallel: bool = False) -> Callable[[Callable[..., Result]], Analysis]:
+             parallel: bool = False, quick: Mapping[str, Any] | None = None,
+             before: Callable[[Mapping[str, Any]], Any] | None = None, min_measures: int = 1,
+             ) -> Callable[[Callable[..., Result]], Analysis]:
     """Declare an analysis: decorate its ``run(data, **params) -> Result`` function.
 
-    The decorated name becomes the :class:`Analysis` declaration. meta-eval's own analyses join the registry; a
-    user's (a notebook, a plug-in file) stay apart — hand the declaration to
+    The decorated name becomes the :class:`Analysis` declaration (its fields are documented there). meta-eval's
+    own analyses join the registry; a user's (a notebook, a plug-in file) stay apart — hand the declaration to
     :func:`meta_eval.orchestration.study.run_study` (``StudyOptions(analyses=[...])``) or name it ``file.py:NAME``.
 
     Examples
     --------
-    >>> from meta_eval.analyses import Result, analysis
-    >>> from meta_eval.core.params import Param
-    >>> @analysis("mean-gap", title="Gap between the best and the worst system",
+    >>> from meta_eval.analyses import Param, Result, analysis
+    >>> @analysis("mean-gap", title="Gap between the best and the worst system", needs="scores",
     ...           params=(Param("k", 1, int, "systems at each end", within="[1, inf)"),))
     ... def mean_gap(data, *, k):
     ...     ...
@@ -62,39 +88,49 @@ def analysis(name: str, *, title: str, params: Sequence[Any] = (), requires: Seq
         raise InputError(f"analysis {name}: a parameter is declared twice ({names})")
     if "data" in names:
         raise InputError(f"analysis {name}: no parameter may be called 'data' (run receives the data under that name)")
+    if not isinstance(min_measures, int) or min_measures < 1:
+        raise InputError(f"analysis {name}: min_measures={min_measures!r}; allowed: an integer >= 1")
+    if needs not in NEEDS:
+        raise InputError(f"analysis {name}: needs={needs!r}; allowed: {', '.join(NEEDS)}")
     unknown = [f for f in files if f not in names]
     if unknown:
         raise InputError(f"analysis {name}: files names undeclared parameters {unknown}")
 
     def decorate(run: Callable[..., Result]) -> Analysis:
         decl = Analysis(name, title, run, declared, tuple(requires), tuple(after),
-                        summary or (run.__doc__ or title).strip().split("\n")[0], dict(study or {}), command,
-                        tuple(measures) if measures is not None else Analysis.measures, enabled, memory, prepare,
-                        tuple(files), standardised, parallel)
-        if _builtin(run):
-            known = _ANALYSES.get(name)
-            if known is not None and (known.run.__module__, known.run.__qualname__) != (run.__module__,
-                                                                                       run.__qualname__):
-                raise InputError(f"analysis {name!r} is declared twice ({known.run.__module__}, {run.__module__})")
-            _ANALYSES[name] = decl
+                        summary or (run.__doc__ or title).strip().split("\n")[0], needs, order,
+                        tuple(measures) if measures is not None else None, enabled, memory, prepare, tuple(files),
+                        standardised, parallel, dict(quick or {}), before, min_measures)
+        module = str(getattr(run, "__module__", ""))
+        if module.startswith(f"{__package__}."):
+            _register(decl, module)
         return decl
 
     return decorate
 
 
-def _builtin(func: Callable) -> bool:
-    return str(getattr(func, "__module__", "")).startswith("meta_eval.")
+def _register(decl: Analysis, module: str) -> None:
+    """Add a built-in analysis: its name must be its module's (``split_half`` -> ``split-half``), so the command
+    list (:func:`builtin_modules`) names it without importing it."""
+    expected = module.split(".")[2].replace("_", "-")
+    if decl.name != expected:
+        raise InputError(f"analysis {decl.name!r} is declared in meta_eval.analyses.{module.split('.')[2]}: a built-in "
+                         f"analysis is named after its module ({expected!r})")
+    known = _ANALYSES.get(decl.name)
+    if known is not None and known.run.__module__ != decl.run.__module__:
+        raise InputError(f"analysis {decl.name!r} is declared twice ({known.run.__module__}, {decl.run.__module__})")
+    _ANALYSES[decl.name] = decl
 
 
 def _load_builtins() -> None:
-    for module in BUILTIN:
-        importlib.import_module(f"meta_eval.analyses.{module}")
+    for name in builtin_modules():
+        importlib.import_module(f"{__package__}.{name.replace('-', '_')}")
 
 
 def analyses() -> list[Analysis]:
-    """Every built-in analysis, in the study's order."""
+    """Every built-in analysis, in the report's order (its declared ``order``, then its name)."""
     _load_builtins()
-    return [_ANALYSES[name] for name in builtin_names()]
+    return sorted(_ANALYSES.values(), key=lambda a: (a.order, a.name))
 
 
 def get_analysis(name: str) -> Analysis:
@@ -102,11 +138,9 @@ def get_analysis(name: str) -> Analysis:
     _load_builtins()
     if name in _ANALYSES:
         return _ANALYSES[name]
-    from meta_eval.core.params import did_you_mean
-
     close = did_you_mean(name, list(_ANALYSES))
     raise InputError(f"unknown analysis {name!r}" + (f"; did you mean {close}?" if close else "")
-                     + f" (analyses: {', '.join(_ANALYSES)}; a plug-in is named file.py:NAME or module:NAME)")
+                     + f" (analyses: {', '.join(sorted(_ANALYSES))}; a plug-in is named file.py:NAME or module:NAME)")
 
 
 def parse_analysis(spec: "str | Analysis") -> tuple[Analysis, dict[str, Any]]:
@@ -132,14 +166,14 @@ def parse_analysis(spec: "str | Analysis") -> tuple[Analysis, dict[str, Any]]:
 
 
 def _values(decl: Analysis, pairs: list[tuple[str, str]], text: str) -> dict[str, Any]:
-    from meta_eval.core.params import _parse_value
-
     where = f"analysis {text}"
     out: dict[str, Any] = {}
     for key, value in pairs:
         param = decl.param(key)
+        if key in out:
+            raise InputError(f"{where}: parameter {key} is given twice")
         parts = [v.strip() for v in value.split(",")] if param.many else [value]
-        parsed = tuple(_parse_value(param, v, where) if param.parse is not str else v for v in parts)
+        parsed = tuple(parse_value(param, v, where) if param.parse is not str else v for v in parts)
         out[key] = param.validate(parsed if param.many else parsed[0], where)
     return out
 
@@ -155,13 +189,10 @@ def _load_plugin(plugin, name: str, text: str) -> Analysis:
         what = "no analysis" if found is None else f"{type(found).__name__}, not an analysis"
         raise InputError(f"{loaded.shown}:{name} is {what} (declare one with @meta_eval.analyses.analysis; "
                          f"{'declared here: ' + ', '.join(declared) if declared else 'it declares none'})")
-    builtin = set(builtin_names())
-    if found.name in builtin:
+    if found.name in builtin_modules():
         raise InputError(f"analysis plug-in {text} is named {found.name!r}, the name of a built-in analysis: a "
                          "plug-in never replaces one — rename it")
-    from dataclasses import replace
-
-    return replace(found, source=loaded.label)
+    return contain(found, loaded.label)
 
 
 def dependency_order(selected: Iterable[Analysis]) -> list[Analysis]:

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData, MemoryNeed
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, MAX_INT, Param
 
@@ -358,8 +359,9 @@ def _family_size(value) -> str | None:
     return "must be 0 (no families) or at least 2" if value == 1 else None
 
 
-@analysis("error-rates", title="Error rates of significance tests", command="error-rates",
-          summary="How often significance tests are wrong under each metric: Type I, power, Type III, FWER, FDR.",
+@analysis("error-rates", quick=dict(n_trials=100, family_trials=20, n_resamples=200),
+          summary="How often significance tests are wrong under each metric.",
+          title="Error rates of significance tests", needs="scores", order=12,
           params=(Param("tests", TESTS, str, "tests of a pair of systems", choices=TESTS, many=True,
                         flags=("--test",)),
                   ANALYSIS_PARAMS["alpha"],
@@ -386,7 +388,6 @@ def _family_size(value) -> str | None:
                   Param("corrections", CORRECTIONS, str, "multiple-comparison procedures over a family's pairs",
                         choices=CORRECTIONS, many=True, flags=("--correction",)),
                   ANALYSIS_PARAMS["confidence"], ANALYSIS_PARAMS["seed"]),
-          study={"alpha": "alpha", "seed": "seed", "n_resamples": "n_resamples", "confidence": "confidence"},
           enabled=_when_named, memory=_memory, standardised=True, parallel=True)
 def run(data: AnalysisData, *, tests: tuple[str, ...], alpha: float, sizes: tuple[int, ...] | None,
         effects: tuple[float, ...], unit: str, null: str, n_trials: int, n_resamples: int, family_size: int,

@@ -3,12 +3,19 @@ criterion sides with each (the engine is :mod:`meta_eval.statistics.intuitivenes
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+import pandas as pd
+
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import Param
+from meta_eval.rendering.findings import Finding, Quoter
+from meta_eval.rendering.heatmap import correlation_heatmap
+from meta_eval.rendering.paper_table import PaperTable
 
 
 @dataclass
@@ -21,21 +28,15 @@ class IntuitivenessResult(Result):
     against: list[str]
 
     def tables(self):
-        from meta_eval.rendering.paper_table import intuitiveness_table
-
         return [TableOutput("intuitiveness", f"Intuitiveness against {self.gold} (Sakai 2012): row metric's share of "
                             f"its disagreements with the column metric on which {self.gold} sides with it",
                             self.result.table, intuitiveness_table(self.result.matrix(), self.gold))]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.rendering.figures.meta import intuitiveness_figure
-
         return [FigureOutput("intuitiveness", f"Intuitiveness matrix against {self.gold}",
                              lambda: intuitiveness_figure(self.result.matrix(), gold=self.gold))]
 
     def findings(self):
-        from meta_eval.rendering.findings import intuitiveness_findings
-
         return intuitiveness_findings(self.compact, name="intuitiveness", gold=self.gold, targets=self.targets,
                                       references=self.against)
 
@@ -46,12 +47,12 @@ def _one_measure(spec: Any) -> str | None:
     return None if len(load_metric(spec)) == 1 else "names several metrics; give one (e.g. P@10)"
 
 
-@analysis("intuitiveness", title="Intuitiveness", command="intuitiveness",
-          summary="Intuitiveness: agreement with a simple gold criterion.",
+@analysis("intuitiveness", min_measures=2, summary="Intuitiveness: agreement with a simple gold criterion.",
+          title="Intuitiveness", order=50,
           params=(Param("gold", "P@10", str, "gold criterion: a measure whose preferences count as right (default: "
                         "the number of relevant documents in the top 10)", check=_one_measure,
                         domain="one measure (e.g. P@10)"),),
-          study={"gold": "gold"}, measures=("AP", "nDCG", "nDCG@10", "RR"))
+          )
 def run(data: AnalysisData, *, gold: str) -> IntuitivenessResult:
     """Sakai's concordance test of every measure pair against ``gold``, on the metric values themselves
     (standardisation, an increasing map per topic, would change no preference)."""
@@ -68,3 +69,63 @@ def run(data: AnalysisData, *, gold: str) -> IntuitivenessResult:
         text += (" Standardisation is an increasing map per topic and leaves every within-topic preference, "
                  "hence this analysis, unchanged: it uses the metric values themselves.")
     return IntuitivenessResult(res, gold, data.targets, list(data.against), text=text)
+
+
+# The figure
+
+def intuitiveness_figure(matrix: pd.DataFrame, *, gold: str = "gold"):
+    """Heatmap of the intuitiveness matrix: cell (x, y) = share of the x/y disagreements on which the gold
+    criterion sides with x (:meth:`Intuitiveness.matrix`). Drawn by the project's heatmap."""
+
+    matrix = matrix.copy()
+    matrix.index.name = "row metric"
+    fig = correlation_heatmap(matrix, vmin=0.0, vmax=1.0, cmap="viridis", title="",
+                              colorbar_label=f"share of disagreements on which {gold} sides with the row metric")
+    fig.axes[0].set_xlabel("column metric")
+    return fig
+
+
+# The compact table
+
+def intuitiveness_table(matrix: pd.DataFrame, gold: str, *, decimals: int = 3) -> PaperTable:
+    """Intuitiveness matrix (:meth:`~meta_eval.statistics.intuitiveness.Intuitiveness.matrix`): row x, column y = the share of the
+    disagreements of x and y on which the gold criterion prefers x's choice; a dash on the diagonal."""
+    values = matrix.copy()
+    values.index.name = "metric"
+    return PaperTable(values, decimals=decimals,
+                      note=f"Row metric's share of its disagreements with the column metric (topic × system pairs "
+                      f"ordered oppositely) on which {gold} sides with the row metric; the two shares of a pair add "
+                      "up to less than 1 when the gold criterion ties. Counts are in the CSV.")
+
+
+# The findings
+
+def intuitiveness_findings(tables: Mapping[str, PaperTable], *, name: str, gold: str, targets: Sequence[str],
+                           references: Sequence[str]) -> list[Finding]:
+    """Each metric under study against each reference: the share of their disagreements on which the gold
+    criterion sides with each (Sakai 2012)."""
+    q = Quoter(tables)
+    t = tables[name]
+    rows = [str(r) for r in t.values.index]
+    pairs = [(x, y) for x in targets for y in references if x != y and x in rows and y in rows]
+    if not pairs:  # no reference among the metrics: every pair
+        pairs = [(x, y) for i, x in enumerate(rows) for y in rows[i + 1:]]
+    by_metric: dict[str, dict[str, list[str]]] = {}
+    for x, y in pairs:
+        a, b = q(name, x, y), q(name, y, x)
+        if a == "–" or b == "–":  # the two metrics never disagree
+            continue
+        side = "more" if float(t.values.loc[x, y]) > float(t.values.loc[y, x]) else \
+            "less" if float(t.values.loc[x, y]) < float(t.values.loc[y, x]) else "as"
+        by_metric.setdefault(x, {}).setdefault(side, []).append(f"{y} ({a} vs {b})")
+    if not by_metric:
+        return []
+    parts = []
+    for x, sides in by_metric.items():
+        said = [f"{word} intuitive than {' and '.join(sides[key])}" for key, word in
+                (("more", "more"), ("less", "less"), ("as", "as")) if key in sides]
+        parts.append(f"{x} is " + "; ".join(said))
+    sentence = (f"Intuitiveness against {q.param('gold', gold)} (Sakai's concordance test: in the system-topic pairs "
+                f"two metrics order oppositely, the share where {gold} sides with each; higher is more intuitive). "
+                + ". ".join(parts) + ".")
+    return [q.finding(sentence)]

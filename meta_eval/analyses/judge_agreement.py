@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
@@ -147,7 +148,7 @@ class JudgeAgreement(Result):
                              lambda: rank_change_figure(self.ranks, colors=self.colors))]
 
     def findings(self):
-        from meta_eval.rendering.findings import Quoter, _ranked
+        from meta_eval.rendering.findings import Quoter, ranked
 
         q = Quoter(self.compact)
         kappa = self.compact["judge_kappa"]
@@ -162,7 +163,7 @@ class JudgeAgreement(Result):
                 sentence += f"; κ = {q('judge_kappa', binary, 'κ')} on {binary}"
             out.append(q.finding(sentence + "."))
         table = self.compact["judge_agreement"]
-        order = _ranked(table, "τ_b")
+        order = ranked(table, "τ_b")
         if order:
             best, worst = order[0], order[-1]
             name = "judge_agreement"
@@ -188,8 +189,9 @@ def _existing(value: Any) -> str | None:
     return None if str(value) == "demo" or Path(value).is_file() else "is not a file (a qrels file, or 'demo')"
 
 
-@analysis("judge-agreement", title="Agreement with another judge", command="judge-agreement",
+@analysis("judge-agreement", quick=dict(other_qrels="demo"),
           summary="How each measure's system ranking moves under another judge's qrels.",
+          title="Agreement with another judge", order=95,
           params=(Param("other_qrels", None, str, "the other judge's qrels (e.g. an LLM's labels); 'demo': the demo "
                         "collection's synthetic LLM labels", check=_existing, domain="a qrels file, or demo"),
                   Param("weights", "none", str, "weights of Cohen's κ on the graded labels: none (Cohen 1960), "
@@ -197,13 +199,13 @@ def _existing(value: Any) -> str | None:
                   Param("other_name", "the other judge", str, "how the report names the other judge (e.g. 'the "
                         "LLM')", domain="text"),
                   ANALYSIS_PARAMS["alpha"]),
-          study={"alpha": "alpha"}, enabled=lambda params: params.get("other_qrels") is not None,
-          measures=("AP", "nDCG@10", "P@10", "RR"), files=("other_qrels",))
+          enabled=lambda params: params.get("other_qrels") is not None,
+          files=("other_qrels",))
 def run(data: AnalysisData, *, other_qrels: str | None, weights: str, other_name: str,
         alpha: float) -> JudgeAgreement:
     """Cohen's κ of the two judges' labels; each measure's system ranking under both sets of qrels (τ_b, τ_AP, the
     pairs that swap, each system's change of rank), on the topics both judged."""
-    from meta_eval.inputs.demo import demo_llm_qrels
+    from meta_eval.model.demo import demo_llm_qrels
     from meta_eval.inputs.trec import read_qrels
 
     if other_qrels is None:
@@ -272,10 +274,10 @@ def _ranking_agreement(data: AnalysisData, reference, other, alpha: float):
     """Per measure: τ_b, τ_AP, swaps (with paired t-tests under both qrels) and every system's rank change."""
     from scipy.stats import rankdata
 
+    from meta_eval.measures.scoring import aggregate, per_topic
     from meta_eval.statistics.correlation.agreement import ranking_swaps
     from meta_eval.statistics.correlation.rank import kendall_tau_b, tau_ap
     from meta_eval.statistics.significance.classical import classical_test
-    from meta_eval.measures.scoring import aggregate, per_topic
 
     systems = list(reference.systems)
     rows, ranks, swaps = [], [], []

@@ -17,7 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
@@ -115,13 +116,13 @@ class PropertiesResult(Result):
     # ------------------------------------------------------------------------------------------------ findings
 
     def findings(self) -> list:
-        from meta_eval.rendering.findings import Quoter, _ranked
+        from meta_eval.rendering.findings import Quoter, ranked
         from meta_eval.statistics.metric_properties.formal import MOFFAT
 
         res = self.result
         q = Quoter(self.compact)
         out = []
-        order = _ranked(self.compact["properties"], "held")
+        order = ranked(self.compact["properties"], "held")
         if len(order) >= 2 and q.tables["properties"].text(order[0], "held") != \
                 q.tables["properties"].text(order[-1], "held"):
             best = [m for m in order if q.tables["properties"].text(m, "held") ==
@@ -218,10 +219,9 @@ def _size_params() -> tuple[Param, ...]:
                  for f in fields(SearchSizes) if f.name != "seed")
 
 
-@analysis("properties", title="Formal properties", params=(*_size_params(), ANALYSIS_PARAMS["seed"]),
-          summary="Formal properties of each metric (Moffat's seven, Amigó et al.'s constraints, Kishida's "
-          "sensitivity, the interval scale) by exhaustive and random search.",
-          study={"seed": "seed"}, measures=("AP", "nDCG@10", "P@10", "RR", "RBP", "ERR", "GAP", "DCG"))
+@analysis("properties", summary="Formal properties of each metric, with a counterexample for each it lacks.",
+          title="Formal properties", params=(*_size_params(), ANALYSIS_PARAMS["seed"]),
+          needs="measures", order=5, measures=("AP", "nDCG@10", "P@10", "RR", "RBP", "ERR", "GAP", "DCG"))
 def run(data: AnalysisData, **sizes: int) -> PropertiesResult:
     """Decide Moffat's seven numeric properties, Amigó et al.'s ranking constraints, Kishida's top-heaviness and
     response to a newly found relevant document, and the interval scale for every measure, by exhaustive

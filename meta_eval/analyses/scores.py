@@ -1,5 +1,9 @@
-"""Scores: each system's mean under each measure, the per-topic scores behind them and, for a standardised study,
-the per-topic reference of the standardisation (to standardise new runs the same way)."""
+"""Scores: each system's mean under each metric, and the per-topic scores behind them.
+
+The means are each measure's own aggregate over the topics (the mean; the geometric mean or the sum where the
+measure declares it, as trec_eval's gm_map); the per-topic scores go to ``scores.csv`` in the tidy layout
+``meta-eval evaluate -q`` writes (run, topic, measure, value), which ``--scores`` reads back.
+"""
 
 from __future__ import annotations
 
@@ -8,71 +12,66 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData
+from meta_eval.analyses._result import Result, TableOutput
 from meta_eval.analyses._registry import analysis
+from meta_eval.rendering.paper_table import PaperTable, best_mask
 
 
 @dataclass
 class Scores(Result):
-    """Means per system (rows sorted by the first measure under study), per-topic scores (tidy), and the
-    standardisation reference when the scores were standardised."""
+    """Means per system (rows sorted by the first measure under study) and the per-topic scores (tidy)."""
 
     means: pd.DataFrame
     per_topic: pd.DataFrame
-    standardisation: pd.DataFrame | None
     n_topics: int
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.rendering.paper_table import means_table
-
-        out = [TableOutput("system_means", f"Mean score of each system over {self.n_topics} topics (best in bold)",
-                           self.means.reset_index().rename(columns={"system": "run"}), means_table(self.means)),
-               TableOutput("scores", "Per-topic scores (run, topic, measure, value)", self.per_topic)]
-        if self.standardisation is not None:
-            out.append(TableOutput("standardisation", "Reference mean and s.d. of each topic, per measure",
-                                   self.standardisation))
-        return out
+        return [TableOutput("system_means", f"Mean score of each system over {self.n_topics} topics (best in bold)",
+                            self.means.reset_index().rename(columns={"system": "run"}), means_table(self.means)),
+                TableOutput("scores", "Per-topic scores (run, topic, measure, value)", self.per_topic)]
 
 
-@analysis("scores", title="Scores", summary="Mean score of each system under each measure.")
+@analysis("scores", summary="Mean score of each system under each measure.",
+          title="Scores", needs="scores", order=0)
 def run(data: AnalysisData) -> Scores:
     """Mean of each measure over the topics per system (the measure's own aggregate: mean, geometric mean or sum),
     and every per-topic value."""
     from meta_eval.measures.scoring import aggregate
-    from meta_eval.statistics.standardise import describe
 
-    col = data.collection
-    means = pd.DataFrame({m.output_name: aggregate(data.raw[m.output_name], m) for m in data.measures},
-                         index=pd.Index(col.systems, name="system"))
+    measure = {m.output_name: m for m in data.measures}
+    means = pd.DataFrame({name: aggregate(x, measure[name]) if name in measure else np.nanmean(x, axis=1)
+                          for name, x in data.raw.items()}, index=pd.Index(data.systems, name="system"))
     first = data.targets[0]
     means = means.sort_values(first, ascending=False, kind="stable")
-    text = (f"Mean over {len(col.topics)} topics of each metric, systems sorted by {first}; the best value of "
+    text = (f"Mean over {len(data.topics)} topics of each metric, systems sorted by {first}; the best value of "
             "each metric in bold. Per-topic scores are in scores.csv (run, topic, measure, value).")
-    reference = None
     if data.standardise is not None:
-        text += (f"\n\n{describe(data.standardise)} The means above are of the raw scores; standardisation.csv holds "
-                 "each topic's reference mean and s.d. per metric, to standardise new runs against the same "
-                 "reference.")
-        reference = _standardisation_frame(data)
-    return Scores(means, _tidy(data), reference, len(col.topics), text=text)
+        text += (" The means are of the raw scores; standardisation.csv holds each topic's reference mean and s.d. "
+                 "per metric, to standardise new runs against the same reference.")
+    return Scores(means, _tidy(data), len(data.topics), text=text)
 
 
 def _tidy(data: AnalysisData) -> pd.DataFrame:
     """run, topic, measure, value for every defined per-topic score."""
-    col = data.collection
+    systems, topics = np.asarray(data.systems, dtype=object), np.asarray(data.topics, dtype=object)
     tidy = []
-    topics = np.asarray(col.topics, dtype=object)
     for name, values in data.raw.items():
         s_idx, t_idx = np.nonzero(~np.isnan(values))
-        tidy.append(pd.DataFrame({"run": np.asarray(col.systems, dtype=object)[s_idx], "topic": topics[t_idx],
-                                  "measure": name, "value": values[s_idx, t_idx]}))
+        tidy.append(pd.DataFrame({"run": systems[s_idx], "topic": topics[t_idx], "measure": name,
+                                  "value": values[s_idx, t_idx]}))
     return pd.concat(tidy, ignore_index=True)
 
 
-def _standardisation_frame(data: AnalysisData) -> pd.DataFrame:
-    """Per measure and topic: the reference mean and s.d. of the standardisation (to standardise new runs)."""
-    from meta_eval.statistics.standardise import fit_standardisation
+# The compact table
 
-    frames = [fit_standardisation(x, data.standardise, topics=data.topics).to_frame().assign(measure=name)
-              for name, x in data.raw.items()]
-    return pd.concat(frames, ignore_index=True)[["measure", "topic", "mean", "sd"]]
+def means_table(means: pd.DataFrame, *, limit: int = 25, decimals: int = 4) -> PaperTable:
+    """Mean score per system (rows, as ordered) and metric (columns), best in bold; more than ``limit`` systems
+    are cut to the first ``limit`` with a note."""
+    shown = means.iloc[:limit] if len(means) > limit else means
+    note = (f"The first {limit} of {len(means)} systems by {means.columns[0]}; all are in the CSV."
+            if len(means) > limit else "")
+    shown = shown.copy()
+    shown.index.name = shown.index.name or "system"
+    return PaperTable(shown, decimals=decimals, bold=best_mask(shown, {c: "max" for c in shown.columns}, decimals),
+                      note=note)

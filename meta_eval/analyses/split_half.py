@@ -3,14 +3,23 @@ against the half size (the engine is :func:`meta_eval.statistics.stability.split
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from meta_eval.analyses._base import AnalysisData, FigureOutput, MemoryNeed, Result, TableOutput
+from meta_eval.analyses._base import AnalysisData, MemoryNeed
+from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.rendering.figure_style import (COLUMN_WIDTH, FULL_WIDTH, MARKERS, colors_for, dodge_offsets, dodged,
+                                              need_columns, styled)
+from meta_eval.rendering.findings import Finding, Quoter, extremes
+from meta_eval.rendering.paper_table import PaperTable, best_mask, cell_frames
+
+_LABELS = {"kendall_tau_b": r"Kendall's $\tau_b$", "tau_ap": r"$\tau_\mathrm{AP}$ (reduced | full)",
+           "tau_ap_b": r"$\tau_{\mathrm{AP}\text{-}b}$", "discpower": "pairs significant (t-test)"}
 
 
 @dataclass
@@ -23,22 +32,16 @@ class SplitHalfStability(Result):
     colors: dict | None = None
 
     def tables(self) -> list[TableOutput]:
-        from meta_eval.rendering.paper_table import split_half_table
-
         return [TableOutput("split_half", "Split-half stability: Kendall's τ_b and τ_AP-b between the system rankings "
                             "of two disjoint halves of n topics "
                             f"({self.n_splits} random splits; 2.5-97.5 percentile intervals)", self.summary,
                             split_half_table(self.summary))]
 
     def figures(self) -> list[FigureOutput]:
-        from meta_eval.rendering.figures.meta import split_half_figure
-
         return [FigureOutput("split_half", "Split-half stability against topic-set size",
                              lambda: split_half_figure(self.summary, colors=self.colors))]
 
     def findings(self):
-        from meta_eval.rendering.findings import split_half_findings
-
         return split_half_findings(self.compact, name="split_half", n_splits=self.n_splits)
 
 
@@ -56,19 +59,20 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                        f"split-half with {params['n_splits']:,} splits", "n_splits")]
 
 
-@analysis("split-half", title="Split-half stability", command="split-half",
+@analysis("split-half", quick=dict(n_splits=5, sizes=(2, 5)),
           summary="Split-half stability of the system rankings.",
-          params=(Param("sizes", None, int, "topics per half; default: 1 .. T/2", within="[1, inf)",
+          title="Split-half stability", needs="scores", order=20,
+          params=(Param("sizes", None, int, "topics per half; default: at most 10 sizes evenly spaced from 1 to "
+                        "T/2", within="[1, inf)",
                         many=True, flags=("--size",)),
                   replace(ANALYSIS_PARAMS["n_splits"], flags=("--splits",)), ANALYSIS_PARAMS["seed"]),
-          study={"n_splits": "split_half_splits", "seed": "seed",
-                 "sizes": lambda data, options: half_sizes(len(data.topics))},
           memory=_memory, standardised=True)
 def run(data: AnalysisData, *, sizes: tuple[int, ...] | None, n_splits: int, seed: int) -> SplitHalfStability:
     """Voorhees' split-half stability of each measure; the same splits for every measure (one seed)."""
     from meta_eval.statistics.stability import split_half
     from meta_eval.statistics.standardise import note
 
+    sizes = sizes or tuple(half_sizes(len(data.topics)))
     frames = []
     for name, values in data.scores.items():
         res = split_half(values, data.systems, sizes=sizes, n_splits=n_splits, seed=seed)
@@ -80,3 +84,86 @@ def run(data: AnalysisData, *, sizes: tuple[int, ...] | None, n_splits: int, see
             "between the two rankings, with 2.5-97.5 percentile intervals over splits." + note(data.standardise))
     return SplitHalfStability(summary, n_splits, data.colors, text=text)
 
+
+# The figure
+
+@styled
+def split_half_figure(
+    summary: pd.DataFrame,
+    *,
+    colors: Mapping[str, object] | None = None,
+    height: float = 2.4,
+):
+    """Mean τ between the system rankings of two disjoint topic halves against the half size, with the interval
+    over splits as an error bar: one panel per coefficient, one colour and marker per metric, the metrics dodged
+    side by side at each size. ``summary`` has the columns of :attr:`SplitHalf.summary` plus ``metric``."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    need_columns(summary, {"metric", "size", "coefficient", "mean", "ci_low", "ci_high"}, "split_half_figure")
+    metrics = list(dict.fromkeys(summary["metric"]))
+    coefficients = list(dict.fromkeys(summary["coefficient"]))
+    palette = colors_for(metrics, colors)
+    sizes = np.sort(summary["size"].unique())
+    gap = float(np.min(np.diff(sizes))) if len(sizes) > 1 else 1.0
+    offsets = dict(zip(metrics, dodge_offsets(len(metrics), 0.6 * gap / max(len(metrics), 1))))
+    fig = Figure(figsize=(FULL_WIDTH if len(coefficients) > 1 else COLUMN_WIDTH + 1.2, height),
+                 layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(coefficients), sharey=True))
+    for ax, coef in zip(axes, coefficients):
+        for i, metric in enumerate(metrics):
+            grp = summary[(summary["coefficient"] == coef) & (summary["metric"] == metric)].sort_values("size")
+            dodged(ax, grp["size"], grp["mean"], grp["ci_low"], grp["ci_high"], color=palette[metric],
+                    marker=MARKERS[i % len(MARKERS)], offset=offsets[metric])
+        ax.set_title(_LABELS.get(coef, coef), fontsize="medium")
+        ax.set_xlabel("topics per half")
+    axes[0].set_ylabel("τ between the halves")
+    handles = [Line2D([], [], color=palette[m], marker=MARKERS[i % len(MARKERS)], markersize=3, label=m)
+               for i, m in enumerate(metrics)]
+    fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small")
+    return fig
+
+
+# The compact table
+
+def split_half_table(summary: pd.DataFrame, *, decimals: int = 3) -> PaperTable:
+    """Split-half stability, one row per metric: Kendall's τ_b and τ_AP-b between the rankings of two disjoint
+    halves of n topics (the largest n, with the percentile interval over splits) and τ_b at half that size. Bold:
+    the largest value per column."""
+    sizes = sorted(set(summary["size"].astype(int)))
+    big, small = sizes[-1], sizes[(len(sizes) - 1) // 2]
+    rows: dict[str, dict[str, tuple]] = {}
+    wanted = {(big, "kendall_tau_b"): f"τ_b, n = {big}", (big, "tau_ap_b"): f"τ_AP-b, n = {big}",
+              (small, "kendall_tau_b"): f"τ_b, n = {small}"}
+    for r in summary.itertuples(index=False):
+        name = wanted.get((int(r.size), r.coefficient))
+        if name:
+            rows.setdefault(r.metric, {})[name] = (r.mean, r.ci_low, r.ci_high)
+    columns = list(dict.fromkeys(wanted.values()))
+    values, low, high = cell_frames(rows, list(rows), columns)
+    splits = int(summary["splits"].max())
+    return PaperTable(values, decimals=decimals, bold=best_mask(values, {c: "max" for c in columns}, decimals),
+                      low=low, high=high,
+                      note=f"Mean over {splits} random splits, 2.5 and 97.5 percentiles in brackets.")
+
+
+# The findings
+
+def split_half_findings(tables: Mapping[str, PaperTable], *, name: str, n_splits: int) -> list[Finding]:
+    """Which metric's system ranking is most and least stable across disjoint topic halves (largest halves)."""
+    q = Quoter(tables)
+    t = tables[name]
+    column = next((c for c in t.values.columns if c.startswith("τ_b, n = ")), None)
+    if column is None:
+        return []
+    size = column.split("= ")[1]
+    found = extremes(q, name, column, interval=True, what="τ_b = ")
+    if found is None:
+        return []
+    best, best_cell, worst, worst_cell = found
+    lead = (f"Split-half stability ({q.param('splits', n_splits)} random splits into two halves "
+            f"of {q.param('half', size)} topics): ")
+    sentence = lead + (f"the halves rank the systems with {best_cell} under {best}." if best == worst else
+                       f"the halves rank the systems most alike under {best} ({best_cell}) and least alike under "
+                       f"{worst} ({worst_cell}).")
+    return [q.finding(sentence)]

@@ -1,9 +1,9 @@
 """The ``meta-eval`` Typer application; each subcommand lives in a module of this package.
 
-Subcommands are loaded lazily: ``meta-eval --help`` lists them from :data:`COMMANDS` without importing any (their
+Subcommands are loaded lazily: ``meta-eval --help`` lists them from :func:`commands` without importing any (their
 modules, and Typer's reading of their signatures, cost several tenths of a second), and ``meta-eval NAME`` imports
-only the module of NAME. A command registered in a module but missing from the table is still found (every module
-is then imported); ``tests/test_cli_startup.py`` checks that the table and the modules agree.
+only the module of NAME. Every analysis of the registry is a command (:mod:`meta_eval.cli.generated`), found from
+the analyses package's files; ``tests/test_cli_startup.py`` checks that the table and the modules agree.
 """
 
 from __future__ import annotations
@@ -21,27 +21,29 @@ from typer.core import TyperGroup
 #: of result tables ("mean_r…"); ``TERMINAL_WIDTH`` or ``COLUMNS`` set by the user win.
 PIPE_WIDTH = 160
 
-#: Subcommand -> (module of meta_eval.cli defining it, the summary ``meta-eval --help`` shows), in listing order.
+#: The commands that are not analyses -> (module of meta_eval.cli defining it, the summary ``meta-eval --help``
+#: shows), in listing order; every analysis of the registry adds its own (:func:`commands`).
 COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "Score every run with the given measures."),
     "trec-eval": ("trec_eval", "trec_eval 10's command line: the same output, byte for byte."),
     "measures": ("measures", "List every measure, its parameters, aliases and trec_eval spellings."),
-    "discpower": ("discpower", "Discriminative power: how many system pairs each metric tells apart."),
-    "informativeness": ("informativeness", "Informativeness by the maximum-entropy method."),
-    "correlate": ("correlate", "Correlate metrics: Kendall's tau-b, tau_AP, Spearman, Pearson."),
-    "reproduce": ("reproduce", "Reproduce the seed papers' tables and figures."),
     "study": ("study", "Meta-evaluate metrics against GAP and nDCG: a report folder."),
-    "compare": ("compare", "Compare runs against a baseline (or all pairs) under each measure."),
-    "ltr": ("ltr", "Train a ranker for each metric and score the test queries."),
-    "incomplete-judgments": ("generated", "Robustness to incomplete judgments."),
-    "reusability": ("generated", "Pool reusability: leave each run out of the pool."),
-    "anova": ("generated", "Two-way ANOVA of system and topic effects per metric."),
-    "intuitiveness": ("generated", "Intuitiveness: agreement with a simple gold criterion."),
-    "split-half": ("generated", "Split-half stability of the system rankings."),
-    "judge-agreement": ("generated", "How each measure's system ranking moves under another judge's qrels."),
-    "error-rates": ("generated", "How often significance tests are wrong under each metric."),
+    "reproduce": ("reproduce", "Reproduce the seed papers' tables and figures."),
     "analysis": ("generated", "Run any analysis, yours included (file.py:NAME); list them."),
 }
+
+
+#: Commands whose names changed -> the command that replaced them (a clear error, not a second name).
+RENAMED = {"correlate": "correlation"}
+
+
+def commands() -> dict[str, tuple[str, str]]:
+    """Every command -> (its module, its summary): :data:`COMMANDS`, then one per analysis of the registry (read
+    from the analyses package without importing it: :func:`meta_eval.analyses.builtin_modules`)."""
+    from meta_eval.analyses import builtin_modules
+
+    analyses = {name: ("generated", summary) for name, summary in builtin_modules().items()}
+    return {**COMMANDS, **analyses}
 
 
 def command_name(info) -> str:
@@ -61,16 +63,19 @@ class LazyGroup(TyperGroup):
 
     def list_commands(self, ctx) -> list[str]:
         registered = [command_name(info) for info in app.registered_commands]
-        return list(dict.fromkeys([*COMMANDS, *registered]))
+        return list(dict.fromkeys([*commands(), *registered]))
 
     def get_command(self, ctx, name: str):
         if name not in self.commands:
-            if name in COMMANDS:
-                importlib.import_module(f"meta_eval.cli.{COMMANDS[name][0]}")
+            table = commands()
+            if name in table:
+                importlib.import_module(f"meta_eval.cli.{table[name][0]}")
             if not _registered(name):  # a command not in the table: look in every module
                 load_all()
             info = _registered(name)
             if info is None:
+                if name in RENAMED:
+                    ctx.fail(f"'meta-eval {name}' is now 'meta-eval {RENAMED[name]}' (the same options and files)")
                 return None
             self.commands[name] = typer.main.get_command_from_info(
                 info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
@@ -83,7 +88,8 @@ class LazyGroup(TyperGroup):
         self.format_options(ctx, formatter)
 
     def format_commands(self, ctx, formatter) -> None:
-        rows = [(name, COMMANDS[name][1] if name in COMMANDS else "") for name in self.list_commands(ctx)]
+        table = commands()
+        rows = [(name, table[name][1] if name in table else "") for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -122,13 +128,8 @@ def standard_streams() -> None:
 
 def load_all() -> None:
     """Import every subcommand module (each registers its commands on :data:`app`)."""
-    for module in sorted({module for module, _ in COMMANDS.values()} | set(_MODULES)):
+    for module in sorted({module for module, _ in commands().values()}):
         importlib.import_module(f"meta_eval.cli.{module}")
-
-
-#: Modules holding commands, beside those named in COMMANDS (a new module goes here or in COMMANDS).
-_MODULES = ("evaluate", "trec_eval", "measures", "discpower", "informativeness", "correlate", "reproduce", "study",
-            "compare", "ltr", "generated")
 
 
 def _registered(name: str):

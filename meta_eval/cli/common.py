@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Callable, Optional
@@ -19,6 +19,7 @@ import typer
 from meta_eval.core.errors import MetaEvalError
 
 if TYPE_CHECKING:  # pragma: no cover - the collection (numpy, Arrow) is imported when a command runs, not for --help
+    from meta_eval.analyses import AnalysisData
     from meta_eval.model.collection import Collection
 
 
@@ -98,6 +99,7 @@ FormatOpt = Annotated[Optional[list[FigureFormat]], typer.Option(
     "--format", help="Figure format (repeatable): vector pdf (default) or svg, each with a PNG preview, or png at "
     "--dpi.", show_default=False)]
 DpiOpt = Annotated[int, typer.Option("--dpi", min=50, max=1200, help="Resolution of PNG figures.")]
+FiguresOpt = Annotated[bool, typer.Option("--figures/--no-figures", help="Draw the figures into --out.")]
 ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")]
 CIOpt = Annotated[CIMethod, typer.Option("--ci", help="Bootstrap interval of the correlations: normal (centred on the "
@@ -125,14 +127,18 @@ def declared_inputs(qrels=None, runs=None, measures=None, files=()) -> list[str]
     return named_files([qrels, *(runs or ()), *(p.target for p in plugins if p.kind == "file"), *files])
 
 
-def folder_target(out, kind: str, *, overwrite: bool = False, qrels=None, runs=None, measures=None, files=()):
+def folder_target(out, kind: str, *, overwrite: bool = False, qrels=None, runs=None, measures=None, files=(),
+                  inputs: list[str] | None = None):
     """The ``--out`` result folder of a command, checked before any work (None without ``--out``):
-    :class:`meta_eval.outputs.result_folder.FolderTarget` with the command's :func:`declared_inputs`."""
+    :class:`meta_eval.outputs.result_folder.FolderTarget` with the files the command reads (``inputs``, or the
+    :func:`declared_inputs` of the other arguments)."""
     if out is None:
         return None
     from meta_eval.outputs.result_folder import FolderTarget
 
-    return FolderTarget(out, kind, inputs=declared_inputs(qrels, runs, measures, files), overwrite=overwrite)
+    if inputs is None:
+        inputs = declared_inputs(qrels, runs, measures, files)
+    return FolderTarget(out, kind, inputs=inputs, overwrite=overwrite)
 
 
 def standardise_scores(scores: dict, method, topics=None) -> tuple[dict, object]:
@@ -274,7 +280,7 @@ def collection_from_cli(
     the qrels as judgment groups or preference judgments instead (:mod:`meta_eval.model.judgment_groups`,
     :mod:`meta_eval.model.preferences`)."""
     from meta_eval.model.collection import load_collection
-    from meta_eval.inputs.demo import demo_collection
+    from meta_eval.model.demo import demo_collection
 
     keep_freed_memory()
     options = dict(depth=depth, rel_level=rel_level, missing=_value(missing), unjudged=_value(unjudged),
@@ -418,3 +424,168 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # pragma: no cover - no real stdout
         pass
+
+
+# --------------------------------------------------------------------------------------------- what an analysis reads
+
+MeasuresOpt = Annotated[Optional[list[str]], typer.Option(
+    "--measure", "-m", "--metric", help="Measure to study (repeatable): a name (AP, nDCG@10, GAP(g=0.5,0.5)), a "
+    "trec_eval name (map, P.5,10) or module:function / file.py:function. Default: AP, nDCG@10, Q, ERR (with "
+    "--scores: every measure of the table).", show_default=False)]
+AgainstOpt = Annotated[Optional[list[str]], typer.Option(
+    "--against", "-a", help="Reference measure the others are compared with (repeatable; 'none' for none). Default: "
+    "GAP, nDCG (with --scores: those of them the table has).", show_default=False)]
+ScoresOpt = Annotated[Optional[list[Path]], typer.Option(
+    "--scores", help="Per-topic score table instead of runs and qrels (repeatable): a tidy csv/tsv/parquet (run, "
+    "topic, measure, value; what evaluate -q -o writes), a topic x run matrix, or trec_eval -q output.",
+    show_default=False)]
+ScoresLayoutOpt = Annotated[Optional[str], typer.Option(
+    "--scores-layout", help="How --scores is laid out: tidy, wide or trec (default: told from the file).",
+    show_default=False)]
+ScoresMeasureOpt = Annotated[Optional[str], typer.Option(
+    "--scores-measure", help="The measure of a one-measure score table (a topic x run matrix; default: the file's "
+    "name).", show_default=False)]
+SystemOpt = Annotated[Optional[list[str]], typer.Option("--system", help="Analyse only these systems (repeatable).",
+                                                       show_default=False)]
+TopicOpt = Annotated[Optional[list[str]], typer.Option("--topic", help="Analyse only these topics (repeatable).",
+                                                      show_default=False)]
+MeasureArgs = Annotated[Optional[list[str]], typer.Argument(
+    help="The measures: names (AP, nDCG@10, RBP(p=0.8)), trec_eval names or file.py:function plug-ins.",
+    show_default=False)]
+
+#: What every analysis command reads, beside its own parameters (the runs first, the reading options last).
+DATA_PARAMETERS = (
+    _parameter("runs", RunsArg, None), _parameter("qrels", QrelsOpt, None), _parameter("scores", ScoresOpt, None),
+    _parameter("scores_layout", ScoresLayoutOpt, None), _parameter("scores_measure", ScoresMeasureOpt, None),
+    _parameter("measures", MeasuresOpt, None), _parameter("against", AgainstOpt, None),
+    _parameter("systems", SystemOpt, None), _parameter("topics", TopicOpt, None),
+    *(p for p in COLLECTION_PARAMETERS if p.name not in _FILES),
+)
+
+
+def data_parameters(decl) -> list[inspect.Parameter]:
+    """The reading options of an analysis's command: the measures as arguments for an analysis of measures, else
+    :data:`DATA_PARAMETERS`."""
+    if decl.needs == "measures":
+        return [_parameter("measures_args", MeasureArgs, None), _parameter("progress", ProgressOpt, True)]
+    return list(DATA_PARAMETERS)
+
+
+@dataclass
+class DataOptions:
+    """What an analysis command reads, as its options name it, and how to load it (:meth:`load`): the runs and
+    ``--qrels`` (the demo collection when neither is given) or ``--scores`` tables, the measures and references,
+    a subset of systems and topics, the collection's reading options, and how to run (workers, progress)."""
+
+    collection: CollectionOptions = field(default_factory=CollectionOptions)
+    scores: list[Path] | None = None
+    scores_layout: str | None = None
+    scores_measure: str | None = None
+    measures: list[str] | None = None
+    against: list[str] | None = None
+    systems: list[str] | None = None
+    topics: list[str] | None = None
+    standardise: str | None = None
+    jobs: int | None = None
+    scheduler: str | None = None
+    default_measures: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_command(cls, given: dict, needs: str = "collection", defaults: tuple[str, ...] | None = None
+                     ) -> "DataOptions":
+        """The options of :data:`DATA_PARAMETERS` (and ``standardise``, ``jobs``, ``scheduler``), taken out of a
+        command's keyword arguments."""
+        take = {name: given.pop(name) for name in list(given) if name in _DATA_NAMES}
+        if "measures_args" in take:
+            take["measures"] = take.pop("measures_args")
+        reading = {name: take.pop(name) for name in list(take) if name in _COLLECTION_NAMES}
+        return cls(CollectionOptions(**reading), **{k: _value(v) for k, v in take.items()},
+                   default_measures=defaults)
+
+    @property
+    def progress(self) -> bool:
+        return self.collection.progress
+
+    def declared_inputs(self, files=()) -> list[str]:
+        """The files the command will read (:func:`declared_inputs`), named before any work."""
+        return declared_inputs(self.collection.qrels, [*(self.collection.runs or ()), *(self.scores or ())],
+                               [*(self.measures or ()), *(self.against or ())], files)
+
+    def _measures(self) -> tuple[list[str], list[str]]:
+        """The measures studied and the references, as named or by default (with --scores: the table's)."""
+        from meta_eval.analyses import DEFAULT_AGAINST, DEFAULT_METRICS
+
+        if self.scores:
+            table = self.score_table()
+            against = [] if self.against == ["none"] else \
+                list(self.against or (m for m in DEFAULT_AGAINST if m in table.scores))
+            return [m for m in (self.measures or table.scores) if m not in against], against
+        metrics = list(self.measures or self.default_measures or DEFAULT_METRICS)
+        against = [] if self.against == ["none"] else list(self.against or
+                                                            (() if self.default_measures else DEFAULT_AGAINST))
+        return metrics, against
+
+    def check_measures(self, decl=None) -> None:
+        """Resolve the measures named (an unknown name, a bad parameter or a plug-in that cannot load fails now,
+        before any file is read), and refuse fewer than the analysis compares; a score table's names are checked
+        when it is read."""
+        if self.scores:
+            return
+        from meta_eval.core.errors import InputError
+        from meta_eval.measures.resolver import resolve
+
+        metrics, against = self._measures()
+        measures = resolve([*metrics, *against])
+        reason = decl.too_few([m.name for m in measures]) if decl is not None else None
+        if reason:
+            raise InputError(reason)
+
+    def load(self, decl) -> "AnalysisData":
+        """The data ``decl`` needs: its measures alone, a score table, or the collection; cut to the systems and
+        topics named."""
+        from meta_eval.analyses import AnalysisData
+        from meta_eval.core.errors import InputError
+
+        how = dict(jobs=self.jobs, scheduler=self.scheduler, progress=self.progress)
+        if decl.needs == "measures":
+            return AnalysisData.from_measures(self._measures()[0], **how)
+        if self.scores:
+            if decl.needs == "collection":
+                raise InputError(f"analysis {decl.name} reads the rankings of the runs (it needs the runs and "
+                                 "--qrels); a score table holds per-topic scores only")
+            if self.collection.qrels is not None or self.collection.runs:
+                raise InputError("--scores replaces the runs and --qrels: give one or the other")
+            data = self._from_scores(how)
+        else:
+            metrics, against = self._measures()
+            data = AnalysisData.from_collection(self.collection.load(), [*metrics, *against], against=against,
+                                                standardise=self.standardise, **how)
+        return data.subset(self.systems, self.topics)
+
+    def score_table(self):
+        """The ``--scores`` tables, read as one :class:`~meta_eval.inputs.score_tables.ScoreTable` (the measures
+        named by ``-m``/``--against`` kept, every measure without them), missing cells as ``--missing`` says."""
+        from meta_eval.inputs.score_tables import read_scores
+
+        keep = [*(self.measures or ()), *(a for a in self.against or () if a != "none")] or None
+        table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
+                            measures=keep, missing=_value(self.collection.missing))
+        if table.filled:
+            print(f"meta-eval: {table.filled} missing cell(s) of the score table scored 0 (--missing zero)",
+                  file=sys.stderr)
+        if table.dropped:
+            print(f"meta-eval: topics left out (a cell missing, --missing skip): {', '.join(table.dropped)}",
+                  file=sys.stderr)
+        return table
+
+    def _from_scores(self, how: dict) -> "AnalysisData":
+        from meta_eval.analyses import DEFAULT_AGAINST, AnalysisData
+
+        table = self.score_table()
+        against = [] if self.against == ["none"] else \
+            list(self.against or (m for m in DEFAULT_AGAINST if m in table.scores))
+        return AnalysisData.from_scores(table, against=against, standardise=self.standardise, **how)
+
+
+_COLLECTION_NAMES = {p.name for p in COLLECTION_PARAMETERS}
+_DATA_NAMES = {p.name for p in DATA_PARAMETERS} | {"measures_args", "standardise", "jobs", "scheduler"}

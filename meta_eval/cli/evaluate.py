@@ -7,12 +7,11 @@ The output format follows the ``-o`` file's extension (``.csv .tsv .json .parque
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import math
 import sys
-import threading
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -67,22 +66,33 @@ def evaluate(
     digits: Annotated[int, typer.Option("--digits", min=0, max=17,
                                         help="Decimals of the printed formats (table, md, tex).")] = 4,
     rel_format: RelFormatOpt = RelFormat.qrels,
+    memory: Annotated[Optional[str], typer.Option(
+        "--memory", help="Memory for the ranked lists held at once (2G, 500M, bytes): runs are read and scored in "
+        "pieces within it. Default: a quarter of the machine's memory, at most 2G.", show_default=False)] = None,
 ) -> None:
     """Score every run with the given measures (default: the demo collection and a standard set)."""
     qrels, runs, progress = inputs.qrels, inputs.runs, inputs.progress
-    from meta_eval.measures.scoring import resolve, scores
+    from meta_eval.measures.scoring import resolve, score_pieces, scores
     from meta_eval.outputs.writer import STDOUT, check_output, write_output
 
     declared = declared_inputs(qrels, runs, measure)
     target = check_output(out, inputs=declared) if out is not None else None  # before any work
     fmt = output_format(fmt, None if out is None or str(out) == STDOUT else out)
     measures = resolve(measure or DEFAULT_MEASURES)  # bad names fail here, before any file is read
-    if fmt == Format.table:  # the table printer is imported while the runs are read (the GIL is mostly free then)
-        threading.Thread(target=importlib.import_module, args=("tabulate",), daemon=True).start()
-    collection = inputs.load(rel_format=rel_format)
-    if hasattr(collection, "max_grade"):  # judgment groups and preferences have no single grade scale
-        warn_rel_level(inputs.rel_level, collection.max_grade)
-    results = scores(collection, measures, progress=progress)
+    budget = memory_bytes(memory)
+    if qrels is not None and runs and rel_format == RelFormat.qrels:  # in pieces of runs, within the memory budget
+        from meta_eval.cli.common import keep_freed_memory
+        from meta_eval.model.collection import default_memory, load_collection_pieces
+
+        keep_freed_memory()
+        pieces = load_collection_pieces(qrels, runs, memory=budget or default_memory(), progress=progress,
+                                        **inputs.load_options())
+        results = score_pieces(_warning_once(pieces, inputs.rel_level), measures)
+    else:
+        collection = inputs.load(rel_format=rel_format)
+        if hasattr(collection, "max_grade"):  # judgment groups and preferences have no single grade scale
+            warn_rel_level(inputs.rel_level, collection.max_grade)
+        results = scores(collection, measures, progress=progress)
     rendered = render(results, fmt, per_topic=per_topic, digits=digits)
     if out is None and isinstance(rendered, bytes):
         raise InputError(f"the {fmt.value} format is binary: write it to a file with -o (or to stdout with -o -)")
@@ -103,6 +113,32 @@ def output_format(fmt: Format | None, out: Path | None) -> Format:
     return EXTENSIONS[suffix]
 
 
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def memory_bytes(text: str | None) -> int | None:
+    """``--memory``: bytes, or a number with a unit K, M, G or T (powers of 1024; ``B``, ``iB`` accepted)."""
+    if text is None:
+        return None
+    number = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = number[-1] if number and number[-1] in "KMGT" else ""
+    try:
+        value = float(number[:len(number) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        value = float("nan")
+    if not value >= 1 or value == float("inf"):
+        raise InputError(f"--memory must be a size such as 2G, 500M or a number of bytes, got {text!r}")
+    return int(value)
+
+
+def _warning_once(pieces, rel_level: int):
+    """The pieces, with :func:`warn_rel_level` about the first."""
+    for i, piece in enumerate(pieces):
+        if i == 0:
+            warn_rel_level(rel_level, piece.max_grade)
+        yield piece
+
+
 def warn_rel_level(rel_level: int, max_grade: int) -> None:
     """A relevance level above every grade of the qrels makes every binary measure 0: say so on stderr."""
     if rel_level > max_grade:
@@ -116,7 +152,7 @@ def warn_rel_level(rel_level: int, max_grade: int) -> None:
 def render(results: Scores, fmt: Format, *, per_topic: bool, digits: int = 4) -> str | bytes:
     """The results in a format: tidy rows (machine formats, exact floats), trec_eval's layout, or tables. Only the
     tidy formats need pandas: the everyday table is printed from the arrays, without importing it."""
-    from meta_eval.measures.scoring import format_trec
+    from meta_eval.rendering.trec_layout import format_trec
 
     if fmt == Format.trec:
         return format_trec(results, results.measures, per_topic_rows=per_topic)
@@ -217,13 +253,35 @@ def _latex(table: _Table, digits: int) -> str:
 
 
 def _console(table: _Table, digits: int) -> str:
-    """A boxed text table under a centred title. tabulate, not rich: rich lays out every cell (Unicode widths,
-    wrapping) and takes about a second for 143 runs × 8 measures, which would be most of the command's time."""
-    from tabulate import tabulate
+    """A boxed text table under a centred title: tabulate's ``simple_outline`` layout (keys left, values right,
+    one space of padding, a column at least two wider than its header).
 
+    Written by hand: importing tabulate (which imports wcwidth and importlib.metadata) cost 90 ms, a tenth of
+    ``meta-eval evaluate`` on TREC-COVID; rich lays out every cell and took about a second. Widths count a wide
+    (East Asian) character as two columns and a combining mark as none, as terminals print them."""
     head = [*table.key_names, *(str(c) for c in table.columns)]
-    rows = [[*keys, *(_cell(v, digits) for v in values)] for keys, values in zip(table.keys, table.values)]
-    text = tabulate(rows, headers=head, tablefmt="simple_outline", disable_numparse=True,
-                    colalign=["left"] * len(table.key_names) + ["right"] * len(table.columns))
-    width = len(text.split("\n", 1)[0])
-    return f"{table.title:^{width}}\n{text}\n"
+    rows = [[*map(str, keys), *(_cell(v, digits) for v in values)] for keys, values in zip(table.keys, table.values)]
+    right = [False] * len(table.key_names) + [bool(rows)] * len(table.columns)  # (no rows: headers to the left)
+    widths = [max([_width(h) + 2, *(_width(row[c]) for row in rows)]) for c, h in enumerate(head)]
+
+    def line(cells) -> str:
+        return "│ " + " │ ".join(_pad(text, w, r) for text, w, r in zip(cells, widths, right)) + " │"
+
+    def rule(left: str, middle: str, end: str) -> str:
+        return left + middle.join("─" * (w + 2) for w in widths) + end
+
+    lines = [rule("┌", "┬", "┐"), line(head), rule("├", "┼", "┤"), *map(line, rows), rule("└", "┴", "┘")]
+    return f"{table.title:^{_width(lines[0])}}\n" + "\n".join(lines) + "\n"
+
+
+def _width(text: str) -> int:
+    """Columns a terminal prints ``text`` in."""
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    fill = " " * (width - _width(text))
+    return fill + text if right else text + fill

@@ -1,20 +1,25 @@
-"""Commands generated from the analyses' declarations (:mod:`meta_eval.analyses`).
+"""Every analysis command, generated from the analyses' declarations (:mod:`meta_eval.analyses`).
 
-Every built-in analysis that declares a ``command`` (``incomplete-judgments``, ``reusability``, ``anova``,
-``intuitiveness``, ``split-half``, ``judge-agreement``) gets one: the runs, ``--qrels`` and ``--measure`` (the
-analysis's default measures), one option per declared parameter (its flags, type, repeatability, help and domain
-from the :class:`~meta_eval.core.params.Param`, its value checked against the declaration), ``--standardise`` and
-``--jobs/--scheduler`` where the analysis uses them, the result folder options and the collection options
-(:class:`~meta_eval.cli.common.CollectionOptions`). ``meta-eval analysis SPEC`` runs any analysis, a plug-in
-(``my.py:NAME(param=value)``) included, and lists them without a SPEC.
+Each analysis of the registry gets a command of its name (``meta-eval discpower``, ``meta-eval split-half``, a
+module dropped into the analyses package included) with the same options as its study stage: what it reads (the
+runs and ``--qrels``, or ``--scores FILE`` for an analysis of scores; the measures alone, as arguments, for an
+analysis of measures), ``--measure/-m`` and ``--against/-a``, ``--system``/``--topic`` (a subset), one option per
+declared parameter (its flags, type, repeatability, help and domain from the
+:class:`~meta_eval.core.params.Param`, checked against the declaration), ``--standardise`` and
+``--jobs/--scheduler`` where the analysis uses them, the result folder options, and the collection's reading
+options. ``meta-eval analysis SPEC`` runs any analysis, a plug-in (``my.py:NAME(param=value)``) included, and lists
+them without a SPEC.
 
-Each command prints the analysis's compact tables and findings and, with ``--out``, writes the result folder
-through the study's writer (:func:`write_result`: CSVs, LaTeX tables, figures, ``report.md`` and ``report.html``).
+A command prints the analysis's compact tables and findings and, with ``--out``, writes its result folder through
+the one writer of result folders (:func:`write_result`): the same files as its study stage (CSVs, LaTeX tables,
+figures), with ``report.md``/``report.html`` and ``manifest.json``.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
+import shlex
 import sys
 from enum import Enum
 from typing import Annotated, Any, Optional
@@ -22,14 +27,19 @@ from typing import Annotated, Any, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (CollectionOptions, DpiOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt,
-                                  SchedulerOpt, StandardiseOpt, figure_formats, folder_target, measures_option,
-                                  reports_errors, with_collection)
+from meta_eval.cli.common import (DATA_PARAMETERS, DpiOpt, FiguresOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt,
+                                  SchedulerOpt, StandardiseOpt, DataOptions, data_parameters,
+                                  figure_formats, folder_target, reports_errors)
+
 
 def _typer_type(param) -> Any:
     """The Python type Typer parses a parameter's text into (an Enum of its choices, so a typo shows them)."""
+    from meta_eval.core.params import parse_bool
+
     if param.choices:
         return Enum(f"{param.name.title().replace('_', '')}Choice", {c: c for c in param.choices}, type=str)
+    if param.parse is parse_bool:
+        return bool
     return param.parse if param.parse in (int, float, str) else str
 
 
@@ -51,58 +61,69 @@ def _closed_range(param) -> dict[str, float]:
     return out
 
 
-def _option(param) -> inspect.Parameter:
-    """The Typer option of a declared parameter."""
+def param_option(param, name: str | None = None, flags: tuple[str, ...] | None = None,
+                 default: Any = inspect.Parameter.empty) -> inspect.Parameter:
+    """The Typer option of a declared parameter (``name``/``flags``: another keyword and spelling, as the study's
+    ``--split-half-splits`` for split-half's ``--splits``; ``default``: None, so that an option not given leaves
+    the declaration's default to apply)."""
     base = _typer_type(param)
     kind = list[base] if param.many else base
-    optional = param.default is None or param.many
-    flags = param.flags or (param.option,)
+    flags = flags or param.flags or (param.option,)
     shown = "" if param.default is None else (", ".join(map(str, param.default)) if param.many else param.default)
     help_text = (param.doc[:1].upper() + param.doc[1:] if param.doc else param.name) + \
         (" (repeatable)" if param.many and "repeatable" not in param.doc else "") + \
-        ("." if param.choices else f". Allowed: {param.domain_text}.")
+        ("." if param.choices or _typer_type(param) is bool else f". Allowed: {param.domain_text}.")
     info = typer.Option(*flags, help=help_text + (f" Default: {shown}." if shown != "" else ""), show_default=False,
                         **_closed_range(param))
+    if default is inspect.Parameter.empty:
+        default = None if param.default is None or param.many else \
+            (param.default if not param.choices else base(param.default))
+    optional = default is None
     annotation = Annotated[Optional[kind] if optional else kind, info]
-    default = None if optional else (param.default if not param.choices else base(param.default))
-    return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+    return inspect.Parameter(name or param.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=annotation)
 
 
-def _values(decl, given: dict[str, Any]) -> dict[str, Any]:
-    """The parameters given on the command line (Enums as their values, lists as tuples), each checked against
-    its declaration with the option's spelling in the message; the others at their defaults."""
+def given_values(decl, given: dict[str, Any], where: str, names: dict[str, str] | None = None) -> dict[str, Any]:
+    """The parameters given on a command line (Enums as their values, lists as tuples; options not given left
+    out), each checked against its declaration with the option's spelling in the message. ``names``: parameter ->
+    the keyword it was given under (default: its own name)."""
     from dataclasses import replace
 
-    out = decl.defaults()
+    from meta_eval.core.params import unique
+
+    out = {}
     for param in decl.params:
-        value = given.get(param.name)
+        key = (names or {}).get(param.name, param.name)
+        value = given.get(key)
         if value is None or (param.many and not value):
             continue
+        flag = (param.flags or (param.option,))[0]
         if isinstance(value, list):
-            value = tuple(v.value if isinstance(v, Enum) else v for v in value)
+            value = unique([v.value if isinstance(v, Enum) else v for v in value], flag)
         elif isinstance(value, Enum):
             value = value.value
-        out[param.name] = replace(param, name=param.option).validate(value, f"meta-eval {decl.command}", "option")
+        out[param.name] = replace(param, name=flag).validate(value, where, "option")
     return out
 
 
-def run_analysis(decl, params: dict[str, Any], *, inputs: CollectionOptions, measures, standardise=None,
-                 jobs=None, scheduler=None, out=None, overwrite=False, fmt=None, dpi=300) -> Any:
-    """Load the collection, run the analysis, print its tables and findings, write ``--out``."""
-    from meta_eval.analyses import AnalysisData
+def run_analysis(decl, params: dict[str, Any], data: DataOptions, *, out=None, overwrite=False, fmt=None,
+                 dpi=300, figures=True) -> Any:
+    """Read the data the analysis needs, run it, print its tables and findings, write ``--out``."""
     from meta_eval.core.parallel import connect_scheduler
 
-    specs = list(dict.fromkeys(measures or decl.measures))
-    target = folder_target(out, decl.command or decl.name, overwrite=overwrite, qrels=inputs.qrels,
-                           runs=inputs.runs, measures=specs, files=decl.input_files(params))
-    connect_scheduler(scheduler, jobs)  # an unreachable scheduler fails before any work
-    col = inputs.load()
-    data = AnalysisData.from_collection(col, specs, standardise=getattr(standardise, "value", standardise),
-                                        jobs=jobs, scheduler=scheduler, progress=inputs.progress)
-    result = decl(data, **params)
+    bound = decl.bind(params, f"meta-eval {decl.name}")
+    data.check_measures(decl)
+    if decl.before is not None:
+        decl.before(bound)
+    formats = figure_formats(fmt)
+    target = folder_target(out, decl.name, overwrite=overwrite, inputs=data.declared_inputs(decl.input_files(bound)))
+    connect_scheduler(data.scheduler, data.jobs)  # an unreachable scheduler fails before any work
+    analysis_data = data.load(decl)
+    result = decl(analysis_data, **bound)
     show(result)
     if target is not None:
-        write_result(result, target, fmt, dpi, decl.title)
+        write_result(result, analysis_data, target, formats, dpi, figures, decl.title)
     return result
 
 
@@ -114,39 +135,42 @@ def show(result) -> None:
     for t in result.outputs:
         if t.compact is not None:
             console.print(t.compact.to_rich(title=t.caption))
-    for finding in result.findings():
+    for finding in result.finding_list:
         console.print(finding.sentence, highlight=False)
 
 
-def write_result(result, target, fmt, dpi: int, title: str = "") -> None:
+def write_result(result, data, target, formats, dpi: int, figures: bool = True, title: str = "") -> None:
     """Write a result into the result folder ``target`` (checked at the command's start by
-    :func:`meta_eval.cli.common.folder_target`) through the study's writer (:meth:`meta_eval.rendering.report.Report.add`):
-    each table's CSV, its LaTeX form when it has a compact one, every figure, and ``report.md``/``report.html``
-    with the findings, the method and the tables."""
-    from meta_eval.rendering.figure_style import check_formats
+    :func:`meta_eval.cli.common.folder_target`) through the study's writer (:meth:`meta_eval.rendering.report.
+    Report.add`): each table's CSV, its LaTeX form when it has a compact one, every figure, the data files
+    (``standardisation.csv``), ``report.md``/``report.html`` and the manifest."""
     from meta_eval.rendering.report import Report
 
-    formats = check_formats(figure_formats(fmt))
     with target.open() as tmp:
-        report = Report(tmp, f"meta-eval {result.analysis}", formats=formats, dpi=dpi)
+        report = Report(tmp, f"meta-eval {result.analysis}", formats=formats, dpi=dpi, figures=figures)
         try:
-            found = result.findings()
+            found = result.finding_list
             report.section("Findings", "\n".join(f"- {f.sentence}" for f in found) if found else
                            "No numbers to summarise.")
             report.add(report.section(title or result.analysis), result, every_figure=True)
+            report.add_data(data)
             report.write()
+            report.write_text("manifest.json", json.dumps(
+                {"meta_eval": result.analysis, "command": "meta-eval " + shlex.join(sys.argv[1:]),
+                 "params": result.params, "measures": list(data.raw), "against": list(data.against),
+                 "standardise": data.standardise}, indent=2, default=str) + "\n")
         finally:
             report.close()
         written = sorted(p.name for p in tmp.iterdir())
-    print(f"wrote {', '.join(written)} to {target.out}")
+    print(f"wrote {', '.join(written)} to {target.out}", file=sys.stderr)
 
 
 def make_command(decl) -> Any:
     """The Typer command of an analysis declaration."""
-    own = [_option(p) for p in decl.params]
-    extra = [inspect.Parameter("measures", inspect.Parameter.KEYWORD_ONLY, default=None,
-                               annotation=measures_option(decl.measures))]
-    if decl.standardised:
+    own = [param_option(p) for p in decl.params]
+    reading = data_parameters(decl)
+    extra = []
+    if decl.standardised and decl.needs != "measures":
         extra.append(inspect.Parameter("standardise", inspect.Parameter.KEYWORD_ONLY, default=None,
                                        annotation=StandardiseOpt))
     if decl.parallel:
@@ -156,61 +180,51 @@ def make_command(decl) -> Any:
     writing = [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=OutDirOpt),
                inspect.Parameter("overwrite", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=OverwriteOpt),
                inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=FormatOpt),
-               inspect.Parameter("dpi", inspect.Parameter.KEYWORD_ONLY, default=300, annotation=DpiOpt)]
-    collection = inspect.Parameter("inputs", inspect.Parameter.KEYWORD_ONLY, annotation=CollectionOptions)
+               inspect.Parameter("dpi", inspect.Parameter.KEYWORD_ONLY, default=300, annotation=DpiOpt),
+               inspect.Parameter("figures", inspect.Parameter.KEYWORD_ONLY, default=True, annotation=FiguresOpt)]
     names = {p.name for p in own}
+    clash = names & {p.name for p in (*reading, *extra, *writing)}
+    if clash:
+        raise RuntimeError(f"analysis {decl.name}: parameters {sorted(clash)} clash with the command's own options")
 
-    def command(*, inputs: CollectionOptions, **given) -> None:
-        how = {k: given.pop(k) for k in ("measures", "standardise", "jobs", "scheduler", "out", "overwrite", "fmt",
-                                         "dpi") if k in given}
-        run_analysis(decl, _values(decl, {k: v for k, v in given.items() if k in names}), inputs=inputs, **how)
+    def command(**given) -> None:
+        how = {k: given.pop(k) for k in ("out", "overwrite", "fmt", "dpi", "figures")}
+        data = DataOptions.from_command(given, decl.needs, decl.measures)
+        run_analysis(decl, given_values(decl, {k: v for k, v in given.items() if k in names},
+                                        f"meta-eval {decl.name}"), data, **how)
 
-    params = [collection, *extra[:1], *own, *extra[1:], *writing]
+    first = [p for p in reading if p.name in ("runs", "measures_args")]
+    rest = [p for p in reading if p not in first]
+    params = [*first, *own, *extra, *writing, *rest]
     command.__signature__ = inspect.Signature(params)
     command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__name__ = decl.command.replace("-", "_")
+    command.__name__ = decl.name.replace("-", "_")
     command.__doc__ = _help(decl)
-    return reports_errors(with_collection(command))
+    return reports_errors(command)
 
 
 def _help(decl) -> str:
-    """The command's help: the run function's docstring (its first paragraph), then what ``--out`` writes."""
+    """The command's help: the run function's docstring (its first paragraph), what it reads, what --out writes."""
     lines = (decl.run.__doc__ or decl.summary).strip().split("\n\n")[0]
-    return " ".join(line.strip() for line in lines.splitlines()) + \
-        " With --out: its tables (CSV and LaTeX), figures and report.md/report.html."
+    reads = {"measures": "It needs the measures only.",
+             "scores": "It reads runs and qrels, or per-topic score tables (--scores).",
+             "collection": "It reads runs and qrels (the rankings, not only their scores)."}[decl.needs]
+    return " ".join(line.strip() for line in lines.splitlines()) + f" {reads} With --out: the same files as its " \
+        "study stage (CSV and LaTeX tables, figures), report.md/report.html and manifest.json."
 
 
 def _register() -> None:
-    """A command for every built-in analysis that declares one (imported when one of them is used)."""
+    """A command for every built-in analysis (imported when one of them is used)."""
     from meta_eval.analyses import analyses
 
     for decl in analyses():
-        if decl.command:
-            app.command(decl.command)(make_command(decl))
+        app.command(decl.name)(make_command(decl))
 
 
 _register()
 
 
-@app.command("analysis")
-@reports_errors
-@with_collection
-def analysis_command(
-    inputs: CollectionOptions,
-    spec: Annotated[Optional[str], typer.Argument(
-        help="The analysis: a name (anova), with parameters (judge-agreement(other_qrels=llm.qrels)), or a plug-in "
-        "file.py:NAME / module:NAME. Without it, the analyses are listed.", show_default=False)] = None,
-    measures: Annotated[Optional[list[str]], typer.Option(
-        "--measure", "-m", "--metric", help="Measure (repeatable): a name, a trec_eval name or file.py:function. "
-        "Default: the analysis's own.", show_default=False)] = None,
-    standardise: StandardiseOpt = None,
-    jobs: JobsOpt = None,
-    scheduler: SchedulerOpt = None,
-    out: OutDirOpt = None,
-    overwrite: OverwriteOpt = False,
-    fmt: FormatOpt = None,
-    dpi: DpiOpt = 300,
-) -> None:
+def analysis_command(spec: str | None = None, **given) -> None:
     """Run one analysis — a built-in or your own (file.py:NAME) — on the collection: its tables and findings, and
     with --out its result folder (CSVs, LaTeX tables, figures, report.md and report.html). Without SPEC: list every
     analysis and its parameters."""
@@ -220,18 +234,43 @@ def analysis_command(
         _list(analyses())
         return
     decl, params = parse_analysis(spec)
-    run_analysis(decl, decl.bind(params), inputs=inputs, measures=measures, standardise=standardise,
-                 jobs=jobs, scheduler=scheduler, out=out, overwrite=overwrite, fmt=fmt, dpi=dpi)
+    how = {k: given.pop(k) for k in ("out", "overwrite", "fmt", "dpi", "figures")}
+    run_analysis(decl, params, DataOptions.from_command(given, decl.needs, decl.measures), **how)
+
+
+def _analysis_signature() -> inspect.Signature:
+    """SPEC, then the options every analysis may take (its own parameters go inside SPEC)."""
+    spec = inspect.Parameter("spec", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        Optional[str], typer.Argument(help="The analysis: a name (anova), with parameters "
+                                      "(judge-agreement(other_qrels=llm.qrels)), or a plug-in file.py:NAME / "
+                                      "module:NAME. Without it, the analyses are listed.", show_default=False)])
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    how = [inspect.Parameter("standardise", keyword, default=None, annotation=StandardiseOpt),
+           inspect.Parameter("jobs", keyword, default=None, annotation=JobsOpt),
+           inspect.Parameter("scheduler", keyword, default=None, annotation=SchedulerOpt),
+           inspect.Parameter("out", keyword, default=None, annotation=OutDirOpt),
+           inspect.Parameter("overwrite", keyword, default=False, annotation=OverwriteOpt),
+           inspect.Parameter("fmt", keyword, default=None, annotation=FormatOpt),
+           inspect.Parameter("dpi", keyword, default=300, annotation=DpiOpt),
+           inspect.Parameter("figures", keyword, default=True, annotation=FiguresOpt)]
+    reading = list(DATA_PARAMETERS)
+    first = [p for p in reading if p.name == "runs"]
+    return inspect.Signature([spec, *first, *how, *(p for p in reading if p not in first)])
+
+
+analysis_command.__signature__ = _analysis_signature()
+analysis_command.__annotations__ = {p.name: p.annotation for p in analysis_command.__signature__.parameters.values()}
+app.command("analysis")(reports_errors(analysis_command))
 
 
 def _list(found) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="Analyses (meta-eval analysis NAME; study --analysis NAME(param=value); --skip NAME)",
+    table = Table(title="Analyses (meta-eval NAME, or meta-eval analysis NAME(param=value); study --skip NAME)",
                   title_justify="left")
     for column in ("name", "what", "parameters"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "name")
     for decl in found:
         params = "; ".join(f"{p.name}={_shown(p.default)} ({p.domain_text})" for p in decl.params) or "–"
         table.add_row(decl.name, decl.summary, params)

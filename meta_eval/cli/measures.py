@@ -37,8 +37,8 @@ def measures(
 
 def describe(fam, full: bool = False) -> str:
     """A family's entry: name, description (with its source), parameters, aliases, summary over topics."""
-    from meta_eval.measures.registry import format_value
-    from meta_eval.measures.trec_names import trec_spellings
+    from meta_eval.core.params import format_value
+    from meta_eval.core.trec_eval_names import trec_spellings
 
     lines = [fam.name + (f"@{fam.cutoff.name}" if fam.cutoff is not None else "")]
     if full:

@@ -1,7 +1,14 @@
-"""``meta-eval study``: the whole meta-evaluation of metrics against GAP and nDCG, as a report folder."""
+"""``meta-eval study``: the whole meta-evaluation of metrics against GAP and nDCG, as a report folder.
+
+Its options follow the analyses registry: what it reads and studies (as every analysis command), the parameters
+every analysis shares once (``--seed``, ``--alpha``, ``--resamples/-B``, ``--confidence``), and each analysis's own
+parameters prefixed with its name (``--split-half-splits``, ``--informativeness-lists``), grouped by analysis in
+the help. A module dropped into the analyses package adds its options here too.
+"""
 
 from __future__ import annotations
 
+import inspect
 import shlex
 import sys
 from enum import Enum
@@ -10,153 +17,146 @@ from typing import Annotated, Optional
 
 import typer
 
-from meta_eval.analyses._registry import builtin_names
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (AlphaOpt, CIMethod, CIOpt, CollectionOptions, ConfidenceOpt, DpiOpt, FormatOpt,
-                                  JobsOpt, OverwriteOpt, SchedulerOpt, SeedOpt, StandardiseOpt,
-                                  declared_inputs, figure_formats, measures_option, reports_errors,
-                                  resamples_option, with_collection)
+from meta_eval.cli.common import (DATA_PARAMETERS, DataOptions, DpiOpt, FormatOpt, JobsOpt, OverwriteOpt,
+                                  SchedulerOpt, StandardiseOpt, declared_inputs, figure_formats, reports_errors)
+from meta_eval.cli.generated import param_option
 
-# the defaults are repeated here (meta_eval.orchestration.study would import numpy at --help time); a test keeps them equal
-DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
-DEFAULT_AGAINST = ("GAP", "nDCG")
-
-MetricsOpt = measures_option(DEFAULT_METRICS, "Metric to study")
-ResamplesOpt = resamples_option("bootstrap; default 1000")
+#: Options whose names changed when the study's options came to follow the analyses (what the help tells).
+RENAMED = {"--top": "--discpower-top", "--ci": "--correlation-ci", "--mem-lists": "--informativeness-lists",
+           "--g-grid-step": "--informativeness-g-grid", "--judgment-fraction": "--incomplete-judgments-fraction",
+           "--judgment-draws": "--incomplete-judgments-draws", "--pool-depth": "--reusability-pool-depth",
+           "--gold": "--intuitiveness-gold", "--ltr-folds": "--ltr-max-folds"}
 
 
-#: The analyses ``--skip`` takes: every built-in but the scores (from the registry's list, without importing them).
-Stage = Enum("Stage", {name.replace("-", "_"): name for name in builtin_names()[1:]}, type=str)
+def _own_options() -> tuple[list[inspect.Parameter], dict[str, tuple[str, str]]]:
+    """One option per parameter of every analysis that the study does not share, named after the analysis, and
+    where each goes (keyword -> (analysis, parameter))."""
+    from meta_eval.analyses import analyses
+    from meta_eval.orchestration.study import SHARED, study_flag
+
+    options, where = [], {}
+    for decl in analyses():
+        for param in decl.params:
+            if param.name in SHARED:
+                continue
+            key = f"{decl.name.replace('-', '_')}__{param.name}"
+            flag = study_flag(decl, param)
+            option = param_option(param, name=key, flags=(flag,), default=None)
+            option.annotation.__metadata__[0].rich_help_panel = decl.title
+            options.append(option)
+            where[key] = (decl.name, param.name)
+    return options, where
 
 
-@app.command()
-@reports_errors
-@with_collection
-def study(
-    inputs: CollectionOptions,
-    metric: MetricsOpt = None,
-    against: Annotated[Optional[list[str]], typer.Option(
-        "--against", "-a", help=f"Reference metric (repeatable). Default: {', '.join(DEFAULT_AGAINST)}.",
-        show_default=False)] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Report folder (written completely or not at all; an "
-                                      "earlier meta-eval result folder there is replaced, anything else is "
-                                      "refused).")] = Path("meta-eval-study"),
-    resamples: ResamplesOpt = 1000,
-    alpha: AlphaOpt = 0.05,
-    top: Annotated[int, typer.Option(min=0, help="Also analyse the top-k systems (discriminative power); 0 to "
-                                     "skip.")] = 15,
-    seed: SeedOpt = 0,
-    ci: CIOpt = CIMethod.normal,
-    confidence: ConfidenceOpt = 0.95,
-    mem_lists: Annotated[int, typer.Option(min=0, help="Lists sampled for the informativeness stage (0: all).")]
-    = 300,
-    skip: Annotated[Optional[list[Stage]], typer.Option(help="Skip a stage (repeatable).", show_default=False)]
-    = None,
-    analysis: Annotated[Optional[list[str]], typer.Option(
-        "--analysis", help="Add an analysis (repeatable): your own, file.py:NAME or module:NAME, with parameters "
-        "as file.py:NAME(k=5); or a built-in with its other parameters, e.g. judge-agreement(other_qrels=llm.qrels) "
-        "or incomplete-judgments(sampling=depth). meta-eval analysis lists them.", show_default=False)] = None,
-    standardise: StandardiseOpt = None,
-    judgment_fraction: Annotated[Optional[list[float]], typer.Option(
-        "--judgment-fraction", min=0.0, max=1.0, help="Incomplete judgments: fraction of the qrels kept "
-        "(repeatable). Default: 0.1, 0.2, ..., 0.9.", show_default=False)] = None,
-    judgment_draws: Annotated[int, typer.Option(min=1, help="Incomplete judgments: seeded draws per fraction (the "
-                                                "budget; 20 for tight intervals).")] = 5,
-    split_half_splits: Annotated[int, typer.Option(min=1, help="Split-half stability: random splits per half "
-                                                   "size.")] = 100,
-    pool_depth: Annotated[int, typer.Option(min=1, help="Pool reusability: depth k of the pool a run "
-                                            "contributes to.")] = 100,
-    gold: Annotated[str, typer.Option(help="Intuitiveness: the gold criterion, a metric (P@10: relevant "
-                                      "documents in the top 10).")] = "P@10",
-    ltr_data: Annotated[Optional[str], typer.Option(
-        "--ltr-data", help="Run the learning-to-rank stage on this LETOR file or folder ('demo': the embedded demo "
-        "set): a LambdaMART ranker trained for each metric, beside its informativeness. Needs the ltr extra.",
-        show_default=False)] = None,
-    ltr_folds: Annotated[Optional[int], typer.Option(min=1, help="Learning to rank: folds used (default: all).",
-                                                     show_default=False)] = None,
-    ltr_rounds: Annotated[int, typer.Option(min=1, help="Learning to rank: boosting rounds at most (early "
-                                            "stopping on validation).")] = 500,
-    fmt: FormatOpt = None,
-    dpi: DpiOpt = 300,
-    collection: Annotated[Optional[list[str]], typer.Option(
-        "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, several "
-        "separated by commas): study each and compare them side by side in one report.", show_default=False)] = None,
-    study_file: Annotated[Optional[Path], typer.Option(
-        "--study-file", help="A TOML study file naming the collections ([[collection]] name, qrels, runs) and the "
-        "options ([study]); its options override the command line's.", show_default=False)] = None,
-    jobs: JobsOpt = None,
-    scheduler: SchedulerOpt = None,
-    overwrite: OverwriteOpt = False,
-) -> None:
-    """Meta-evaluate metrics against GAP and nDCG: findings, scores, discriminative power, split-half stability,
-    ANOVA and topic-set size, correlation, intuitiveness, incomplete judgments, pool reusability and
-    informativeness (and, with --ltr-data, effectiveness when trained for each metric), written to OUT/report.md
-    and OUT/report.html with the tables (CSV and LaTeX), figures (PDF with PNG previews by default) and a
-    manifest.json listing every file, to rerun it."""
+def _shared_options() -> list[inspect.Parameter]:
+    from meta_eval.core.params import ANALYSIS_PARAMS
+    from meta_eval.orchestration.study import SHARED
+
+    out = []
+    for name in SHARED:
+        param = ANALYSIS_PARAMS[name]
+        flags = ("--resamples", "-B") if name == "n_resamples" else (param.option,)
+        out.append(param_option(param, flags=flags))
+    return out
+
+
+def _skip_option():
+    from meta_eval.analyses import builtin_modules
+
+    stage = Enum("Stage", {name.replace("-", "_"): name for name in builtin_modules() if name != "scores"}, type=str)
+    return Annotated[Optional[list[stage]], typer.Option(help="Skip an analysis (repeatable).", show_default=False)]
+
+
+def study(**given) -> None:
+    """Meta-evaluate metrics against GAP and nDCG: findings, then every analysis of the registry that applies —
+    scores, formal properties, discriminative power, split-half stability, ANOVA and topic-set size, correlation,
+    intuitiveness, incomplete judgments, pool reusability and informativeness (and, when given their data, learning
+    to rank, another judge's agreement, a baseline comparison, the error rates of significance tests) — written to
+    OUT/report.md and OUT/report.html with the tables (CSV and LaTeX), figures (PDF with PNG previews by default)
+    and a manifest.json listing every file, to rerun it. With --scores (per-topic score tables instead of runs and
+    qrels) the analyses of scores run and the others are listed as not applicable."""
     import time
-    from dataclasses import replace
-
-    from rich.console import Console
-
-    started = time.perf_counter()
 
     from meta_eval.core.parallel import connect_scheduler
     from meta_eval.outputs.result_folder import _signals_blocked, check_output_folder
 
+    started = time.perf_counter()
     # Ctrl-C while a C extension initialises (pandas, numpy) leaves a half-imported module and a confusing error
     # instead of a KeyboardInterrupt: the study's libraries are imported with SIGINT held until they are loaded.
     with _signals_blocked():
         import pandas  # noqa: F401
 
-        from meta_eval.orchestration.study import DEFAULT_FRACTIONS, StudyOptions, analysis_inputs, run_study
+        from meta_eval.orchestration.study import StudyOptions, analysis_inputs, check_before, run_study
 
-    options = StudyOptions(
-        metrics=tuple(metric or DEFAULT_METRICS), against=tuple(against or DEFAULT_AGAINST), n_resamples=resamples,
-        alpha=alpha, top=top, seed=seed, mem_lists=mem_lists, skip=tuple(s.value for s in skip or ()), ci=ci.value,
-        confidence=confidence, formats=figure_formats(fmt), dpi=dpi,
-        standardise=standardise.value if standardise else None,
-        judgment_fractions=tuple(judgment_fraction) if judgment_fraction else DEFAULT_FRACTIONS,
-        judgment_draws=judgment_draws, split_half_splits=split_half_splits, pool_depth=pool_depth, gold=gold,
-        ltr_data=ltr_data, ltr_folds=ltr_folds, ltr_rounds=ltr_rounds, analyses=tuple(analysis or ())).check()
-    qrels, progress = inputs.qrels, inputs.progress
-    runs = inputs.runs
-    declared = declared_inputs(qrels, runs, [*options.metrics, *options.against, options.gold],
-                               [study_file, options.ltr_data, *_collection_files(collection),
-                                *analysis_inputs(options)])
+    _, where = _own_options()
+    params: dict[str, dict] = {}
+    for key, (name, param) in where.items():
+        value = given.pop(key, None)
+        if value is not None and value != []:
+            params.setdefault(name, {})[param] = _plain(value)
+    out, overwrite = given.pop("out"), given.pop("overwrite")
+    collections, study_file = given.pop("collection"), given.pop("study_file")
+    skip, added = given.pop("skip"), given.pop("analysis")
+    shared = {name: given.pop(name) for name in ("seed", "alpha", "n_resamples", "confidence")}
+    formats, dpi = figure_formats(given.pop("fmt")), given.pop("dpi")
+    data = DataOptions.from_command(given)
+    metrics, against = data._measures()
+    options = StudyOptions(metrics=tuple(metrics), against=tuple(against), params=params,
+                           skip=tuple(s.value for s in skip or ()), analyses=tuple(added or ()),
+                           standardise=data.standardise, formats=formats, dpi=dpi, **shared).check()
+    declared = declared_inputs(data.collection.qrels, [*(data.collection.runs or ()), *(data.scores or ())],
+                               [*options.metrics, *options.against],
+                               [study_file, *_collection_files(collections), *analysis_inputs(options)])
     check_output_folder(out, kind="study", inputs=declared, overwrite=overwrite)  # before any work
-    connect_scheduler(scheduler, jobs)
+    data.check_measures()
+    check_before(options)
+    connect_scheduler(data.scheduler, data.jobs)
     command = {"command": "meta-eval " + shlex.join(sys.argv[1:])}
-    if collection or study_file:
+    how = dict(jobs=data.jobs, scheduler=data.scheduler, progress=data.progress, inputs=command, overwrite=overwrite)
+    if collections or study_file:
         from meta_eval.orchestration.multi_collection_study import run_several
 
-        result = run_several(collection, study_file, inputs.load_options(), options, out, jobs=jobs,
-                             scheduler=scheduler, progress=progress, inputs=command, extra=runs or qrels,
-                             overwrite=overwrite)
+        result = run_several(collections, study_file, data.collection.load_options(), options, out,
+                             extra=data.collection.runs or data.collection.qrels, **how)
         failed = [f"{name}: {stage}" for name, errors in result.errors.items() for stage in errors]
     else:
         reading = time.perf_counter()
-        collection = replace(inputs, runs=runs).load()
+        source = data.score_table() if data.scores else data.collection.load()
         reading = time.perf_counter() - reading
-        result = run_study(collection, out, options, progress=progress, inputs=command, jobs=jobs,
-                           scheduler=scheduler, overwrite=overwrite)
-        console = Console(stderr=True)
-        times = dict(result.timings)
-        for stage in [s for s in times if s not in ("scoring", "report", "total")]:
-            status = "[red]failed[/red]" if stage in result.errors else "ok"
-            console.print(f"{stage:>20s}: {times[stage]:7.2f} s  {status}")
-        analyses = sum(v for k, v in times.items() if k not in ("scoring", "report", "total"))
-        # one total, the command's own wall time (the stage times and the progress line are parts of it)
-        total = time.perf_counter() - started
-        console.print(f"{'total':>20s}: {total:7.2f} s  (reading {reading:.1f} s, scoring {times.get('scoring', 0):.1f}"
-                      f" s, analyses {analyses:.1f} s, report {times.get('report', 0):.1f} s)")
-        for stage, error in result.errors.items():
-            console.print(f"[red]{stage} failed:[/red] {error}")
-        console.print(f"report: {result.out / 'report.html'}")
+        result = run_study(source, out, options, **how)
+        _print_timings(result, reading, time.perf_counter() - started)
         failed = list(result.errors)
     if failed:  # the report is written, with the failures marked; a script must still see that it is incomplete
-        print(f"meta-eval: error: {len(failed)} stage(s) failed ({', '.join(failed)}); the report marks them",
+        print(f"meta-eval: error: {len(failed)} analysis(es) failed ({', '.join(failed)}); the report marks them",
               file=sys.stderr)
         raise typer.Exit(code=1)
+
+
+def _plain(value):
+    if isinstance(value, list):
+        return tuple(v.value if isinstance(v, Enum) else v for v in value)
+    return value.value if isinstance(value, Enum) else value
+
+
+def _print_timings(result, reading: float, total: float) -> None:
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    times = dict(result.timings)
+    steps = [s for s in times if s not in ("scoring", "report", "total")]
+    for step in steps:
+        status = "[red]failed[/red]" if step in result.errors else "ok"
+        console.print(f"{step:>20s}: {times[step]:7.2f} s  {status}")
+    for step, why in result.skipped.items():
+        console.print(f"{step:>20s}:   not applicable ({why})")
+    analyses = sum(times[s] for s in steps)
+    # one total, the command's own wall time (the analysis times and the progress line are parts of it)
+    console.print(f"{'total':>20s}: {total:7.2f} s  (reading {reading:.1f} s, scoring {times.get('scoring', 0):.1f}"
+                  f" s, analyses {analyses:.1f} s, report {times.get('report', 0):.1f} s)")
+    for step, error in result.errors.items():
+        console.print(f"[red]{step} failed:[/red] {error}")
+    console.print(f"report: {result.out / 'report.html'}")
 
 
 def _collection_files(collections: list[str] | None) -> list[str]:
@@ -167,3 +167,42 @@ def _collection_files(collections: list[str] | None) -> list[str]:
         qrels, _, runs = text.partition("=")[2].partition(":")
         files += [qrels, *runs.split(",")]
     return [f for f in files if f]
+
+
+def _signature() -> inspect.Signature:
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    reading = list(DATA_PARAMETERS)
+    first = [p for p in reading if p.name == "runs"]
+    own, _ = _own_options()
+    renamed = "; ".join(f"{old} is now {new}" for old, new in RENAMED.items())
+    study_options = [
+        inspect.Parameter("out", keyword, default=Path("meta-eval-study"), annotation=Annotated[Path, typer.Option(
+            "--out", "-o", help="Report folder (written completely or not at all; an earlier meta-eval result folder "
+            "there is replaced, anything else is refused).")]),
+        inspect.Parameter("overwrite", keyword, default=False, annotation=OverwriteOpt),
+        *_shared_options(),
+        inspect.Parameter("skip", keyword, default=None, annotation=_skip_option()),
+        inspect.Parameter("analysis", keyword, default=None, annotation=Annotated[Optional[list[str]], typer.Option(
+            "--analysis", help="Add an analysis (repeatable): your own, file.py:NAME or module:NAME, with parameters "
+            "as file.py:NAME(k=5); or a built-in with parameters, e.g. judge-agreement(other_qrels=llm.qrels). "
+            "meta-eval analysis lists them.", show_default=False)]),
+        inspect.Parameter("standardise", keyword, default=None, annotation=StandardiseOpt),
+        inspect.Parameter("fmt", keyword, default=None, annotation=FormatOpt),
+        inspect.Parameter("dpi", keyword, default=300, annotation=DpiOpt),
+        inspect.Parameter("collection", keyword, default=None, annotation=Annotated[Optional[list[str]], typer.Option(
+            "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, "
+            "several separated by commas): study each and compare them side by side in one report.",
+            show_default=False)]),
+        inspect.Parameter("study_file", keyword, default=None, annotation=Annotated[Optional[Path], typer.Option(
+            "--study-file", help="A TOML study file naming the collections ([[collection]] name, qrels, runs) and "
+            "the options ([study]); its options override the command line's.", show_default=False)]),
+        inspect.Parameter("jobs", keyword, default=None, annotation=JobsOpt),
+        inspect.Parameter("scheduler", keyword, default=None, annotation=SchedulerOpt),
+    ]
+    study.__doc__ = study.__doc__.rstrip() + f" Renamed options: {renamed}."
+    return inspect.Signature([*first, *study_options, *(p for p in reading if p not in first), *own])
+
+
+study.__signature__ = _signature()
+study.__annotations__ = {p.name: p.annotation for p in study.__signature__.parameters.values()}
+app.command("study")(reports_errors(study))

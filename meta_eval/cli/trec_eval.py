@@ -142,7 +142,7 @@ def main(argv: list[str]) -> int:
 
 def parse(argv: list[str]) -> tuple[Options, list[str]]:
     """trec_eval's options, in order (an unknown measure stops at once, status 1), and the file operands."""
-    from meta_eval.measures.trec_names import BY_NAME, NICKNAMES
+    from meta_eval.core.trec_eval_names import BY_NAME, NICKNAMES
 
     try:
         pairs, files = getopt.gnu_getopt(argv, SHORT, LONG)
@@ -184,7 +184,7 @@ def _flag(options: Options, key: str, value: str) -> None:
 
 
 def _atol(text: str) -> int:
-    from meta_eval.measures.trec_names import c_atol
+    from meta_eval.core.trec_eval_names import c_atol
 
     return c_atol(text)
 
@@ -306,7 +306,7 @@ def _values(collection, selection) -> dict:
 
 
 def _relstrings(collection, selection):
-    from meta_eval.measures.trec_names import c_atof
+    from meta_eval.core.trec_eval_names import c_atof
     from meta_eval.rendering.trec_layout import relstrings
 
     for chosen in selection:

@@ -29,6 +29,35 @@ class InputError(MetaEvalError, ValueError):
         super().__init__(where + message)
 
 
+class PluginError(InputError):
+    """A metric plug-in failed or broke its contract (:mod:`meta_eval.measures.plugins`). Here, below every layer,
+    because the scoring loop of a collection (:mod:`meta_eval.model.collection`) names the run and topic it failed
+    on.
+
+    Attributes
+    ----------
+    metric : str
+        The plug-in (its specification or name).
+    problem : str
+        What went wrong.
+    index : tuple of int or None
+        The list, in the leading shape of the rankings the plug-in was called on (None: the whole call failed).
+    where : str
+        The list in words: its run and topic (:meth:`at`) or its grades.
+    """
+
+    def __init__(self, metric: str, problem: str, index: tuple | None = None, where: str = ""):
+        self.metric, self.problem, self.index, self.where = metric, problem, index, where
+        super().__init__(f"metric plug-in {metric}: {problem}" + (f" ({where})" if where else ""))
+
+    def __reduce__(self):  # travels back from worker processes whole
+        return PluginError, (self.metric, self.problem, self.index, self.where)
+
+    def at(self, where: str) -> "PluginError":
+        """The same error, its list described by the caller (``run bm25, topic 401``)."""
+        return PluginError(self.metric, self.problem, None, where)
+
+
 class ConflictError(InputError):
     """Input that reads well but contradicts itself: a document listed twice for one topic (in a run or the
     qrels), preferences of one judgment group that contradict each other."""

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import collections.abc
 import math
+import numbers
 import re
+import sys
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from meta_eval.core.errors import InputError
+
+if TYPE_CHECKING:  # numpy is imported where a value needs it: reading the parameters stays light
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class Param:
                 raise InputError(f"{where}: {kind} {self.name} is empty; allowed: {self.domain_text}")
             return values
         if isinstance(value, str) and self.parse is not str and not self.choices:
-            value = _parse_value(self, value, where)
+            value = parse_value(self, value, where)
         problem = self._problem(value)
         if problem is not None:
             shown = format_value(value) if not isinstance(value, str) else repr(value)
@@ -107,7 +110,7 @@ class Param:
         elements = value if isinstance(value, tuple) else (value,)
         if self.parse in (int, float) or self.within:
             for v in elements:
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                if isinstance(v, bool) or not isinstance(v, numbers.Real):  # numpy's scalars are numbers.Real too
                     return "is not a number"
                 try:
                     x = float(v)
@@ -177,7 +180,7 @@ def parse_float(text: str) -> float:
     return float(text)
 
 
-def _parse_value(param: Param, text: str, where: str) -> Any:
+def parse_value(param: Param, text: str, where: str) -> Any:
     if param.choices is not None:
         return text.strip()  # checked against the choices, with a suggestion, by Param.validate
     parse = {int: parse_int, float: parse_float}.get(param.parse, param.parse)
@@ -195,47 +198,32 @@ def format_value(value: Any) -> str:
     A real number is written exactly: the shortest text that reads back as the same float (``repr``, without a
     trailing ``.0``: ``1``, ``0.5``, ``0.5000001``, ``1e-07``). Names and the cache keys made of them must never
     round: ``RBP(p=0.5000001)`` printed as ``RBP(p=0.5)`` was one row for two measures."""
-    if isinstance(value, (tuple, list, np.ndarray)):
+    np = sys.modules.get("numpy")  # a numpy object exists only once numpy is imported: no import here
+    if isinstance(value, (tuple, list)) or (np is not None and isinstance(value, np.ndarray)):
         return ",".join(format_value(v) for v in value)
     if isinstance(value, dict):
         return ",".join(f"{format_value(k)}:{format_value(v)}" for k, v in value.items())
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return str(bool(value)).lower()
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
         text = float.__repr__(float(value))  # numpy 2's repr of its scalars is "np.float64(0.5)"
         return text.removesuffix(".0")
-    if isinstance(value, np.integer):
+    if np is not None and isinstance(value, np.integer):
         return str(int(value))
     return str(value)
 
 
-def unique(values: Iterable[Any], option: str) -> list[Any]:
-    """The values of a repeatable option, refused when one is given twice: ``--topic 2 --topic 2`` would otherwise
-    run on one topic where the user counted two (a bootstrap over fewer topics, silently). One rule for every
-    option that takes a list of topics, systems or runs, so every command says the same.
-
-    Parameters
-    ----------
-    values : iterable
-        The values in the order given (hashable).
-    option : str
-        How the user named them, for the message: ``"--topic"``, ``"topics"``.
-
-    Raises
-    ------
-    InputError
-        ``"--topic 2 given twice"`` (or ``3 times``), naming the first value repeated.
-
-    Examples
-    --------
-    >>> unique(["401", "402"], "--topic")
-    ['401', '402']
-    """
-    values = list(values)
-    repeated = [(value, n) for value, n in collections.Counter(values).items() if n > 1]
-    if repeated:
-        value, n = repeated[0]
-        raise InputError(f"{option} {value} given {'twice' if n == 2 else f'{n} times'}; give each value once")
+def unique(values: Iterable[Any], option: str) -> tuple[Any, ...]:
+    """The values of a repeatable option, each once: a value given twice is refused (``--topic 2 --topic 2`` would
+    run a one-topic analysis where one ``--topic 2`` is refused, and ``--fraction 0.5 --fraction 0.5`` would count
+    one fraction twice), the same way for every option and analysis."""
+    values = tuple(values)
+    seen: set = set()
+    for v in values:
+        key = v if isinstance(v, collections.abc.Hashable) else repr(v)
+        if key in seen:
+            raise InputError(f"option {option}: {format_value(v)} is given twice")
+        seen.add(key)
     return values
 
 
@@ -280,7 +268,7 @@ ANALYSIS_PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("seed", 0, int, "seed of every randomised procedure; the same seed gives the same numbers",
           within=f"[0, {MAX_INT}]"),
     Param("n_resamples", 1000, int, "replicates of a randomised procedure (bootstrap, permutations)",
-          within=f"[1, {MAX_INT}]"),
+          within=f"[1, {MAX_INT}]", flags=("--resamples", "-B")),
     Param("alpha", 0.05, float, "significance level", within="(0, 1)"),
     Param("confidence", 0.95, float, "confidence level of the intervals", within="(0, 1)"),
     Param("n_splits", 100, int, "random splits per half size", within=f"[1, {MAX_INT}]"),
@@ -313,10 +301,12 @@ def check(where: str, **values: Any) -> tuple[Any, ...]:
     return tuple(ANALYSIS_PARAMS[name].validate(value, where) for name, value in values.items())
 
 
-def rng(seed: Any, where: str = "seed") -> np.random.Generator:
+def rng(seed: Any, where: str = "seed") -> "np.random.Generator":
     """``numpy.random.default_rng(seed)`` for a seed checked against its declaration (numpy's own error for
     a negative seed is a traceback from inside ``bit_generator``). A sequence of seeds (a draw's ``[seed, d]``)
     is checked element by element; None draws fresh entropy (numbers that cannot be reproduced)."""
+    import numpy as np
+
     if seed is None:  # fresh entropy from the OS: allowed, but the numbers cannot be reproduced
         return np.random.default_rng()
     if isinstance(seed, (list, tuple)):

@@ -14,7 +14,7 @@ not a path):
 * an ir_datasets dataset the user already has: its ``qrels_iter()`` and ``scoreddocs_iter()`` (nothing is
   downloaded here).
 
-Each becomes a :class:`~meta_eval.inputs.trec.RunTable` / :class:`~meta_eval.inputs.trec.QrelsTable`. Bad values are errors that name
+Each becomes a :class:`~meta_eval.inputs.tables.RunTable` / :class:`~meta_eval.inputs.tables.QrelsTable`. Bad values are errors that name
 the object and the offending row (``DataFrame bm25:5: score must be a finite number, got nan``, ``run dict 'bm25':
 topic '3', document 'd7': score must be a finite number, got 'x'``). Identifiers must be strings or integers: a float
 id (``301.0``) would silently differ from the qrels' ``301``, so it is refused.
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 from meta_eval.core.errors import InputError
+from meta_eval.inputs.tables import MAX_GRADE, QrelsTable, RunTable
 
 if TYPE_CHECKING:  # pandas and pyarrow are imported where objects are read (import meta_eval stays light)
     import pandas as pd
@@ -200,8 +201,6 @@ def _numbers(rows: _Rows, values, what: str) -> np.ndarray:
 
 
 def _run_table(rows: _Rows, name: str, with_rank: bool):
-    from meta_eval.inputs.trec import RunTable
-
     if with_rank and rows.rank is None:
         raise InputError("ties='rank' needs a rank for every document (a 'rank' column)", rows.label)
     return RunTable(
@@ -212,9 +211,6 @@ def _run_table(rows: _Rows, name: str, with_rank: bool):
 
 
 def _qrels_table(rows: _Rows):
-    from meta_eval.inputs.trec import QrelsTable
-    from meta_eval.model.rankings import MAX_GRADE
-
     grade = _numbers(rows, rows.value, "grade")
     fractional = grade != np.round(grade)
     if fractional.any():

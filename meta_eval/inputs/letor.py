@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from meta_eval.core.errors import InputError
-from meta_eval.model.rankings import MAX_GRADE
+from meta_eval.inputs.tables import MAX_GRADE
 from meta_eval.core.params import rng as rng_from_seed
 
 __all__ = ["Fold", "LTRSet", "load_folds", "read_letor", "read_letor_files"]

@@ -412,7 +412,7 @@ def _trec_cells(data: bytes, label: str, name: str | None) -> list[_Cells]:
     run; without one, the file does (``name``, else the file's name; ``#k`` for the k-th of several blocks).
     Blocks (or files) that name the same run are pooled: a cell they both give is a conflict."""
     from meta_eval.inputs.trec import _line_of_row
-    from meta_eval.measures.trec_names import LAYOUT_ONLY
+    from meta_eval.core.trec_eval_names import LAYOUT_ONLY
 
     table = _trec_table(data, label)
     measure, topic, value = (table.column(i).to_numpy(zero_copy_only=False).astype(object) for i in range(3))

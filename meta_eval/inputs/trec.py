@@ -15,28 +15,27 @@ import os
 import re
 import stat
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from meta_eval.inputs import adapters
-from meta_eval.inputs.arrow_numpy import to_numpy
+from meta_eval.inputs.arrow_numpy import has_empty, to_numpy
 from meta_eval.core.errors import InputError, MetaEvalWarning
 from meta_eval.core.file_identity import identity, is_pattern, record_input
-from meta_eval.model.rankings import MAX_GRADE
+from meta_eval.core.parallel import usable_cores
+from meta_eval.inputs.tables import MAX_GRADE, PrefsTable, QrelsTable, RunTable, ZScoresTable
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 RUN_FIELDS = ("topic", "q0", "docid", "rank", "score", "tag")
-_DICT = pa.dictionary(pa.int32(), pa.string())
 QRELS_FIELDS = ("topic", "iteration", "docid", "grade")
 QRELS_JG_FIELDS = ("topic", "group", "docid", "grade")
 PREFS_FIELDS = ("topic", "group", "subgroup", "docid", "level")
@@ -47,72 +46,6 @@ STDIN = "-"
 _WHITESPACE = re.compile(rb"[ \t\r\f\v]+")
 
 PathLike = str | Path
-
-
-@dataclass(frozen=True)
-class RunTable:
-    """One parsed run: per retrieved document its topic, docid, score and (optional) rank, in file order.
-
-    Attributes
-    ----------
-    name : str
-        Run name: the tag column of the last line (trec_eval's ``runid``), or the name given.
-    source : str
-        File name (or DataFrame label) for error messages.
-    topic, docid : pyarrow.Array
-        Strings, plain or dictionary-encoded (``read_run`` encodes both while parsing); a dictionary's entries
-        must be distinct.
-    score : numpy.ndarray
-        float64 scores.
-    rank : numpy.ndarray or None
-        The rank column as float64, when asked for (``ties="rank"``); otherwise None.
-    """
-
-    name: str
-    source: str
-    topic: pa.Array
-    docid: pa.Array
-    score: np.ndarray
-    rank: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class QrelsTable:
-    """Parsed qrels: topic, docid and integer grade per judgment; with judgment groups (trec_eval's ``qrels_jg``
-    format, :func:`read_qrels_jg`) also the group of each judgment (the second field), else None."""
-
-    source: str
-    topic: pa.Array
-    docid: pa.Array
-    grade: np.ndarray
-    group: pa.Array | None = None
-
-
-@dataclass(frozen=True)
-class PrefsTable:
-    """Parsed preference judgments (trec_eval's ``prefs`` and ``qrels_prefs`` formats, :func:`read_prefs`): per
-    line the topic, judgment group (one user's information need), judgment sub-group (a set of documents ranked
-    against each other), docid and relevance level (a float; within a sub-group a higher level is preferred, 0 means
-    not relevant)."""
-
-    source: str
-    topic: pa.Array
-    group: pa.Array
-    subgroup: pa.Array
-    docid: pa.Array
-    level: np.ndarray
-
-
-@dataclass(frozen=True)
-class ZScoresTable:
-    """Parsed reference means and standard deviations per (topic, measure) (trec_eval's ``-Z`` file,
-    :func:`read_zscores`)."""
-
-    source: str
-    topic: list[str]
-    measure: list[str]
-    mean: np.ndarray
-    sd: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------- raw bytes
@@ -369,39 +302,59 @@ def _note(message: str) -> None:
 # --------------------------------------------------------------------------------------------- tables
 
 
-_IRREGULAR = (b"\t", b"\r", b"\x0b", b"\x0c", b"  ", b" \n", b"\n ")
+_IRREGULAR = (b"\t", b"\r", b"\x0b", b"\x0c")  # whitespace other than spaces (each found at memchr's speed)
 
 
-def _delimiter(data: bytes) -> tuple[bytes, str]:
+def _delimiter(data: bytes) -> tuple[bytes, str, bool]:
     """Pick pyarrow's delimiter: tab for files without spaces (the common TREC layout), a single space for files
-    whose fields are separated by exactly one space (the other common layout; checked with a few byte searches),
-    else single spaces after normalising every whitespace run. Irregular tabs (empty fields) surface later as a
+    whose only whitespace is spaces (the other common layout), else single spaces after normalising every
+    whitespace run; and whether the data was normalised. A space-separated file not normalised may still hold
+    two spaces in a row, or one at a line's start or end (found as empty fields once parsed, cheaper than a
+    search for two bytes, which costs as much as parsing). Irregular tabs (empty fields) surface later as a
     column-count error or an empty field, both of which send the file through the normalising path."""
     if b" " not in data:
-        return data, "\t"
-    if not any(pattern in data for pattern in _IRREGULAR) and not data.startswith(b" ") and not data.endswith(b" "):
-        return data, " "
-    lines = [_WHITESPACE.sub(b" ", line).strip() for line in data.split(b"\n")]
-    return b"\n".join(lines), " "
+        return data, "\t", False
+    if not any(pattern in data for pattern in _IRREGULAR):
+        return data, " ", False
+    return _normalised(data), " ", True
+
+
+def _normalised(data: bytes) -> bytes:
+    """Every whitespace run a single space, none at a line's start or end."""
+    return b"\n".join(_WHITESPACE.sub(b" ", line).strip() for line in data.split(b"\n"))
 
 
 def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType], keep: Sequence[str]) -> pa.Table:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    data, delimiter = _delimiter(data)
+    data, delimiter, normalised = _delimiter(data)
+    if delimiter == " " and not normalised:  # every field parsed, to find the empty ones (the others as bytes)
+        try:
+            table = _arrow_csv(data, delimiter, fields, {name: pa.binary() for name in fields if name not in keep}
+                               | types, fields)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # two spaces in a row (an extra field) or a bad line
+            table = None
+        if table is None or _has_empty_field(table, fields):
+            return _arrow_csv(_normalised(data), " ", fields, types, keep)  # a bad line: diagnosed by the caller
+        return table.select(list(keep))
     table = _arrow_csv(data, delimiter, fields, types, keep)
     if delimiter == "\t" and _has_empty_field(table):
-        data, _ = _delimiter(data.replace(b"\t", b" "))
-        table = _arrow_csv(data, " ", fields, types, keep)
+        table = _arrow_csv(_normalised(data.replace(b"\t", b" ")), " ", fields, types, keep)
     return table
 
 
+#: The largest block Arrow's CSV reader parses at once: a file up to this size is one block, so every column is
+#: one array (no chunks to combine), while a column's text stays within the 2 GiB of a string array's offsets.
+MAX_BLOCK = 1 << 30
+
+
 def _arrow_csv(data: bytes, delimiter: str, fields, types, keep) -> pa.Table:
-    """Arrow's CSV reader with TREC's conventions. Text columns are checked to be UTF-8 after parsing, on their
-    dictionaries (each distinct docid once) rather than on every line: a tenth of the parsing time of a run."""
+    """Arrow's CSV reader with TREC's conventions, the file in one block. Text columns are checked to be UTF-8
+    after parsing (on the dictionary of a dictionary-encoded column)."""
     table = pacsv.read_csv(
         pa.BufferReader(data),
-        read_options=pacsv.ReadOptions(column_names=list(fields), use_threads=False),
+        read_options=pacsv.ReadOptions(column_names=list(fields), use_threads=False,
+                                       block_size=max(min(len(data) + 1, MAX_BLOCK), 1 << 20)),
         parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False),
         convert_options=pacsv.ConvertOptions(
             column_types={name: types.get(name, pa.string()) for name in fields},
@@ -420,13 +373,15 @@ def _arrow_csv(data: bytes, delimiter: str, fields, types, keep) -> pa.Table:
     return table
 
 
-def _has_empty_field(table: pa.Table) -> bool:
-    for name in ("topic", "docid"):
+def _has_empty_field(table: pa.Table, names: Sequence[str] = ("topic", "docid")) -> bool:
+    """Whether a text column among ``names`` holds an empty field, or any column a null."""
+    for name in names:
         if name not in table.column_names:
             continue
         for chunk in table.column(name).chunks:
             values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
-            if len(values) and to_numpy(pc.utf8_length(values)).min() == 0:
+            text = pa.types.is_string(values.type) or pa.types.is_binary(values.type)
+            if text and has_empty(values):
                 return True
     return any(table.column(name).null_count for name in table.column_names)
 
@@ -571,9 +526,9 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     data = _without_comments(read_bytes(source))
     keep = ["topic", "docid", "score"] + (["rank"] if with_rank else [])
     checks = {"score": "float"} | ({"rank": "float"} if with_rank else {})
-    # topic and docid dictionary-encoded while parsing: a run repeats its documents across topics, so the
-    # collection hashes each distinct docid of a run once instead of every line's.
-    types = {"score": pa.float64(), "topic": _DICT, "docid": _DICT} | ({"rank": pa.float64()} if with_rank else {})
+    # topic and docid as plain strings: Arrow's dictionary encoding while parsing costs more than parsing them (and,
+    # documents rarely repeating, gains nothing); the collection hashes the docids it needs (arrow_numpy).
+    types = {"score": pa.float64()} | ({"rank": pa.float64()} if with_rank else {})
     table = _parse(data, label, RUN_FIELDS, types, keep, checks, trailing_text=True)
     score = to_numpy(table.column("score"))
     bad = ~np.isfinite(score)
@@ -586,16 +541,19 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
         row = int(np.flatnonzero(~np.isfinite(rank))[0])
         raise InputError(f"rank must be a finite number, got {_field_of_row(data, row, 3)!r}", label,
                          _line_of_row(data, row))
-    run_name = name or _last_tag(data, label)
-    table = table.unify_dictionaries()
     return RunTable(
-        name=run_name,
+        name=name or _last_tag(data, label),
         source=label,
-        topic=table.column("topic").combine_chunks(),
-        docid=table.column("docid").combine_chunks(),
+        topic=_one_array(table.column("topic")),
+        docid=_one_array(table.column("docid")),
         score=score,
         rank=rank,
     )
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """A column as one array (a file larger than :data:`MAX_BLOCK` was parsed in several blocks)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _last_tag(data: bytes, source: str) -> str:
@@ -635,34 +593,71 @@ def read_runs(
     DataFrame with a ``run`` column is split into one run per value). Run names must be unique. ``progress``
     shows a bar over the files.
 
-    Files are read on every core (decompression and Arrow's parser release the GIL). ``each``, if given, is
-    applied to every run as soon as it is parsed, in the reading thread, and its result (which must have ``name``
-    and ``source`` attributes) is kept instead of the run: the parsed run is dropped at once, so only what ``each``
-    keeps of all runs is ever in memory."""
+    Files are read on every usable core (:func:`iter_runs`). ``each``, if given, is applied to every run as soon
+    as it is parsed, in the reading thread, and its result (which must have ``name`` and ``source`` attributes) is
+    kept instead of the run: the parsed run is dropped at once, so only what ``each`` keeps of all runs is ever in
+    memory."""
+    runs = list(iter_runs(sources, with_rank=with_rank, progress=progress, each=each))
+    names = unique_names([run.name for run in runs], [run.source for run in runs])
+    return [run if run.name == name else replace(run, name=name) for run, name in zip(runs, names)]
+
+
+def iter_runs(
+    sources: Sequence[PathLike | Any] | PathLike | Any,
+    *,
+    with_rank: bool = False,
+    progress: bool = False,
+    each: Callable[[RunTable], T] | None = None,
+) -> Iterator[RunTable] | Iterator[T]:
+    """The runs of :func:`read_runs` one by one, in order, with their names as read (:func:`unique_names` tells
+    apart two that share one).
+
+    Files are read on every usable core, several at once (decompression and Arrow's parser release the GIL;
+    threads cost no start-up, so they are not held back on a busy machine, where the kernel shares the cores
+    between them and others), and at most one run per thread is read ahead of the consumer: memory holds a few
+    runs being read, not all of them."""
     from meta_eval.core.progress import progress as progress_display
 
     if not isinstance(sources, (list, tuple)) or adapters.is_single_run(sources):
         sources = [sources]
     keep = each or (lambda run: run)
-    runs: list = []
     paths = [s for s in sources if adapters.is_path(s)]
     for i, obj in enumerate(s for s in sources if not adapters.is_path(s)):
-        runs.extend(keep(run) for run in adapters.read_run_object(obj, with_rank=with_rank, position=i))
+        yield from (keep(run) for run in adapters.read_run_object(obj, with_rank=with_rank, position=i))
     files = expand_paths(paths)
-    with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1) or 1) as pool:
-        parsed = pool.map(lambda path: keep(read_run(path, with_rank=with_rank)), files)
-        runs.extend(progress_display(parsed, total=len(files), desc="reading runs", unit="run",
-                                     enabled=progress and len(files) > 1))
-    return _unique_names(runs)
+    threads = min(len(files), usable_cores()) or 1
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        parsed = _ahead(pool, lambda path: keep(read_run(path, with_rank=with_rank)), files, threads + 1)
+        yield from progress_display(parsed, total=len(files), desc="reading runs", unit="run",
+                                    enabled=progress and len(files) > 1)
 
 
-def _unique_names(runs: list) -> list:
-    """Disambiguate runs that share a tag by their file stem (two files may carry the same tag)."""
-    counts = Counter(r.name for r in runs)
-    out = [replace(run, name=f"{run.name}@{Path(run.source).name.removesuffix('.gz')}") if counts[run.name] > 1
-           else run for run in runs]
-    counts = Counter(r.name for r in out)
-    dup = [name for name, n in counts.items() if n > 1]
+def _ahead(pool: ThreadPoolExecutor, func: Callable, items: Sequence, ahead: int) -> Iterator:
+    """``map(func, items)`` on the pool, in order, with at most ``ahead`` items submitted and not yet consumed."""
+    pending: deque = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(func, item))
+            if len(pending) > ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:  # an error or a consumer that stops: nothing more is read
+            future.cancel()
+
+
+def unique_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
+    """Run names told apart: runs that share a tag take their file name (``tag@file``, ``.gz`` dropped).
+
+    Raises
+    ------
+    InputError
+        Two runs still share a name."""
+    counts = Counter(names)
+    out = [f"{name}@{Path(source).name.removesuffix('.gz')}" if counts[name] > 1 else name
+           for name, source in zip(names, sources)]
+    dup = [name for name, n in Counter(out).items() if n > 1]
     if dup:
         raise InputError(f"two runs are both named {dup[0]!r}; give them distinct names")
     return out
@@ -780,7 +775,7 @@ def read_zscores(source: PathLike) -> ZScoresTable:
 
 
 def _check_grade_range(grade: np.ndarray, source: str, line_of_row) -> None:
-    """Grades above :data:`~meta_eval.model.rankings.MAX_GRADE` are refused (grades are stored as small integers);
+    """Grades above :data:`~meta_eval.inputs.tables.MAX_GRADE` are refused (grades are stored as small integers);
     negative grades of any size are judged-not-relevant, as in trec_eval."""
     big = np.flatnonzero(grade > MAX_GRADE)
     if big.size:

@@ -12,7 +12,7 @@ from meta_eval.core.errors import InputError
 from meta_eval.measures.binary import K, _div, _upto, average_precision, precision_at_relevant
 from meta_eval.measures.registry import (GAIN_DOMAIN, Param, check_distribution, check_gain, gain_table, parse_bool,
                                          parse_floats, parse_gain, register)
-from meta_eval.model.rankings import MAX_GRADE
+from meta_eval.inputs.tables import MAX_GRADE
 from meta_eval.model.rankings import Rankings
 
 GAIN = Param("gain", "linear", parse_gain, "linear (g), exp (2^g - 1) or a map like 1:3,2:9", check=check_gain,

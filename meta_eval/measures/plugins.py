@@ -60,7 +60,9 @@ from typing import Callable
 
 import numpy as np
 
-from meta_eval.core.errors import InputError
+from meta_eval.core.errors import InputError, PluginError
+from meta_eval.core.params import did_you_mean
+from meta_eval.measures import registry
 from meta_eval.measures.registry import (Family, Measure, PLUGIN_HINTS, bind_text, check_new_name, families,
                                          make_measure, name_taken, plugin_registrations, split_name)
 from meta_eval.model.rankings import PAD, Rankings
@@ -68,33 +70,6 @@ from meta_eval.model.rankings import PAD, Rankings
 # ------------------------------------------------------------------------------------------------------------
 # The contract
 # ------------------------------------------------------------------------------------------------------------
-
-
-class PluginError(InputError):
-    """A metric plug-in failed or broke its contract (module docstring).
-
-    Attributes
-    ----------
-    metric : str
-        The plug-in (its specification or name).
-    problem : str
-        What went wrong.
-    index : tuple of int or None
-        The list, in the leading shape of the rankings the plug-in was called on (None: the whole call failed).
-    where : str
-        The list in words: its run and topic (:meth:`at`) or its grades.
-    """
-
-    def __init__(self, metric: str, problem: str, index: tuple | None = None, where: str = ""):
-        self.metric, self.problem, self.index, self.where = metric, problem, index, where
-        super().__init__(f"metric plug-in {metric}: {problem}" + (f" ({where})" if where else ""))
-
-    def __reduce__(self):  # travels back from worker processes whole
-        return PluginError, (self.metric, self.problem, self.index, self.where)
-
-    def at(self, where: str) -> "PluginError":
-        """The same error, its list described by the caller (``run bm25, topic 401``)."""
-        return PluginError(self.metric, self.problem, None, where)
 
 
 def _read_only(a) -> np.ndarray:
@@ -191,7 +166,7 @@ class _Guard:
         except BaseException as exc:  # noqa: BLE001 - the user's code: report, never a traceback
             if watch.interrupted(exc):
                 raise
-            raise PluginError(self.label, _failure(exc)) from None
+            raise PluginError(self.label, describe_failure(exc)) from None
         values = _as_values(out, r.shape)
         if isinstance(values, str):
             raise PluginError(self.label, values)
@@ -273,9 +248,9 @@ def is_interruption(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt) and _in_main_thread() and callable(signal.getsignal(signal.SIGINT))
 
 
-def _failure(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
     """What an exception raised by a plug-in says, and where in its code."""
-    text = f"raised {type(exc).__name__}: {exc}"
+    text = f"raised {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
     if isinstance(exc, ValueError) and ("read-only" in str(exc) or "WRITEABLE" in str(exc)):
         text += " (plug-ins receive read-only arrays: copy one before changing it, e.g. g = r.grades.copy())"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _users(f.filename)]
@@ -319,7 +294,7 @@ def per_list(func: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[Ranki
             except BaseException as exc:  # noqa: BLE001 - the user's code (module docstring)
                 if is_interruption(exc):
                     raise
-                raise PluginError(func.__name__, _failure(exc), _position(i, r.shape)) from None
+                raise PluginError(func.__name__, describe_failure(exc), _position(i, r.shape)) from None
             value = _as_real(value)
             if isinstance(value, str):
                 raise PluginError(func.__name__, value, _position(i, r.shape))
@@ -337,6 +312,26 @@ def _position(flat: int, shape: tuple) -> tuple[int, ...]:
 # ------------------------------------------------------------------------------------------------------------
 # Measures from callables
 # ------------------------------------------------------------------------------------------------------------
+
+
+def register(name: str, **declaration) -> Callable[[Callable], Callable]:
+    """Decorator registering a user's vectorised measure function under ``name`` (``meta_eval.register``).
+
+    The declaration is :func:`meta_eval.measures.registry.register`'s (``params``, ``cutoff``, ``aliases``,
+    ``undefined``, ``input`` ...); a function from outside meta-eval that joins the built-in namespace is held to
+    the plug-in contract (:func:`guarded`). Imported as a plug-in (``file.py:NAME``, ``module:NAME``), the
+    function stays in the plug-in's namespace, and :func:`load` holds it to the contract.
+
+    Examples
+    --------
+    >>> import meta_eval as me
+    >>> @me.register("HitsDoc", cutoff=me.Param("k", 10, int, "rank cutoff", within="[1, inf)"))
+    ... def hits(r, k):
+    ...     return r.count_at(r.cum_relevant(), k)
+    >>> float(me.get_measure("HitsDoc@2")(me.Rankings.from_lists([[1, 0, 1]]))[0])
+    1.0
+    """
+    return registry.register(name, contract=guarded, **declaration)
 
 
 def metric_from_callable(func: Callable, name: str | None = None) -> Measure:
@@ -432,8 +427,6 @@ def load(spec: PluginSpec) -> list[Measure]:
         The file is missing or not a regular file, the module cannot be imported (with the error and its line),
         the name is unknown, a built-in measure's, or given parameters it does not declare.
     """
-    import meta_eval.measures  # noqa: F401 - the built-in names, before any plug-in registers
-
     with _LOCK:
         loaded = load_code(spec)
         if spec.attr == "*":
@@ -459,8 +452,6 @@ def _measure(loaded: _Module, name: str, pairs, cut, where: str) -> Measure:
         if obj is None or not callable(obj) or isinstance(obj, type):
             known = [f.name for f in loaded.order] + [k for k, v in vars(loaded.module).items()
                                                       if inspect.isfunction(v) and not k.startswith("_")]
-            from meta_eval.measures.registry import did_you_mean
-
             close = did_you_mean(name, known)
             raise InputError(f"{loaded.shown} has no metric or function named {name!r}"
                              + (f"; did you mean {close}?" if close else ""))
@@ -482,7 +473,8 @@ def _measure(loaded: _Module, name: str, pairs, cut, where: str) -> Measure:
         made = replace(fam, func=guarded(fam.func, f"{loaded.shown}:{fam.name}", fam.undefined), source=loaded.label)
         loaded.made[fam.name] = made
         PLUGIN_HINTS[fam.name.lower()] = f"{loaded.shown}:{fam.name}"
-    return bind_text(made, pairs, cut, where)
+    measure = bind_text(made, pairs, cut, where)
+    return replace(measure, origin=f"{loaded.label}:{measure.name}")  # how a worker process loads it again
 
 
 def _shown(path: Path) -> str:

@@ -8,41 +8,39 @@ Name syntax: ``NAME[(param=value,...)][@cutoff]``. A value may itself contain co
 comma-separated item without ``=`` continues the previous value. trec_eval spellings (``map``, ``P_5``,
 ``ndcg_cut_10``, ``iprec_at_recall_0.10``, ``ndcg_1=3,2=9``) are aliases with trec_eval's semantics.
 
-A family may also declare optional *slots*, callables other parts of meta-eval use when present, in the family's
-own parameter vocabulary (each is called with the measure's bound parameters and returns a callable, or None when
-it does not cover them):
-
-``expectation(rel_level=1, **params) -> builder(index, batch)``
-    the exact expected value under a distribution over lists, which informativeness needs (MEM,
-    :mod:`meta_eval.statistics.maxent.expectations`; otherwise MEM derives or samples one);
-``swap_delta(**params) -> delta(grades, counts, rel_level, top)``
-    the change of the measure when two documents trade places, which LambdaMART needs
-    (:mod:`meta_eval.statistics.learning_to_rank.swap_deltas`; otherwise every swapped list is scored).
-
-meta-eval's modules that provide them register them for the built-in families (:func:`register_slot`); a user's
-family declares them with :func:`register` (``expectation=``, ``swap_delta=``).
+The engines that need more of a measure than its values keep their own tables, keyed by the family's name and
+built from the measure's own parameter values (:meth:`Measure.arguments_for`): the exact expected value MEM needs
+(:func:`meta_eval.statistics.maxent.expectations.declared_form`), the swap deltas LambdaMART needs
+(:func:`meta_eval.statistics.learning_to_rank.swap_deltas.closed_form`).
 
 This is the *built-in namespace*: meta-eval's measures and those a user registers in their own process. Names are
 case-insensitive and never replace one another (:func:`register` refuses a taken name). Plug-ins loaded from
 ``file.py:NAME`` or ``module:NAME`` keep their own namespace (:mod:`meta_eval.measures.plugins`): what they
 register while they are imported stays with them. Parsing a name here never imports anything.
+
+This module is the bottom of the measures layer and imports nothing else of it. trec_eval's names are data below it
+(:mod:`meta_eval.core.trec_eval_names`); the lookup that builds a trec_eval spelling's measure
+(:mod:`meta_eval.measures.trec_names`), plug-ins (:mod:`meta_eval.measures.plugins`) and the one entry point from
+what a user wrote to measures (:mod:`meta_eval.measures.resolver`: ``resolve``, ``get_measure``) sit above it.
 """
 
 from __future__ import annotations
 
-import math
+import inspect
 import re
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
 from meta_eval.core.errors import InputError
-from meta_eval.core.params import (Param, _parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
+from meta_eval.core.params import (Param, parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
                                parse_floats)
-from meta_eval.model.rankings import MAX_GRADE, Rankings
+from meta_eval.core.trec_eval_names import is_trec_spelling, known_trec_names
+from meta_eval.inputs.tables import MAX_GRADE
+from meta_eval.model.rankings import Rankings
 
 MeasureFunction = Callable[..., np.ndarray]
 
@@ -65,18 +63,6 @@ class Family:
     # what the function receives: "rankings" (a Rankings of graded lists) or "preferences" (a PreferenceLists)
     input: str = "rankings"
     empty_list: bool = False  # a topic a run lacks takes the value of an empty list (yaap), not 0
-    expectation: Callable[..., Any] | None = None  # optional slot (module docstring)
-    swap_delta: Callable[..., Any] | None = None  # optional slot (module docstring)
-
-    def slot(self, name: str) -> Callable[..., Any] | None:
-        """The family's ``expectation`` or ``swap_delta`` slot: declared with it, or registered for a built-in
-        family by the module that provides it (:func:`register_slot`); None without one."""
-        if name not in SLOTS:
-            raise InputError(f"unknown slot {name!r}; slots: {', '.join(SLOTS)}")
-        own = getattr(self, name)
-        if own is not None or self.source:
-            return own
-        return _SLOTS.get((name, self.name.lower()))
 
     @property
     def doc(self) -> str:
@@ -84,7 +70,7 @@ class Family:
 
     @property
     def aliases(self) -> list[str]:
-        """Other names of the family (trec_eval spellings are listed by :func:`trec_spellings`)."""
+        """Other names of the family (trec_eval spellings: :func:`meta_eval.core.trec_eval_names.trec_spellings`)."""
         return sorted(alias for alias, target in _ALIAS_SPELLING.items() if target == self.name)
 
     def declared(self) -> tuple[Param, ...]:
@@ -99,6 +85,9 @@ class Measure:
     family: Family
     params: tuple[tuple[str, Any], ...] = ()
     label: str | None = None  # the spelling the user asked for (used in output); canonical name if None
+    # what the measure was made from when its canonical name does not make it again: a trec_eval spelling (``P_5``)
+    # or a plug-in's specification (``/abs/path/file.py:NAME``); where it came from, not what it is
+    origin: str | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -121,57 +110,37 @@ class Measure:
 
     @property
     def spec(self) -> str:
-        """A specification that :func:`meta_eval.measures.resolve` turns back into this measure in any process (how
-        workers rebuild it): ``/abs/path/file.py:NAME`` or ``module:NAME`` for a plug-in, else its trec_eval
-        spelling or canonical name."""
-        if self.family.source:
-            return f"{self.family.source}:{self.name}"
-        if self.label is not None:
-            from meta_eval.measures.trec_names import from_trec_name  # local: the alias table imports this module
-
-            try:
-                if from_trec_name(self.label) == self:
-                    return self.label
-            except InputError:
-                pass
-        return self.name
+        """A specification that :func:`meta_eval.measures.resolver.resolve` turns back into this measure in any
+        process (how workers rebuild it): where it came from (a trec_eval spelling, ``/abs/path/file.py:NAME`` or
+        ``module:NAME`` for a plug-in), else its canonical name."""
+        return self.origin if self.origin is not None else self.name
 
     def __call__(self, rankings: Rankings) -> np.ndarray:
         return np.asarray(self.family.func(rankings, **dict(self.params)), dtype=np.float64)
 
-    def expectation(self, rel_level: int = 1) -> Callable[..., Any] | None:
-        """The builder of this measure's expected-value form (its family's ``expectation`` slot with its
-        parameters), or None when the family has none or it does not cover these parameters."""
-        slot = self.family.slot("expectation")
-        return None if slot is None else slot(rel_level=rel_level, **dict(self.params))
+    def arguments_for(self, builder: Callable[..., Any]) -> dict[str, Any] | None:
+        """The measure's parameter values as keyword arguments of ``builder``, or None when ``builder`` does not
+        cover this measure.
 
-    def swap_delta(self) -> Callable[..., Any] | None:
-        """The closed-form swap delta of this measure (its family's ``swap_delta`` slot with its parameters), or
-        None when the family has none or it does not cover these parameters."""
-        slot = self.family.slot("swap_delta")
-        return None if slot is None else slot(**dict(self.params))
-
-    def __reduce__(self):
-        """A plug-in or built-in measure travels to a worker process as its specification (the worker loads the
-        plug-in itself); one registered in this process only, by value."""
-        if self.family.source or is_builtin(self.family.func):
-            return _rebuild, (self.spec, self.label)
-        return Measure, (self.family, self.params, self.label)
+        An engine's builder for a family (an expected-value form, a swap delta) takes the parameters it covers, by
+        their declared names; every other parameter must be at its default, else the builder does not describe
+        this measure. A builder with ``**kwargs`` takes every parameter.
+        """
+        accepted = inspect.signature(builder).parameters
+        takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+        defaults = {p.name: p.default for p in self.family.declared()}
+        arguments = {}
+        for name, value in self.params:
+            if takes_all or name in accepted:
+                arguments[name] = value
+            elif not _same(value, defaults.get(name)):
+                return None
+        return arguments
 
     def __repr__(self) -> str:
         return f"Measure({self.output_name!r})"
 
 
-def _rebuild(spec: str, label: str | None) -> Measure:
-    from meta_eval.measures.resolver import resolve  # local: the resolver imports this module
-
-    (measure,) = resolve(spec)
-    return measure if label is None else replace(measure, label=label)
-
-
-#: The optional slots a family may fill (module docstring).
-SLOTS = ("expectation", "swap_delta")
-_SLOTS: dict[tuple[str, str], Callable[..., Any]] = {}
 _FAMILIES: dict[str, Family] = {}
 _ALIASES: dict[str, str] = {}
 _ALIAS_SPELLING: dict[str, str] = {}  # alias as declared -> family name
@@ -202,8 +171,6 @@ def plugin_registrations() -> Iterator[list[tuple[Family, tuple[str, ...]]]]:
 def name_taken(name: str) -> str | None:
     """What a name already means in the built-in namespace (case-insensitive: canonical names, aliases, trec_eval
     spellings), in words; None if it is free."""
-    from meta_eval.measures.trec_names import is_trec_spelling  # local: the alias table imports this module
-
     key = name.strip().lower()
     if key in _FAMILIES:
         return f"the measure {_FAMILIES[key].name}"
@@ -233,8 +200,7 @@ def register(
     undefined: str = "",
     input: str = "rankings",
     empty_list: bool = False,
-    expectation: Callable[..., Any] | None = None,
-    swap_delta: Callable[..., Any] | None = None,
+    contract: Callable[[MeasureFunction, str, str], MeasureFunction] | None = None,
 ) -> Callable[[MeasureFunction], MeasureFunction]:
     """Decorator registering a vectorised measure function under ``name`` (and ``aliases``).
 
@@ -244,14 +210,14 @@ def register(
     (leave empty for a measure that is always defined). ``input="preferences"`` declares a measure of preference
     judgments: it receives a :class:`meta_eval.model.preferences.PreferenceLists` instead. ``qrels_only`` (the value
     depends on the judgments alone) and ``empty_list`` (the value of an empty list is not 0) keep the value of a
-    topic a run lacks under ``missing="zero"`` instead of scoring it 0. ``expectation`` and ``swap_delta``
-    fill the family's optional slots (module docstring).
+    topic a run lacks under ``missing="zero"`` instead of scoring it 0.
 
     A name (or alias) already taken, case-insensitively and by trec_eval spellings too, is an InputError: a
     measure is never replaced (registering the same function again, as a reloaded module does, is allowed). A
-    function from outside meta-eval is held to the plug-in contract (:func:`meta_eval.measures.plugins.guarded`:
-    read-only inputs, one finite real value per list). Code imported as a plug-in (``file.py:NAME``,
-    ``module:NAME``) registers into its own namespace, never into this one.
+    function from outside meta-eval that joins the built-in namespace is wrapped in ``contract(func, name,
+    undefined)``: ``meta_eval.register`` (:func:`meta_eval.measures.plugins.register`) passes the plug-in contract
+    (read-only inputs, one finite real value per list). Code imported as a plug-in (``file.py:NAME``,
+    ``module:NAME``) registers into its own namespace, never into this one; the loader holds it to the contract.
 
     Examples
     --------
@@ -266,7 +232,7 @@ def register(
             raise InputError(f"register({name!r}): input must be 'rankings' or 'preferences', got {input!r}")
         family = Family(name, func, tuple(params), cutoff, aggregate, integer,
                         description or (func.__doc__ or "").strip().split("\n")[0], qrels_only, undefined,
-                        input=input, empty_list=empty_list, expectation=expectation, swap_delta=swap_delta)
+                        input=input, empty_list=empty_list)
         if is_builtin(func):
             _add(family, aliases)
             return func
@@ -281,26 +247,10 @@ def register(
             if taken and not _same_function(_FAMILIES.get(_ALIASES.get(word.lower(), word.lower())), func):
                 raise InputError(f"register({name!r}): {word!r} is already {taken}; a measure is never replaced — "
                                  "choose another name")
-        from meta_eval.measures.plugins import guarded  # local: the plug-in module imports this one
-
-        _add(replace(family, func=guarded(func, name, undefined)), aliases)
+        _add(family if contract is None else replace(family, func=contract(func, name, undefined)), aliases)
         return func
 
     return decorate
-
-
-def register_slot(name: str, slot: str, provider: Callable[..., Any]) -> None:
-    """Fill the optional ``slot`` of the built-in family ``name`` (module docstring): how the modules providing
-    MEM's expectation forms and LTR's swap deltas attach them to the measures they belong to.
-
-    Raises
-    ------
-    InputError
-        An unknown slot or family.
-    """
-    if slot not in SLOTS:
-        raise InputError(f"unknown slot {slot!r}; slots: {', '.join(SLOTS)}")
-    _SLOTS[(slot, family(name).name.lower())] = provider
 
 
 def _add(family: Family, aliases: Iterable[str]) -> None:
@@ -312,8 +262,6 @@ def _add(family: Family, aliases: Iterable[str]) -> None:
 
 def _same_function(family: Family | None, func: Callable) -> bool:
     """Whether a registered family is ``func`` again (a module imported twice or reloaded registers it anew)."""
-    import inspect
-
     if family is None:
         return False
     old = inspect.unwrap(family.func)
@@ -344,8 +292,6 @@ def family(name: str) -> Family:
 def unknown_measure_message(spec: str) -> str:
     """``unknown measure 'nDGC@10'; did you mean nDCG?`` with candidates from the canonical names, their aliases
     and the trec_eval spellings."""
-    from meta_eval.measures.trec_names import known_trec_names  # local: the alias table imports this module
-
     canonical = [f.name for f in _FAMILIES.values()] + list(_ALIAS_SPELLING)
     base = _CANONICAL.match(spec.strip())
     word = base["name"].strip() if base else spec.strip()
@@ -378,22 +324,17 @@ def split_name(spec: str) -> tuple[str, list[tuple[str, str]], str | None]:
     return match["name"], _split_params(match["params"] or "", spec), match["cut"]
 
 
-def get_measure(spec: "str | Measure") -> Measure:
-    """Parse a measure name (canonical or trec_eval spelling) into a :class:`Measure`.
+def canonical_measure(spec: str) -> Measure:
+    """Parse a canonical measure name of the built-in namespace (``NAME(param=value,...)@cutoff``, an alias for
+    NAME) into a :class:`Measure`. trec_eval spellings are read by :func:`meta_eval.measures.resolver.get_measure`.
 
     Raises
     ------
     InputError
-        Unknown measure, unknown parameter, bad value, or a cutoff on a measure that takes none.
+        Unknown measure (with "did you mean" over every name), unknown parameter, bad value, or a cutoff on a
+        measure that takes none.
     """
-    if isinstance(spec, Measure):
-        return spec
     spec = spec.strip()
-    from meta_eval.measures.trec_names import from_trec_name  # local: the alias table imports this module
-
-    trec = from_trec_name(spec)
-    if trec is not None:
-        return trec
     try:
         name, pairs, cut_text = split_name(spec)
     except InputError:
@@ -415,11 +356,11 @@ def bind_text(fam: Family, pairs: list[tuple[str, str]], cut_text: str | None, s
         param = next((p for p in fam.params if p.name == key), None)
         if param is None:
             raise InputError(_unknown_parameter(fam, key, spec))
-        values[key] = _parse_value(param, text, where)
+        values[key] = parse_value(param, text, where)
     if cut_text is not None:
         if fam.cutoff is None:
             raise InputError(f"measure {fam.name} takes no @cutoff (in {spec!r})")
-        values[fam.cutoff.name] = _parse_value(fam.cutoff, cut_text, where)
+        values[fam.cutoff.name] = parse_value(fam.cutoff, cut_text, where)
     return _bind(fam, values, where=where)
 
 

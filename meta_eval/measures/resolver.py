@@ -1,20 +1,45 @@
 """The one measure resolver: every entry point (evaluate, study, the battery, informativeness, LTR) turns what the
 user wrote into measures here.
 
-A specification is a :class:`~meta_eval.measures.Measure`, a name (canonical ``GAP(g=0.5,0.5)``, ``nDCG@10``, or a
-trec_eval spelling ``map``, ``P_5``), a trec_eval ``-m`` list (``P.5,10``, ``ndcg_cut``, ``all_trec``), or a
-plug-in (``file.py:NAME``, ``module:NAME``, ``...:*``; :mod:`meta_eval.measures.plugins`). Only a plug-in
-specification imports code.
+A specification is a :class:`~meta_eval.measures.registry.Measure`, a name (canonical ``GAP(g=0.5,0.5)``,
+``nDCG@10``, or a trec_eval spelling ``map``, ``P_5``), a trec_eval ``-m`` list (``P.5,10``, ``ndcg_cut``,
+``all_trec``), or a plug-in (``file.py:NAME``, ``module:NAME``, ``...:*``; :mod:`meta_eval.measures.plugins`). Only a
+plug-in specification imports code.
+
+The top of the measures layer: it reads trec_eval's spellings (:mod:`meta_eval.measures.trec_names`) and loads
+plug-ins (:mod:`meta_eval.measures.plugins`) over the registry (:mod:`meta_eval.measures.registry`), and it is how a
+measure travels to another process: as its specification (:attr:`Measure.spec`), resolved again there.
 """
 
 from __future__ import annotations
 
+import copyreg
 import inspect
+from dataclasses import replace
 from typing import Iterable
 
 from meta_eval.core.errors import InputError
-from meta_eval.measures.registry import Measure, get_measure
-from meta_eval.measures.trec_names import expand_trec_spec
+from meta_eval.core.trec_eval_names import expand_trec_spec
+from meta_eval.measures import plugins
+from meta_eval.measures.registry import Measure, canonical_measure, is_builtin
+from meta_eval.measures.trec_names import from_trec_name
+
+
+def get_measure(spec: "str | Measure") -> Measure:
+    """Parse a measure name, a trec_eval spelling (``map``, ``P_5``: labelled with it) or a canonical name
+    (``nDCG(gain=exp)@10``), into a :class:`Measure`; never imports anything.
+
+    Raises
+    ------
+    InputError
+        Unknown measure (with "did you mean" over every name), unknown parameter, bad value, or a cutoff on a
+        measure that takes none.
+    """
+    if isinstance(spec, Measure):
+        return spec
+    spec = spec.strip()
+    trec = from_trec_name(spec)
+    return trec if trec is not None else canonical_measure(spec)
 
 
 def load_metric(spec: "str | Measure") -> list[Measure]:
@@ -27,8 +52,6 @@ def load_metric(spec: "str | Measure") -> list[Measure]:
     InputError
         Unknown name, bad parameters, or a plug-in that cannot be loaded (see :func:`resolve`).
     """
-    from meta_eval.measures import plugins
-
     if isinstance(spec, Measure):
         return [spec]
     if not isinstance(spec, str):
@@ -42,11 +65,10 @@ def load_metric(spec: "str | Measure") -> list[Measure]:
     if text.endswith(".py") and ":" not in text:
         raise InputError(f"measure {text}: a file names no metric by itself; write {text}:FUNCTION for one of its "
                          f"functions or {text}:* for every metric it registers")
-    names = expand_trec_spec(text)
-    return [get_measure(name) for name in names]
+    return [get_measure(name) for name in expand_trec_spec(text)]
 
 
-def resolve(specs: "str | Measure | Iterable[str | Measure]") -> list[Measure]:
+def resolve(measures: "str | Measure | Iterable[str | Measure]") -> list[Measure]:
     """Every measure the specifications name, in order, each once.
 
     Names are case-insensitive and measures cannot share one: a repeat of the same measure is dropped, two
@@ -63,11 +85,11 @@ def resolve(specs: "str | Measure | Iterable[str | Measure]") -> list[Measure]:
     >>> [m.output_name for m in resolve(["AP", "P.5,10", "map", "ap"])]
     ['AP', 'P_5', 'P_10', 'map']
     """
-    if isinstance(specs, (str, Measure)):
-        specs = [specs]
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
     out: list[Measure] = []
     seen: dict[str, tuple] = {}
-    for spec in specs:
+    for spec in measures:
         for m in load_metric(spec):
             key = m.output_name.lower()
             identity = (m.output_name, m.spec, id(inspect.unwrap(m.family.func)))
@@ -90,3 +112,25 @@ def resolve_one(spec: "str | Measure") -> Measure:
 
 def _origin(spec: str) -> str:
     return spec if ":" in spec else f"{spec} (defined in this process)"
+
+
+# --------------------------------------------------------------------------------------------- pickling
+
+
+def _reduce(measure: Measure):
+    """How a measure travels to another process (pickle, ``copy``): a plug-in, a trec_eval spelling or a built-in
+    as its specification, resolved again there (a worker loads the plug-in itself); one registered in this process
+    only (``meta_eval.register`` in a notebook), by value."""
+    if measure.origin is not None or is_builtin(measure.family.func):
+        return _rebuild, (measure.spec, measure.label)
+    return Measure, (measure.family, measure.params, measure.label)
+
+
+def _rebuild(spec: str, label: str | None) -> Measure:
+    (measure,) = resolve(spec)
+    return measure if label is None else replace(measure, label=label)
+
+
+# Registered here, not as Measure.__reduce__: rebuilding resolves, and the registry sits below the resolver. Any
+# import of the measures package imports this module (meta_eval/measures/__init__.py), before any Measure exists.
+copyreg.pickle(Measure, _reduce)

@@ -8,30 +8,20 @@ apart from the summary (the trec_eval layout, which cannot tell them apart, refu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
 from meta_eval.model.collection import Collection
-from meta_eval.core.errors import InputError
-from meta_eval.measures import Measure, resolve_one
+from meta_eval.measures.registry import Measure
+from meta_eval.measures.resolver import resolve, resolve_one  # noqa: F401 - resolve is also meta_eval.resolve
 from meta_eval.model.rankings import Rankings
 
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where frames are made
     import pandas as pd
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
-
-
-def resolve(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Measure objects from names, trec_eval ``-m`` specs (``P.5,10``, ``all_trec``), plug-ins (``module:function``,
-    ``file.py:function``) or Measures: :func:`meta_eval.measures.resolve`, the one resolver."""
-    from meta_eval.measures.resolver import resolve as resolve_measures
-
-    return resolve_measures(measures)
-
-
 SUMMARY_TOPIC = "all"  # the topic printed on summary rows, as trec_eval prints it
 
 
@@ -165,12 +155,14 @@ class Scores:
 
 
 def scores(collection: Collection, measures, *, progress: bool = False) -> Scores:
-    """Per-topic and summary values of every measure (:class:`Scores`); measures are computed in groups of eight
-    that share their pieces of the lists (:func:`per_topic_many`), and ``progress`` counts measures."""
+    """Per-topic and summary values of every measure (:class:`Scores`). The measures are computed together, piece
+    by piece of the lists (:func:`per_topic_many`), so the arrays they share (relevance masks, cumulative counts)
+    are made once per piece; with ``progress``, in four groups (at least eight measures each) that the display
+    counts."""
     from meta_eval.core.progress import progress as progress_display
 
     resolved = resolve(measures)
-    group = 8
+    group = max(8, -(-len(resolved) // 4)) if progress else max(len(resolved), 1)
     values: list[np.ndarray] = []
     with progress_display(total=len(resolved), desc="measures", unit="measure", enabled=progress) as bar:
         for lo in range(0, len(resolved), group):
@@ -178,6 +170,28 @@ def scores(collection: Collection, measures, *, progress: bool = False) -> Score
             bar.update(min(group, len(resolved) - lo))
     summary = [aggregate(v, m, collection) for m, v in zip(resolved, values)]
     return Scores(list(collection.systems), list(collection.topics), resolved, values, summary)
+
+
+def score_pieces(pieces: Iterable[Collection], measures, *, progress: bool = False) -> Scores:
+    """:func:`scores` of a collection given in pieces of runs (:func:`meta_eval.model.collection.load_collection_pieces`),
+    each scored and dropped before the next is made: memory holds one piece and the systems × topics values.
+
+    Every value is a function of one run's lists and the qrels, so the values are those of the whole collection;
+    runs that share a tag are told apart by their file name (:func:`meta_eval.inputs.trec.unique_names`) as when the
+    collection is read whole."""
+    from meta_eval.inputs.trec import unique_names
+
+    resolved = resolve(measures)
+    parts, names, sources = [], [], []
+    for piece in pieces:
+        parts.append(scores(piece, resolved, progress=progress))
+        names += piece.systems
+        sources += piece.options["runs"]
+    if len(parts) == 1:
+        return replace(parts[0], systems=unique_names(names, sources))
+    values = [np.concatenate([part.values[i] for part in parts]) for i in range(len(resolved))]
+    summary = [np.concatenate([part.summary[i] for part in parts]) for i in range(len(resolved))]
+    return Scores(unique_names(names, sources), parts[0].topics, resolved, values, summary)
 
 
 def evaluate(
@@ -202,58 +216,8 @@ def score_lists(measure: str | Measure, grade_lists, counts=None, rel_level: int
     return m(Rankings.from_lists(grade_lists, counts, rel_level=rel_level))
 
 
-def format_trec(results: Scores | pd.DataFrame, measures: Sequence[Measure], per_topic_rows: bool = True) -> str:
-    """Print results in trec_eval's layout (``measure<TAB>topic<TAB>value``, 4 decimals, ``all`` last).
-
-    One block per run, measures in the given order, as ``trec_eval -q`` prints them: per-topic lines in the byte
-    order of the topic names, then ``runid``, ``num_q`` (the topics the run was evaluated on) and the summaries;
-    counts without decimals; geometric means (``gm_map``, ``gm_bpref``) only as summaries, as trec_eval prints
-    them. ``results`` is a :class:`Scores` or the tidy rows of :func:`evaluate`.
-
-    Raises
-    ------
-    InputError
-        Per-topic rows are asked for and a topic is named ``all``: trec_eval's layout could not tell it from the
-        summary lines.
-    """
-    if not isinstance(results, Scores):
-        results = Scores.from_frame(results, measures)
-    by_name = dict(zip(results.names, zip(results.values, results.summary)))
-    picked = [(m, *by_name[m.output_name]) for m in measures]
-    evaluated = np.zeros((len(results.systems), len(results.topics)), dtype=bool)
-    for _, values, _ in picked:
-        evaluated |= ~np.isnan(values)
-    if per_topic_rows and SUMMARY_TOPIC in results.topics:
-        raise InputError(f"a topic is named {SUMMARY_TOPIC!r}, which trec_eval's layout prints for the summary over "
-                         "topics: its per-topic lines could not be told apart; rename the topic or use a tidy format "
-                         "(csv, tsv, json, parquet), whose 'summary' column keeps them apart")
-    topic_order = sorted(range(len(results.topics)), key=lambda t: str(results.topics[t]).encode())
-    per_topic_measures = [(m, values) for m, values, _ in picked if m.family.aggregate != "gmean"]
-    lines = []
-    for s, run in enumerate(results.systems):
-        if per_topic_rows:
-            for t in topic_order:
-                lines += [_trec_line(m.output_name, results.topics[t], values[s, t], m.family.integer)
-                          for m, values in per_topic_measures if not np.isnan(values[s, t])]
-        lines.append(_trec_line("runid", SUMMARY_TOPIC, run, False))
-        if evaluated[s].any():
-            lines.append(_trec_line("num_q", SUMMARY_TOPIC, int(evaluated[s].sum()), False))
-        lines += [_trec_line(m.output_name, SUMMARY_TOPIC, summary[s], m.family.integer) for m, _, summary in picked]
-    return "\n".join(lines) + "\n"
-
-
 def _summary_mask(results: pd.DataFrame) -> pd.Series:
     """Which rows are summaries: the ``summary`` column, or (for frames written before it existed) topic "all"."""
     if "summary" in results.columns:
         return results["summary"].astype(bool)
     return results.topic == SUMMARY_TOPIC
-
-
-def _trec_line(measure: str, topic: str, value, integer: bool) -> str:
-    if isinstance(value, (str, int, np.integer)):
-        text = str(value)
-    elif integer:
-        text = f"{int(round(value))}"
-    else:
-        text = f"{value:.4f}"
-    return f"{measure:<22s}\t{topic}\t{text}"

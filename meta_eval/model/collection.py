@@ -22,15 +22,16 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import TYPE_CHECKING, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from meta_eval.inputs import trec as io
-from meta_eval.inputs.arrow_numpy import from_numpy, strings, to_numpy
-from meta_eval.core.errors import ConflictError, InputError
+from meta_eval.inputs.arrow_numpy import byte_order, from_numpy, string_hashes, strings, to_numpy
+from meta_eval.core.errors import ConflictError, InputError, PluginError
+from meta_eval.core.parallel import usable_cores
 from meta_eval.model.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,7 +161,7 @@ class Collection:
         The lists are taken in pieces (a block's topics × a few systems, about :attr:`PIECE_CELLS` cells): every
         function runs on a piece before the next piece, so the arrays they share (relevance masks, cumulative
         counts: the :class:`Rankings` cache) are computed once per piece and stay in the CPU cache, and nothing of
-        the size of the collection is allocated. Pieces run on ``threads`` threads (default: every core; numpy
+        the size of the collection is allocated. Pieces run on ``threads`` threads (default: every usable core; numpy
         releases the GIL); the result does not depend on their number.
         """
 
@@ -174,8 +175,6 @@ class Collection:
             pieces += [(block, slice(lo, min(lo + step, S))) for lo in range(0, S, step)]
 
         def run(piece) -> None:
-            from meta_eval.measures.plugins import PluginError
-
             block, rows = piece
             r = block.rankings
             sub = Rankings(r.grades[rows], r.n_ret[rows], r.counts, rel_level=r.rel_level)
@@ -190,7 +189,7 @@ class Collection:
                                  f"{self.topics[block.topics[topic]]}") from None
                 values[rows, block.topics] = np.broadcast_to(np.asarray(result, dtype=np.float64), sub.shape)
 
-        threads = min(len(pieces), threads or os.cpu_count() or 1)
+        threads = min(len(pieces), threads or usable_cores())
         if threads <= 1:
             for piece in pieces:
                 run(piece)
@@ -361,8 +360,9 @@ def load_collection(
 ) -> Collection:
     """Read qrels and runs into a :class:`Collection`.
 
-    The runs are streamed: each file is read, parsed, ordered and cut to ``depth`` on its own (several files at
-    once, one per core), and only its ordered document codes are kept, never the text of all runs at once.
+    The runs are streamed: files are read and parsed a few at a time (one per usable core), and each run is then
+    ordered, checked and cut to ``depth`` on its own; only its ordered document codes are kept, never the text of
+    all runs at once. :func:`load_collection_pieces` gives the collection in pieces within a memory budget.
 
     Parameters
     ----------
@@ -396,7 +396,71 @@ def load_collection(
         Malformed files (file and line named), a docid twice for one topic in a run or in the qrels, a run with no
         topic in common with the qrels, bad options.
     """
+    (collection,) = load_collection_pieces(qrels, runs, memory=None, depth=depth, rel_level=rel_level,
+                                           missing=missing, unjudged=unjudged, ties=ties,
+                                           score_precision=score_precision, progress=progress, disjoint=disjoint)
+    names = io.unique_names(collection.systems, collection.options["runs"])
+    return replace(collection, systems=names) if names != collection.systems else collection
+
+
+#: Bytes a retrieved document costs while its piece of a collection is held (:func:`load_collection_pieces`): its
+#: prepared list entry (document and grade codes, 5 bytes) and its cell of the dense blocks (5 bytes, and so many
+#: for the padding of lists shorter than the longest of their block).
+BYTES_PER_DOCUMENT = 5
+BYTES_PER_CELL = 5
+#: Bytes per (run, topic) of a piece: lengths (8), present (1), and a few summary values per measure (8 each).
+BYTES_PER_LIST = 64
+
+
+def default_memory() -> int:
+    """The default budget of :func:`load_collection_pieces`: a quarter of the machine's memory, at most 2 GiB."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - no sysconf
+        total = 8 << 30
+    return int(min(total // 4, 2 << 30))
+
+
+def load_collection_pieces(
+    qrels: io.PathLike | pd.DataFrame,
+    runs: Sequence[io.PathLike | pd.DataFrame] | io.PathLike | pd.DataFrame,
+    *,
+    memory: int | None,
+    depth: int | None = None,
+    rel_level: int = 1,
+    missing: Literal["zero", "skip"] = "zero",
+    unjudged: Literal["nonrel", "remove"] = "nonrel",
+    ties: TiePolicy = "trec_eval",
+    score_precision: Literal["float64", "float32"] = "float64",
+    progress: bool = False,
+    disjoint: bool = False,
+) -> Iterator[Collection]:
+    """:func:`load_collection` in pieces: collections of consecutive runs (in the order of the files) with the
+    same qrels and topics, each holding at most ``memory`` bytes of ranked lists, for a collection larger than
+    memory whose lists are needed one run at a time (scores: :func:`meta_eval.measures.scoring.score_pieces`).
+
+    A piece holds its runs' prepared lists and dense blocks (:data:`BYTES_PER_DOCUMENT` per retrieved document,
+    :data:`BYTES_PER_CELL` per cell of the blocks, :data:`BYTES_PER_LIST` per (run, topic)); a run is added to the
+    piece while the piece stays within ``memory`` (a single run larger than that is a piece of its own). Runs
+    are read a few at a time (:func:`meta_eval.inputs.trec.iter_runs`), so besides the pieces memory holds the qrels and
+    the runs being read. A piece's ``systems`` are its runs' tags as read (:func:`meta_eval.inputs.trec.unique_names`
+    tells apart, over all pieces, two runs that share one).
+
+    Parameters
+    ----------
+    memory : int or None
+        Bytes of ranked lists per piece (None: no limit, one piece). Other parameters: :func:`load_collection`.
+
+    Raises
+    ------
+    InputError
+        As :func:`load_collection`; ``memory`` below 1.
+    """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
+    if memory is not None and memory < 1:
+        raise InputError(f"memory must be a positive number of bytes, got {memory}")
+    options = dict(rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
+                   score_precision=score_precision)
     # The qrels are read in a thread while the first runs are decompressed and parsed (a run needs them only to
     # grade its lists, after parsing).
     with ThreadPoolExecutor(1) as pool:
@@ -407,14 +471,64 @@ def load_collection(
                                         score_precision=score_precision, remove_unjudged=(unjudged == "remove"),
                                         disjoint=disjoint)
 
+        piece: list[_RunLists] = []
+        size = None
+        yielded = False
         try:
-            lists = io.read_runs(runs, with_rank=(ties == "rank"), progress=progress, each=prepare)
+            # The reading threads parse (Arrow, without the GIL); the runs are prepared here, one after the other
+            # (many small numpy calls: prepared in the reading threads, they took the GIL from each other).
+            for table in io.iter_runs(runs, with_rank=(ties == "rank"), progress=progress):
+                lists = prepare(table)
+                size = size or _PieceSize(len(reading_qrels.result().topics))
+                if memory is not None and piece and size.after(lists) > memory:
+                    yield _assemble(reading_qrels.result(), piece, **options)
+                    yielded, piece = True, []
+                    size.clear()
+                size.add(lists)
+                piece.append(lists)
         except InputError:
             reading_qrels.result()  # a bad qrels file is reported first, as when it was read first
             raise
-        base = reading_qrels.result()
-    return _assemble(base, lists, rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
-                     score_precision=score_precision)
+        if piece or not yielded:
+            yield _assemble(reading_qrels.result(), piece, **options)
+
+
+class _PieceSize:
+    """The bytes a piece of a collection holds (:func:`load_collection_pieces`), run by run."""
+
+    def __init__(self, n_topics: int):
+        self.depth = np.zeros(n_topics, dtype=np.int64)  # the longest list of each topic
+        self.clear()
+
+    def clear(self) -> None:
+        self.depth[:] = 0
+        self.runs = self.documents = 0
+
+    def add(self, lists: _RunLists) -> None:
+        np.maximum.at(self.depth, lists.topics, lists.lengths)
+        self.runs += 1
+        self.documents += int(lists.lengths.sum())
+
+    def after(self, lists: _RunLists) -> int:
+        """The bytes of the piece with ``lists`` added."""
+        depth = self.depth.copy()
+        np.maximum.at(depth, lists.topics, lists.lengths)
+        runs = self.runs + 1
+        return (BYTES_PER_DOCUMENT * (self.documents + int(lists.lengths.sum()))
+                + BYTES_PER_CELL * runs * _block_cells(depth) + BYTES_PER_LIST * runs * len(depth))
+
+
+def _block_cells(depth: np.ndarray) -> int:
+    """Cells per run of the dense blocks (:func:`_blocks`) of topics whose longest lists are ``depth``."""
+    bucket = _depth_bucket(depth)
+    widths = np.zeros(int(bucket.max(initial=0)) + 1, dtype=np.int64)
+    np.maximum.at(widths, bucket, np.maximum(depth, 1))
+    return int(widths[bucket].sum())
+
+
+def _depth_bucket(depth: np.ndarray) -> np.ndarray:
+    """The block of topics whose longest list is ``depth``: powers of two."""
+    return np.ceil(np.log2(np.maximum(depth, 1))).astype(np.int64)
 
 
 def _check_options(depth, rel_level, missing, unjudged, ties, score_precision) -> None:
@@ -480,7 +594,7 @@ def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel
     run."""
     n_sys, n_top = n_ret.shape
     topic_depth = n_ret.max(axis=0, initial=0)
-    bucket = np.ceil(np.log2(np.maximum(topic_depth, 1))).astype(np.int64)
+    bucket = _depth_bucket(topic_depth)
     local = np.empty(n_top, dtype=np.int64)
     blocks = []
     for b in np.unique(bucket):
@@ -508,7 +622,12 @@ def _blocks(lists: list["_RunLists"], n_ret: np.ndarray, counts: np.ndarray, rel
 
 class _Qrels:
     """The qrels indexed: topic ids in byte order, documents coded in order of first appearance, judgments sorted by
-    (topic, document); a document judged twice for a topic is an error."""
+    (topic, document); a document judged twice for a topic is an error.
+
+    A run's documents are found among the judgments by a hash of (topic, docid) (:class:`_HashTable`, built once
+    for all runs), and every judgment found is confirmed by comparing the docids themselves, so the lookup is
+    exact. Should two judgments of a topic share a hash (about 2**-64 per pair), the docids are looked up by
+    Arrow's ``index_in`` instead."""
 
     def __init__(self, table: io.QrelsTable):
         self.source = table.source
@@ -519,6 +638,7 @@ class _Qrels:
         rank[order] = np.arange(len(order))
         self.topics = [names[i] for i in order]
         self._topic_values = strings(self.topics)
+        self._topic_of = {name: i for i, name in enumerate(self.topics)}
         doc = pc.dictionary_encode(_plain_strings(table.docid))
         self.dictionary = doc.dictionary
         self.judgments = _sorted_judgments(rank[to_numpy(topic.indices)], to_numpy(doc.indices), table.grade)
@@ -529,20 +649,143 @@ class _Qrels:
             line = io.line_of_pair(self.source, name, docid)
             raise ConflictError(f"document {docid!r} is judged twice for topic {name!r}", self.source, line)
         self._lookup = _GradeLookup(self.judgments, len(self.dictionary))
+        self._doc_or_none = np.append(j.doc, -1).astype(np.int32)  # index -1: no judgment
+        self._grade_or_none = np.append(self._lookup.coded, UNJUDGED).astype(np.int8)
+        self._table = _HashTable(j.topic, pair_hashes(j.topic, string_hashes(self.dictionary)[j.doc]),
+                                 len(self.topics))
 
     def topic_index(self, values: pa.Array) -> np.ndarray:
         """Index of each topic id in :attr:`topics`, -1 for topics absent from the qrels."""
         found = pc.index_in(_plain_strings(values), value_set=self._topic_values)
         return to_numpy(found, null=-1).astype(np.int64)
 
+    def topic_rows(self, values: pa.Array) -> np.ndarray:
+        """:meth:`topic_index` of every row of a run's topic column, looking up only the first row of each stretch of
+        equal topics (runs list a topic's documents together)."""
+        if pa.types.is_dictionary(values.type):
+            return self.topic_index(values.dictionary)[to_numpy(values.indices)]
+        n = len(values)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        changes = to_numpy(pc.indices_nonzero(pc.not_equal(values.slice(1), values.slice(0, n - 1))))
+        starts = np.concatenate([[0], changes.astype(np.int64) + 1])
+        heads = values.take(from_numpy(starts))
+        codes = self.topic_index(heads) if len(heads) > 64 else \
+            np.array([self._topic_of.get(name, -1) for name in heads.to_pylist()], dtype=np.int64)
+        return np.repeat(codes, np.diff(np.append(starts, n)))
+
     def doc_index(self, values: pa.Array) -> np.ndarray:
         """Code of each docid among the qrels' documents, -1 for documents the qrels do not judge."""
         found = pc.index_in(_plain_strings(values), value_set=self.dictionary)
         return to_numpy(found, null=-1).astype(np.int64)
 
-    def grade(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
-        """Grade codes of (topic, qrels document code) pairs; documents coded -1 are unjudged."""
-        return np.where(doc >= 0, self._lookup(topic, doc), UNJUDGED).astype(np.int8)
+    def find(self, topic: np.ndarray, pairs: np.ndarray, docid: Callable[[np.ndarray], pa.Array]) -> np.ndarray:
+        """The judgment (a row of :attr:`judgments`) of each (topic index, document), -1 where it has none.
+
+        ``pairs`` are their :func:`pair_hashes`; ``docid(rows)`` gives the docids of some of them: those whose hash
+        is found, to confirm it (or all of them, looked up by ``index_in``, after a collision among the
+        judgments' hashes)."""
+        if self._table.collision:
+            return self._lookup.judgment(topic, self.doc_index(docid(np.arange(len(topic)))))
+        found = self._table.find(topic, pairs)
+        rows = np.flatnonzero(found >= 0)
+        judgment = found[rows]
+        # equal docids with equal pair hashes have equal topics (the topic's share of the hash is invertible)
+        same = pc.equal(_plain_strings(docid(rows)), self.dictionary.take(from_numpy(self.judgments.doc[judgment])))
+        found[rows[to_numpy(pc.indices_nonzero(pc.invert(same))).astype(np.int64)]] = -1  # another pair's hash
+        return found
+
+    def doc_and_grade(self, judgment: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The document code (int32) and grade code (int8) of judgments (rows of :attr:`judgments`); judgment -1
+        (none) is document -1, UNJUDGED."""
+        return self._doc_or_none[judgment], self._grade_or_none[judgment]
+
+
+def pair_hashes(topic: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (topic index, docid hash) pair: equal pairs, equal hashes."""
+    out = topic.astype(np.uint64)
+    out *= _TOPIC_MIX
+    out ^= hashes
+    return out
+
+
+_TOPIC_MIX = np.uint64(0xD6E8FEB86659FD93)  # an odd constant (any odd one spreads the topics over the 64 bits)
+
+
+class _HashTable:
+    """The rows of (group, 64-bit key) pairs, found by key: an open-addressing table with one region of
+    2**k >= 4 × (its keys) slots per group, slot = the region's start + the key's low bits.
+
+    Each slot holds one key (the last written) and its row, side by side (one memory access per lookup). Keys whose
+    slot another took (about an eighth) go to an overflow list, sorted, searched by the lookups that land on a slot
+    marked as overflowing. The regions keep the lookups of one group (a run's documents of one topic, listed
+    together) in a small, cached part of the table. Written by hand: numpy has no hash table, and a binary search
+    over sorted keys costs 75 ns a lookup (a cache miss per level) against about 15 here.
+
+    Attributes
+    ----------
+    collision : bool
+        Two rows of a group share a key (the table cannot tell them apart).
+    """
+
+    _OVERFLOW = 1 << 62  # added to a slot's row when a key lost it
+
+    def __init__(self, group: np.ndarray, keys: np.ndarray, n_groups: int):
+        m = len(keys)
+        self.regions = _Regions(np.bincount(group, minlength=n_groups), spread=4)
+        slot = self.regions.slot(group, keys)
+        row = np.full(self.regions.size, -1, dtype=np.int64)
+        row[slot] = np.arange(m)  # the last key written to a slot keeps it
+        kept = row[slot]
+        lost = np.flatnonzero(kept != np.arange(m))
+        row[slot[lost]] += self._OVERFLOW
+        self.slots = np.zeros((len(row), 2), dtype=np.uint64)  # (key, row) per slot
+        self.slots[slot, 0] = keys[kept]
+        self.slots[:, 1] = row.view(np.uint64)
+        order = np.argsort(keys[lost], kind="stable")
+        self.lost, self.lost_keys = lost[order], keys[lost][order]
+        # a group's equal keys share a slot: one keeps it, or both went to the overflow list
+        self.collision = bool((keys[lost] == keys[kept[lost]]).any()
+                              or (self.lost_keys[1:] == self.lost_keys[:-1]).any())
+
+    def find(self, group: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The row of each (group, key) (or of another group's pair with that key, found in the overflow list),
+        -1 where there is none."""
+        entry = np.take(self.slots, self.regions.slot(group, keys), axis=0)  # (n, 2): one memory access
+        row = entry[:, 1].view(np.int64)
+        found = np.where(entry[:, 0] == keys, row & (self._OVERFLOW - 1), -1)
+        if len(self.lost):
+            rest = np.flatnonzero(row >= self._OVERFLOW)
+            rest = rest[found[rest] < 0]
+            at = np.minimum(np.searchsorted(self.lost_keys, keys[rest]), len(self.lost) - 1)
+            hit = self.lost_keys[at] == keys[rest]
+            found[rest[hit]] = self.lost[at[hit]]
+        return found
+
+
+@dataclass
+class _Regions:
+    """Per group, a region of 2**k >= ``spread`` × its count slots (one slot for a group without any), one after
+    the other."""
+
+    base: np.ndarray
+    mask: np.ndarray
+
+    def __init__(self, counts: np.ndarray, spread: int):
+        size = np.ones(len(counts), dtype=np.int64)
+        wide = counts > 0
+        size[wide] = np.left_shift(1, np.ceil(np.log2(spread * counts[wide])).astype(np.int64))
+        self.base, self.mask = np.cumsum(size) - size, (size - 1).astype(np.uint64)
+
+    @property
+    def size(self) -> int:
+        return int(self.base[-1] + self.mask[-1]) + 1 if len(self.base) else 1
+
+    def slot(self, group: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The slot of each (group, key): its group's first slot plus the key's low bits."""
+        out = (keys & self.mask[group]).view(np.int64)
+        out += self.base[group]
+        return out
 
 
 @dataclass(eq=False)
@@ -562,49 +805,85 @@ class _RunLists:
     grade: np.ndarray  # (n,) int8 grade code
     present: np.ndarray  # topics the run retrieved for (before the depth cut and the removal of unjudged documents)
 
+    #: Rows ordered, checked and graded at once: a long run (MS MARCO's 7 M lines) is taken a few topics at a time,
+    #: so that its temporary arrays stay small (reused by the allocator rather than mapped afresh, and cached).
+    CHUNK_ROWS = 1 << 18
+
     @classmethod
     def from_table(cls, run: io.RunTable, qrels: _Qrels, *, depth: int | None, ties: str, score_precision: str,
                    remove_unjudged: bool, disjoint: bool = False) -> "_RunLists":
-        topic_codes = _dictionary(run.topic)
-        topic = qrels.topic_index(topic_codes.dictionary)[to_numpy(topic_codes.indices)]
-        docs = _dictionary(run.docid)
-        doc = to_numpy(docs.indices)
+        """Order, check, cut and grade a run's lines. Documents are told apart by a hash of their docid
+        (:func:`meta_eval.inputs.arrow_numpy.string_hashes`), and the docids themselves are compared wherever a hash
+        decides: a repeated document, a judgment found, ties broken by docid."""
+        topic = qrels.topic_rows(run.topic)
         score = run.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else run.score
-        rank, position = run.rank, None
+        line = None  # the line of each row (None: row i is line i)
         keep = topic >= 0  # run topics absent from the qrels are ignored, as in trec_eval
         if not keep.all():
-            position = np.flatnonzero(keep)
-            topic, doc, score = topic[position], doc[position], score[position]
-            rank = None if rank is None else rank[position]
+            line = np.flatnonzero(keep)
+            topic, score = topic[line], score[line]
         if len(topic) == 0 and not disjoint:
             raise InputError(f"run {run.name!r} has no topic in common with the qrels (qrels topics: "
                              f"{qrels.topics[:8]}{' ...' if len(qrels.topics) > 8 else ''})", run.source)
-        if position is None and ties == "input":
-            position = np.arange(len(topic))
-        _check_duplicates(run, topic, doc, len(docs.dictionary), position)
-        order = _order(topic, score, partial(_byte_order, doc, docs.dictionary), position, rank, ties)
-        topic, doc = topic[order], doc[order]
-        present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
-        if depth is not None:
-            cut = _position_in_group(topic) < depth
-            if not cut.all():
-                topic, doc = topic[cut], doc[cut]
-        doc = qrels.doc_index(docs.dictionary)[doc]  # the qrels' code of each judged document, -1 for the others
-        grade = qrels.grade(topic, doc)
-        if remove_unjudged:
-            kept = grade >= 0
-            if not kept.all():
-                topic, doc, grade = topic[kept], doc[kept], grade[kept]
-        start = _group_starts(topic)
-        lengths = np.diff(np.concatenate([start, [len(topic)]]))
-        return cls(run.name, run.source, topic[start].astype(np.int32), lengths.astype(np.int32),
-                   doc.astype(np.int32), grade, present)
+        parts = [_chunk_lists(run, qrels, topic[lo:hi], score[lo:hi], np.arange(lo, hi) if line is None
+                              else line[lo:hi], depth=depth, ties=ties, remove_unjudged=remove_unjudged)
+                 for lo, hi in _chunks(topic, cls.CHUNK_ROWS)]
+        topics, lengths, doc, grade, present = (np.concatenate(column) for column in zip(*parts))
+        return cls(run.name, run.source, topics, lengths, doc, grade, present)
 
     def rows(self) -> tuple[np.ndarray, np.ndarray]:
         """(topic, rank - 1) of every document."""
         topic = np.repeat(self.topics, self.lengths)
         start = np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
         return topic, np.arange(len(topic)) - start
+
+
+def _chunk_lists(run: io.RunTable, qrels: _Qrels, topic: np.ndarray, score: np.ndarray, line: np.ndarray, *,
+                 depth: int | None, ties: str, remove_unjudged: bool) -> tuple[np.ndarray, ...]:
+    """:meth:`_RunLists.from_table` of some of a run's rows (whole topics): (topics, lengths, doc, grade, present)
+    of the rows at ``line`` of the run, whose topic indices and scores are ``topic`` and ``score``."""
+    stretch = not len(line) or line[-1] - line[0] == len(line) - 1  # lines lo..hi: a slice, not a copy
+    docids = run.docid.slice(int(line[0]) if len(line) else 0, len(line)) if stretch else \
+        run.docid.take(from_numpy(line))
+    hashes = string_hashes(docids)
+    rank = None if run.rank is None else run.rank[line]
+    docid = partial(_take, docids)
+    pairs = pair_hashes(topic, hashes)
+    _check_duplicates(run, topic, pairs, lambda rows: line[rows])
+    position = np.arange(len(topic)) if ties == "input" else None
+    order = _order(topic, score, partial(_byte_order, docid), position, rank, ties)
+    topic, pairs = topic[order], pairs[order]
+    present = topic[_group_starts(topic)]  # the ordering made each topic's rows contiguous
+    if depth is not None:
+        cut = np.flatnonzero(_position_in_group(topic) < depth)
+        if len(cut) < len(topic):
+            topic, pairs, order = topic[cut], pairs[cut], order[cut]
+    judgment = qrels.find(topic, pairs, lambda rows: docid(order[rows]))
+    doc, grade = qrels.doc_and_grade(judgment)
+    if remove_unjudged:
+        kept = grade >= 0
+        if not kept.all():
+            topic, doc, grade = topic[kept], doc[kept], grade[kept]
+    start = _group_starts(topic)
+    lengths = np.diff(np.concatenate([start, [len(topic)]]))
+    return topic[start].astype(np.int32), lengths.astype(np.int32), doc, grade, present
+
+
+def _chunks(topic: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Row ranges of about ``rows`` rows holding whole topics, when each topic's rows are together (as runs list
+    them); else the one range of every row."""
+    n = len(topic)
+    starts = _group_starts(topic)
+    if n <= rows or len(np.unique(topic[starts])) < len(starts):
+        return [(0, n)]
+    cuts = starts[np.unique(np.searchsorted(starts, np.arange(rows, n, rows), side="right") - 1)]
+    bounds = np.unique(np.concatenate([[0], cuts, [n]]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def _take(values: pa.Array, rows: np.ndarray) -> pa.Array:
+    """The values of some rows."""
+    return values.take(from_numpy(np.asarray(rows, dtype=np.int64)))
 
 
 def _group_starts(group: np.ndarray) -> np.ndarray:
@@ -614,13 +893,12 @@ def _group_starts(group: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
 
 
-def _byte_order(doc: np.ndarray, dictionary: pa.Array, rows: np.ndarray) -> np.ndarray:
-    """Rank of the docids of ``rows`` among themselves in byte order (trec_eval compares docids with strcmp)."""
-    codes, inverse = np.unique(doc[rows], return_inverse=True)
-    order = to_numpy(pc.sort_indices(dictionary.take(from_numpy(codes)).cast(pa.binary())))
-    rank = np.empty(len(codes), dtype=np.int64)
-    rank[order] = np.arange(len(codes))
-    return rank[inverse]
+def _byte_order(docid: Callable[[np.ndarray], pa.Array], rows: np.ndarray) -> np.ndarray:
+    """Rank of the docids of ``rows`` among themselves in byte order (trec_eval compares docids with strcmp); equal
+    docids (of different topics) take distinct ranks."""
+    rank = np.empty(len(rows), dtype=np.int64)
+    rank[byte_order(docid(rows))] = np.arange(len(rows))
+    return rank
 
 
 def _plain_strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -630,37 +908,48 @@ def _plain_strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return values.cast(pa.string()) if values.type != pa.string() else values
 
 
-def _dictionary(values: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
-    """Dictionary-encoded strings with unique dictionary entries (as Arrow's CSV reader makes them per file)."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(values.type) \
-            else values.combine_chunks()
-    if pa.types.is_dictionary(values.type):  # distinct entries: RunTable's contract (read_run makes them so)
-        return values
-    return pc.dictionary_encode(_plain_strings(values))
+def _check_duplicates(run: io.RunTable, topic: np.ndarray, pairs: np.ndarray,
+                      line: Callable[[np.ndarray], np.ndarray]) -> None:
+    """A document listed twice for one topic of a run is an error naming the file and the line (the first line
+    that repeats a document).
+
+    Rows with distinct :func:`pair_hashes` hold distinct (topic, document) pairs; the docids of rows that share one
+    are compared. Equal hashes are found as in :class:`_HashTable`, without its overflow list: each row is written
+    to its hash's slot in its topic's region of a table of 4 slots per row; a row that lost its slot to an equal
+    hash is a candidate, and so is every hash repeated among the rows that lost theirs (about an eighth of the
+    rows, sorted)."""
+    regions = _Regions(np.bincount(topic, minlength=int(topic.max(initial=-1)) + 1), spread=4)
+    slot = regions.slot(topic, pairs)
+    rows = np.arange(len(pairs), dtype=np.int32 if len(pairs) < 2**31 else np.int64)
+    table = np.empty(regions.size, dtype=rows.dtype)
+    table[slot] = rows
+    kept = table[slot]
+    lost = np.flatnonzero(kept != rows)
+    if not len(lost):
+        return
+    twin = pairs[lost] == pairs[kept[lost]]
+    rest = lost[~twin]
+    ordered = np.sort(pairs[rest])
+    again = ordered[1:][ordered[1:] == ordered[:-1]]
+    candidates = np.unique(np.concatenate([lost[twin], kept[lost[twin]], rest[np.isin(pairs[rest], again)]]))
+    if len(candidates):
+        _first_repeat(run, topic, candidates, line)
 
 
-def _check_duplicates(run: io.RunTable, topic: np.ndarray, doc: np.ndarray, n_docs: int,
-                      position: np.ndarray | None) -> None:
-    """A document listed twice for one topic of a run is an error naming the file and the line."""
-    key = topic.astype(np.int64) * max(n_docs, 1) + doc
-    cells = (int(topic.max(initial=-1)) + 1) * max(n_docs, 1)
-    if cells <= 8 * len(key) + (1 << 20):  # a mark per (topic, document) cell: linear, a third of a sort's time
-        marked = np.zeros(cells, dtype=bool)
-        marked[key] = True
-        if np.count_nonzero(marked) == len(key):
-            return
-    else:  # many topics × documents: a plain sort (much cheaper than argsort)
-        ordered = np.sort(key)
-        if not (ordered[1:] == ordered[:-1]).any():
-            return
-    order = np.argsort(key, kind="stable")
-    i = int(order[np.flatnonzero(key[order][1:] == key[order][:-1])[0] + 1])
-    row = i if position is None else int(position[i])
-    docid, name = run.docid[row].as_py(), run.topic[row].as_py()
-    line = io.line_of_pair(run.source, name, docid)
-    raise ConflictError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}", run.source,
-                        line)
+def _first_repeat(run: io.RunTable, topic: np.ndarray, rows: np.ndarray,
+                  line: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Raise for the first of ``rows`` (ascending) whose (topic, docid) an earlier one of them holds, if any."""
+    docid = _plain_strings(run.docid.take(from_numpy(line(rows))))
+    pair = pc.binary_join_element_wise(strings([str(t) for t in topic[rows].tolist()]), docid, "\t")
+    codes = to_numpy(pc.dictionary_encode(pair).indices)
+    seen = np.zeros(len(codes), dtype=bool)
+    for i, code in enumerate(codes.tolist()):  # rows whose hashes met: a handful
+        if seen[code]:
+            row = int(line(rows[i:i + 1])[0])
+            docid, name = run.docid[row].as_py(), run.topic[row].as_py()
+            raise ConflictError(f"document {docid!r} appears twice for topic {name!r} in run {run.name!r}",
+                                run.source, io.line_of_pair(run.source, name, docid))
+        seen[code] = True
 
 
 def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> Judgments:
@@ -685,6 +974,15 @@ class _GradeLookup:
         if n_topics * n_docs <= self._DENSE_LIMIT:
             self.table = np.full(max(n_topics * n_docs, 1), UNJUDGED, dtype=np.int8)
             self.table[self.key] = self.coded
+
+    def judgment(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """The row of the sorted judgments of each (topic, document code) pair, -1 where there is none (documents
+        coded -1 have none)."""
+        key = np.asarray(topic, dtype=np.int64) * self.n_docs + np.maximum(doc, 0)
+        if len(self.key) == 0:
+            return np.full(key.shape, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.key, key), len(self.key) - 1)
+        return np.where((self.key[pos] == key) & (doc >= 0), pos, -1)
 
     def __call__(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
         key = np.asarray(topic, dtype=np.int64) * self.n_docs + np.maximum(doc, 0)
@@ -728,32 +1026,48 @@ def _sort_rows(group: np.ndarray, primary: np.ndarray, secondary: Callable[[np.n
     *block* (its position in the file), never by group id, so a group keeps its place among the others.
     """
     n = len(group)
-    perm = np.arange(n)
     if n == 0:
-        return perm
+        return np.arange(0)
     boundary = group[1:] != group[:-1]
+    perm = None  # the permutation so far (None: the identity)
     if np.count_nonzero(boundary) + 1 != np.count_nonzero(np.bincount(group)):  # a group's rows are not contiguous
         perm = np.argsort(group, kind="stable")
         g = group[perm]
         boundary = g[1:] != g[:-1]
-    block = np.concatenate([[0], np.cumsum(boundary)])  # contiguous block id, increasing along the rows
     same = ~boundary
-    p = primary[perm]
-    unsorted = same & (p[1:] > p[:-1])
+    p = primary if perm is None else primary[perm]
+    unsorted = p[1:] > p[:-1]
+    unsorted &= same
     if unsorted.any():
+        perm = np.arange(n) if perm is None else perm
+        block = np.concatenate([[0], np.cumsum(boundary)])  # contiguous block id, increasing along the rows
         sub = np.flatnonzero(np.isin(block, np.unique(block[1:][unsorted])))
         rows = perm[sub]
         perm[sub] = rows[np.lexsort((secondary(rows), -primary[rows], block[sub]))]
         p = primary[perm]
-    tie = same & (p[1:] == p[:-1])
+    tie = p[1:] == p[:-1]
+    tie &= same
     if tie.any():
+        perm = np.arange(n) if perm is None else perm
         in_block = np.zeros(n, dtype=bool)
         in_block[1:] |= tie
         in_block[:-1] |= tie
-        tie_block = np.cumsum(np.concatenate([[True], ~tie]))
         sub = np.flatnonzero(in_block)
-        perm[sub] = perm[sub][np.lexsort((secondary(perm[sub]), tie_block[sub]))]
-    return perm
+        starts = np.ones(len(sub), dtype=bool)
+        starts[1:] = ~tie[sub[1:] - 1]  # the row is not tied to the one before it
+        rows = perm[sub]
+        perm[sub] = rows[_within(np.cumsum(starts), secondary(rows))]
+    return np.arange(n) if perm is None else perm
+
+
+def _within(block: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """The permutation sorting rows by (block, key), both integers ascending: one sort of a combined key when it
+    fits in 62 bits (``lexsort``'s two stable passes cost twice as much)."""
+    key = key - key.min(initial=0)
+    span = int(key.max(initial=0)) + 1
+    if int(block.max(initial=0)) * span < 1 << 62:
+        return np.argsort(block.astype(np.int64) * span + key, kind="stable")
+    return np.lexsort((key, block))
 
 
 def _position_in_group(group: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from meta_eval.inputs import trec as io
 from meta_eval.inputs.arrow_numpy import to_numpy
-from meta_eval.core.errors import ConflictError, InputError
+from meta_eval.core.errors import ConflictError
 
 from meta_eval.model.collection import ListsView
 

@@ -23,9 +23,6 @@ JUDGED_NEG = -2
 (RELVALUE_UNJUDGED) it is not counted as a judged non-relevant document by bpref and is removed by -J."""
 PAD = -3
 """Grade code past the end of a list."""
-MAX_GRADE = 127
-"""The highest relevance grade a collection may hold: grades are stored as int8 (with the codes above), which
-keeps the arrays small; higher grades are refused when the qrels are read."""
 
 
 @dataclass(eq=False)
@@ -154,6 +151,9 @@ class Rankings:
 
     def count_at(self, cum: np.ndarray, k: np.ndarray | int) -> np.ndarray:
         """Value of a cumulative array at rank ``k`` (1-based, per list or scalar); 0 at k = 0, held past D."""
+        if np.ndim(k) == 0:  # one rank for every list (P@10): a column of the array
+            k = int(k)
+            return cum[..., min(k, self.depth) - 1].copy() if k > 0 else np.zeros(self.shape, dtype=cum.dtype)
         k = np.broadcast_to(np.asarray(k, dtype=np.int64), self.shape)
         idx = np.clip(k, 1, self.depth) - 1
         value = np.take_along_axis(cum, idx[..., None], axis=-1)[..., 0]

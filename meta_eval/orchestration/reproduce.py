@@ -256,7 +256,7 @@ def _kishida_table3() -> Reproduction:
 
 
 def _kishida_table4() -> Reproduction:
-    from meta_eval.rendering.figures.correlation import correlation_heatmap
+    from meta_eval.rendering.heatmap import correlation_heatmap
     from meta_eval.statistics.metric_properties.patterns import pattern_correlations
 
     rows = _Rows("kishida-table4")

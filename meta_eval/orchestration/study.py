@@ -1,39 +1,24 @@
 """The main job: a full meta-evaluation of metrics against GAP and nDCG, written as a self-contained report folder.
 
-The study is a loop over the analysis registry (:mod:`meta_eval.analyses`) in dependency order. The built-in
-analyses, in the report's order:
+The study is a loop over the analyses registry (:mod:`meta_eval.analyses`) in the report's order (each analysis's
+``order``) and dependency order: every built-in analysis that reads what the study has (a collection, or only
+score tables) and is enabled by its parameters, then the analyses the user adds (``my.py:NAME``). An analysis that
+needs more than the study has (the rankings, for a study of score tables) is listed as not applicable, with the
+reason.
 
-1. scores — per-topic scores of every metric, mean per system (and the per-topic standardisation reference);
-2. discpower — Sakai's paired bootstrap over all system pairs and over the top-k systems, ASL curves, difference
-   required;
-3. split-half — Voorhees' split-half stability: τ between the rankings of disjoint topic halves by half size;
-4. anova — two-way ANOVA (system + topic) with ω², system-pair effect sizes, Sakai's topic-set-size design;
-5. correlation — Kendall τ_b, τ_AP (both directions), Spearman and Pearson between system rankings with bootstrap
-   intervals, per-topic correlations, system-pair swaps and how many are significant;
-6. intuitiveness — Sakai's concordance test of every metric pair against a gold criterion (default P@10);
-7. incomplete-judgments — rankings under reduced qrels (standard and condensed forms) against the full qrels;
-8. reusability — leave-one-run-out pool reusability: score and rank change of a run left out of the pool;
-9. informativeness — maximum-entropy inference of precision-recall curves from each metric's value, RMS error
-   against the actual curves, GAP's RMS error over its threshold probabilities g, inferred-vs-actual curves;
-10. ltr (opt-in, ``ltr_data``) — effectiveness of a LambdaMART ranker trained for each metric, beside the metric's
-    informativeness (the GAP paper §5);
-11. judge-agreement (opt-in: ``analyses=["judge-agreement(other_qrels=FILE)"]``) — how each metric's ranking moves
-    under another judge's qrels.
-
-Each analysis declares its parameters; the study sets those it maps to its options (``StudyOptions``: one name per
-concept across analyses, e.g. ``seed``, ``alpha``, ``n_resamples``) and leaves the others at their defaults.
-``StudyOptions.analyses`` adds analyses (a user's plug-in, ``my.py:NAME(param=value)``) or sets a built-in's other
-parameters (``incomplete-judgments(sampling=depth)``). Budgets (draws, fractions, splits) are options whose
-defaults keep the demo study fast. ``standardise`` (``"z"`` or ``"cdf"``) replaces every (S, T) score array by its
-per-topic standardised form before the analyses that compare systems (:mod:`meta_eval.statistics.standardise`); the
-scores table, informativeness and intuitiveness (unchanged by an increasing map per topic) use the metric values
-themselves.
+Parameters have one name from the engine up to the command line: the study sets the concepts every analysis
+shares (:data:`SHARED`: ``seed``, ``alpha``, ``n_resamples``, ``confidence``) once, and each analysis's own through
+``params`` (``{"informativeness": {"lists": 500}}``; on the command line ``--informativeness-lists 500``) or a
+specification (``informativeness(lists=500)``). ``standardise`` (``"z"`` or ``"cdf"``) replaces every (S, T) score
+array by its per-topic standardised form before the analyses that compare systems
+(:mod:`meta_eval.statistics.standardise`).
 
 The report opens with findings, each analysis's own (:meth:`meta_eval.analyses.Result.findings`: sentences quoting
 its compact tables). Tables are compact (one row per metric or a metric x metric matrix) in Markdown, HTML and
 LaTeX, the full detail in CSVs; figures are vector PDF (or the requested formats) with PNG previews, every metric in
-one colour throughout. The folder is written atomically (:func:`meta_eval.outputs.result_folder.result_folder`): complete with a
-``manifest.json`` listing every file (inputs with checksums, options, seeds, versions, timings), or not there at all.
+one colour throughout. The folder is written atomically (:func:`meta_eval.outputs.result_folder.result_folder`):
+complete with a ``manifest.json`` listing every file (inputs with checksums, options, seeds, versions, timings,
+which analysis wrote which file), or not there at all.
 """
 
 from __future__ import annotations
@@ -43,142 +28,102 @@ import platform
 import sys
 import time
 import traceback
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from meta_eval.analyses import Analysis, AnalysisData, analyses, builtin_names, dependency_order, parse_analysis
-from meta_eval.model.collection import Collection
+from meta_eval.analyses import (DEFAULT_AGAINST, DEFAULT_METRICS, NEEDS, Analysis, AnalysisData, analyses,
+                                dependency_order, parse_analysis)
 from meta_eval.core.errors import InputError
-from meta_eval.measures.resolver import resolve
-from meta_eval.core.params import check as check_params
+from meta_eval.core.params import ANALYSIS_PARAMS
 from meta_eval.rendering.report import Report
 
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.analyses import Result
-    from meta_eval.measures import Measure
 
-DEFAULT_METRICS = ("AP", "nDCG@10", "Q", "ERR")
-DEFAULT_AGAINST = ("GAP", "nDCG")
-#: The built-in analyses, in the report's order (the first, the scores, cannot be skipped).
-STAGE_NAMES = builtin_names()
-CI_METHODS = ("percentile", "basic", "bca", "normal")
+#: The parameters the study sets once for every analysis that declares them (paired comparisons need one seed).
+SHARED = ("seed", "alpha", "n_resamples", "confidence")
 STANDARDISE = ("z", "cdf")
-DEFAULT_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-JUDGMENT_THRESHOLD = 0.9  # τ_b level "equivalent rankings" (Voorhees 2000) the incomplete-judgments finding uses
-#: Command-line spellings of the options whose flag is not ``--`` + the field name with dashes.
-_FLAGS = {"n_resamples": "--resamples/-B", "judgment_fractions": "--judgment-fraction"}
 
 
 @dataclass
 class StudyOptions:
     """Everything that determines a study's numbers and files (written to the manifest).
 
-    ``ci`` is the bootstrap interval of the correlations (:func:`meta_eval.statistics.correlation.correlate_systems`):
-    ``normal`` by default, the one interval that never puts the estimate at its edge (see the Notes there).
-    ``formats``/``dpi``: figure formats (vector PDF by default, with PNG previews) and the resolution of PNGs.
-    ``standardise``: ``None`` (raw scores), ``"z"`` or ``"cdf"`` (per-topic standardisation before the analyses).
-
-    Budgets of the battery (cost grows with them; the defaults keep the demo study fast): ``judgment_fractions``
-    and ``judgment_draws`` (incomplete judgments: fractions of the qrels kept, seeded draws per fraction; the
-    stand-alone command defaults to 20 draws), ``split_half_splits`` (random splits per half size), ``pool_depth``
-    (reusability), ``gold`` (intuitiveness criterion). ``ltr_data`` (a LETOR file or folder, or ``"demo"`` for
-    the embedded demo set) turns on the learning-to-rank analysis: ``ltr_folds`` folds (None: all),
-    ``ltr_rounds`` boosting rounds at most (early stopping on validation).
-
-    ``analyses``: more analyses, each a specification (``judge-agreement(other_qrels=llm.qrels)``,
-    ``my.py:NAME``, ``module:NAME(param=value)``) or a declaration (:func:`meta_eval.analyses.analysis`); naming a
-    built-in sets its parameters beyond these options. Each analysis's options are checked against its declared
-    parameters (:mod:`meta_eval.analyses`).
+    ``metrics`` are studied against the references ``against``. ``seed``, ``alpha``, ``n_resamples`` and
+    ``confidence`` are set once for every analysis that declares them (:data:`SHARED`); ``params`` sets an
+    analysis's own parameters (``{"split-half": {"n_splits": 20}}``), ``analyses`` adds analyses (a user's plug-in
+    ``my.py:NAME(param=value)``, or an opt-in built-in ``judge-agreement(other_qrels=llm.qrels)``) or sets a
+    built-in's parameters the same way; ``skip`` leaves analyses out. ``formats``/``dpi``: figure formats (vector
+    PDF by default, with PNG previews) and the resolution of PNGs. ``standardise``: ``None`` (raw scores), ``"z"``
+    or ``"cdf"``. Each value is checked against its analysis's declared parameter before any work.
     """
 
     metrics: Sequence[str] = DEFAULT_METRICS
     against: Sequence[str] = DEFAULT_AGAINST
-    n_resamples: int = 1000
-    alpha: float = 0.05
-    top: int = 15
     seed: int = 0
-    mem_lists: int = 300
-    g_grid_step: float = 0.1
-    skip: Sequence[str] = ()
-    ci: str = "normal"
+    alpha: float = 0.05
+    n_resamples: int = 1000
     confidence: float = 0.95
+    params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    analyses: Sequence[Any] = ()
+    skip: Sequence[str] = ()
+    standardise: str | None = None
     formats: Sequence[str] = ("pdf",)
     dpi: int = 300
-    standardise: str | None = None
-    judgment_fractions: Sequence[float] = DEFAULT_FRACTIONS
-    judgment_draws: int = 5
-    split_half_splits: int = 100
-    pool_depth: int = 100
-    gold: str = "P@10"
-    ltr_data: str | Path | None = None
-    ltr_folds: int | None = None
-    ltr_rounds: int = 500
-    analyses: Sequence[Any] = ()
 
     def check(self) -> "StudyOptions":
-        """Validate every option (an :class:`InputError` naming the option and its allowed values): the study's
-        own, then each analysis's against its declared parameters."""
+        """Validate every option (an :class:`InputError` naming the option and its allowed values): the shared
+        parameters, the skipped and added analyses, every analysis's own parameters."""
         from meta_eval.rendering.figure_style import check_dpi, check_formats
-        from meta_eval.statistics.maxent.pr_inference import g_grid
 
-        self.skip = (self.skip,) if isinstance(self.skip, str) else tuple(self.skip)
-        unknown = [s for s in self.skip if s not in STAGE_NAMES[1:]]
-        if unknown:
-            raise InputError(f"skip: unknown stage(s) {unknown}; stages are {', '.join(STAGE_NAMES[1:])}")
-        self.seed, self.alpha, self.confidence, self.n_resamples = check_params(
-            "study", seed=self.seed, alpha=self.alpha, confidence=self.confidence, n_resamples=self.n_resamples)
-        if self.n_resamples < 10:
-            raise InputError(f"n_resamples must be at least 10; got {self.n_resamples!r}")
-        g_grid(self.g_grid_step)  # a step that divides 1, with a grid of bounded size (its own message)
+        for name in SHARED:
+            setattr(self, name, ANALYSIS_PARAMS[name].validate(getattr(self, name), "study"))
         if not self.metrics:
             raise InputError("at least one metric to study is needed")
         if self.standardise is not None and self.standardise not in STANDARDISE:
             raise InputError(f"standardise must be one of {', '.join(STANDARDISE)} (or None); got "
                              f"{self.standardise!r}")
+        known = {a.name: a for a in analyses()}
+        self.skip = (self.skip,) if isinstance(self.skip, str) else tuple(dict.fromkeys(self.skip))
+        unknown = [s for s in self.skip if s not in known or s == "scores"]
+        if unknown:
+            raise InputError(f"skip: unknown analysis {unknown}; analyses are {', '.join(list(known)[1:])}")
         self.analyses = (self.analyses,) if isinstance(self.analyses, (str, Analysis)) else tuple(self.analyses)
-        for decl in analyses():
-            for name, value in _checked_fields(decl, self).items():
-                setattr(self, name, value)
-        self.judgment_fractions = tuple(sorted(set(self.judgment_fractions)))
-        for spec in self.analyses:
-            parse_analysis(spec)  # a bad name, parameter or plug-in now, before any work
+        given = [parse_analysis(spec) for spec in self.analyses]  # a bad name, parameter or plug-in now
+        names = [decl.name for decl, _ in given]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise InputError(f"analysis {twice[0]} is added twice (once, with every parameter it needs)")
+        for name, values in dict(self.params).items():
+            if name not in known:
+                raise InputError(f"params: unknown analysis {name!r}; analyses are {', '.join(known)}")
+            known[name].bind(values, f"study: analysis {name}")
         self.formats = check_formats(self.formats)
         check_dpi(self.dpi)
         return self
 
 
-def _checked_fields(decl: Analysis, options: StudyOptions) -> dict[str, Any]:
-    """The options that set ``decl``'s parameters, each checked against the parameter's declaration (the message
-    names the option)."""
-    from dataclasses import replace
-
-    out = {}
-    for param in decl.params:
-        name = decl.study.get(param.name)
-        if isinstance(name, str):
-            out[name] = replace(param, name=name).validate(getattr(options, name), "study")
-    return out
-
-
 @dataclass
 class StudyResult:
-    """Where the report went and what happened in each analysis (``results``: the result objects, by name)."""
+    """Where the report went and what happened in each analysis (``results``: the result objects, by name;
+    ``skipped``: analyses that could not run on these data, with the reason)."""
 
     out: Path
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
     measures: list[str] = field(default_factory=list)
     findings: list = field(default_factory=list)
     results: dict[str, Result] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)
 
 
 def analysis_inputs(options: StudyOptions) -> list[str]:
-    """The files the added analyses read: a plug-in's file, and the files their parameters name (declared as
-    inputs of the study before any work, so that no output replaces them)."""
+    """The files the analyses read beside the collection: a plug-in's file, and the files their parameters name
+    (declared as inputs of the study before any work, so that no output replaces them)."""
     from meta_eval.measures.plugins import parse_spec
 
     files: list[str] = []
@@ -186,39 +131,56 @@ def analysis_inputs(options: StudyOptions) -> list[str]:
         decl, params = parse_analysis(spec)
         plugin = parse_spec(spec) if isinstance(spec, str) else None
         files += ([plugin.target] if plugin is not None and plugin.kind == "file" else []) + decl.input_files(params)
+    for name, values in dict(options.params).items():
+        decl = next(a for a in analyses() if a.name == name)
+        files += decl.input_files(values)
     return files
 
 
-def study_plan(data: AnalysisData, options: StudyOptions) -> list[tuple[Analysis, dict[str, Any]]]:
-    """The analyses a study runs, in dependency order, each with its parameters: the built-ins not skipped and
-    enabled by their parameters, then the added ones (``options.analyses``).
+def study_plan(data: AnalysisData, options: StudyOptions
+               ) -> tuple[list[tuple[Analysis, dict[str, Any]]], dict[str, str]]:
+    """The analyses a study runs, in dependency order, each with its parameters; and those that cannot run on the
+    data (an analysis of rankings in a study of score tables), with the reason.
 
-    A parameter takes, in turn: the value given in ``options.analyses`` for that analysis, the study option the
-    declaration maps it to (``Analysis.study``), its default.
+    A parameter takes, in turn: the value given in ``options.analyses`` for that analysis, its ``options.params``
+    value, the study's shared value (:data:`SHARED`), its default.
     """
     skip = set(options.skip)
-    given = [parse_analysis(spec) for spec in options.analyses]
-    builtin = set(STAGE_NAMES)
-    overrides = {decl.name: values for decl, values in given if decl.name in builtin}
-    chosen: list[tuple[Analysis, dict[str, Any]]] = []
-    for decl in analyses():
+    given = {decl.name: (decl, values) for decl, values in map(parse_analysis, options.analyses)}
+    has = "collection" if data.collection is not None else "scores"
+    chosen, not_applicable = [], {}
+    builtin = analyses()
+    for decl in [*builtin, *(d for d, _ in given.values() if d.name not in {b.name for b in builtin})]:
         if decl.name in skip:
             continue
-        params = decl.bind({**_study_values(decl, data, options), **overrides.get(decl.name, {})}, "study")
-        if decl.enabled is None or decl.enabled(params) or decl.name in overrides:
-            chosen.append((decl, params))
-    for decl, values in given:
-        if decl.name not in builtin and decl.name not in skip:
-            chosen.append((decl, decl.bind({**_study_values(decl, data, options), **values}, "study")))
+        shared = {p.name: getattr(options, p.name) for p in decl.params if p.name in SHARED}
+        params = decl.bind({**shared, **dict(options.params).get(decl.name, {}),
+                            **(given[decl.name][1] if decl.name in given else {})}, "study")
+        asked = decl.name in given or decl.name in options.params
+        if decl.enabled is not None and not decl.enabled(params) and not asked:
+            continue
+        if NEEDS.index(decl.needs) > NEEDS.index(has):
+            not_applicable[decl.name] = "it reads the rankings of the runs, and the study has per-topic scores only"
+            continue
+        if decl.too_few(list(data.raw)):
+            not_applicable[decl.name] = decl.too_few(list(data.raw))
+            continue
+        chosen.append((decl, params))
     params = {decl.name: p for decl, p in chosen}
-    return [(decl, params[decl.name]) for decl in dependency_order(decl for decl, _ in chosen)]
+    return [(decl, params[decl.name]) for decl in dependency_order(decl for decl, _ in chosen)], not_applicable
 
 
-def _study_values(decl: Analysis, data: AnalysisData, options: StudyOptions) -> dict[str, Any]:
-    out = {}
-    for param, source in decl.study.items():
-        out[param] = getattr(options, source) if isinstance(source, str) else source(data, options)
-    return out
+def check_before(options: StudyOptions) -> None:
+    """What the analyses check on the system before any work (:attr:`Analysis.before`: a cache folder that can be
+    written), for every analysis the study may run: an error now rather than after the analyses before it."""
+    given = {decl.name: values for decl, values in map(parse_analysis, options.analyses)}
+    for decl in analyses():
+        if decl.before is None or decl.name in options.skip:
+            continue
+        shared = {p.name: getattr(options, p.name) for p in decl.params if p.name in SHARED}
+        params = decl.bind({**shared, **dict(options.params).get(decl.name, {}), **given.get(decl.name, {})})
+        if decl.enabled is None or decl.enabled(params) or decl.name in given:
+            decl.before(params)
 
 
 def _check_budgets(data: AnalysisData, plan: list[tuple[Analysis, dict[str, Any]]]) -> None:
@@ -228,36 +190,37 @@ def _check_budgets(data: AnalysisData, plan: list[tuple[Analysis, dict[str, Any]
 
     for decl, params in plan:
         for need in decl.memory(data, params) if decl.memory is not None else ():
-            field_name = decl.study.get(need.lower, need.lower)
-            flag = _FLAGS.get(field_name, "--" + str(field_name).replace("_", "-"))
+            flag = study_flag(decl, decl.param(need.lower))
             require(need.n_bytes, need.what, flag)
 
 
-def run_study(
-    collection: Collection,
-    out: str | Path,
-    options: StudyOptions | None = None,
-    *,
-    inputs: dict | None = None,
-    progress: bool = False,
-    jobs: int | None = 1,
-    scheduler: str | None = None,
-    overwrite: bool = False,
-) -> StudyResult:
-    """Run every analysis on ``collection`` and write the report folder ``out``.
+def study_flag(decl: Analysis, param) -> str:
+    """The study's option of an analysis parameter: the shared ones plain (``--seed``, ``--resamples/-B``), the
+    others prefixed with the analysis (``--split-half-splits`` for split-half's ``--splits``)."""
+    if param.name in SHARED:
+        return ANALYSIS_PARAMS[param.name].option if param.name != "n_resamples" else "--resamples/-B"
+    long = next((f for f in (param.flags or (param.option,)) if f.startswith("--")), param.option)
+    return f"--{decl.name}-{long.split('/')[0][2:]}"
+
+
+def run_study(source: Any, out: str | Path, options: StudyOptions | None = None, *, inputs: dict | None = None,
+              progress: bool = False, jobs: int | None = 1, scheduler: str | None = None,
+              overwrite: bool = False) -> StudyResult:
+    """Run every analysis on ``source`` and write the report folder ``out``.
 
     Parameters
     ----------
-    collection : Collection
-        The runs and qrels (e.g. ``me.demo_collection()``).
+    source : Collection or ScoreTable
+        The runs and qrels (e.g. ``me.demo_collection()``), or per-topic scores
+        (:func:`meta_eval.inputs.score_tables.read_scores`): then the analyses of scores run and the others are
+        listed as not applicable.
     out : path
         Report folder: ``report.md``, ``report.html``, the tables (CSV and LaTeX) and figures behind them,
         ``manifest.json``. Written into a temporary folder and moved into place when complete; an existing
         meta-eval result folder there is replaced as a whole, anything else is refused.
     options : StudyOptions
-        Metrics (names, ``module:function`` or ``file.py:function``), the reference metrics to compare against,
-        bootstrap replicates, α, top-k, seed, interval method, the informativeness sample size, figure formats,
-        more analyses.
+        Metrics (names, ``module:function`` or ``file.py:function``), the references, the shared parameters, each
+        analysis's parameters, analyses to add or skip, figure formats.
     inputs : dict, optional
         Descriptions of the input files for the manifest (paths; checksums are computed here).
     progress : bool
@@ -266,8 +229,7 @@ def run_study(
         Worker processes (None: every core) or a Dask cluster (``"local"``, ``"tcp://HOST:PORT"``) for the
         analyses' independent tasks (:mod:`meta_eval.core.parallel`); the numbers do not depend on them.
     overwrite : bool
-        Replace ``out`` even when it holds another command's results or files meta-eval did not write
-        (:func:`meta_eval.outputs.result_folder.check_output_folder`).
+        Replace ``out`` even when it holds another command's results or files meta-eval did not write.
 
     An analysis that fails is reported in the report and in ``StudyResult.errors``; it does not stop the others
     (the command line exits with status 1 when any did).
@@ -278,77 +240,113 @@ def run_study(
     from meta_eval.outputs.result_folder import result_folder
 
     options = (options or StudyOptions()).check()
+    check_before(options)
     started = time.perf_counter()
-    named = _measures(list(options.metrics) + list(options.against))
-    measures = [m for m, _ in named.values()]
-    against = list(_measures(list(options.against)))
-    how = dict(jobs=jobs, scheduler=scheduler, progress=progress, specs={n: spec for n, (_, spec) in named.items()})
-    shape = AnalysisData(collection, measures, {}, options.standardise, against, **how)  # before any score
-    plan = study_plan(shape, options)
-    _check_budgets(shape, plan)
-    result = StudyResult(Path(out))
-    read = named_files([collection.options.get("qrels"), *(collection.options.get("runs") or ()),
-                        *(f for decl, params in plan for f in decl.input_files(params))])
+    how = dict(jobs=jobs, scheduler=scheduler, progress=progress)
+    start = time.perf_counter()
+    data = _data(source, options, how)
+    result = StudyResult(Path(out), measures=list(data.raw))
+    result.timings["scoring"] = round(time.perf_counter() - start, 3)
+    plan, result.skipped = study_plan(data, options)
+    _check_budgets(data, plan)
+    collection = data.collection
+    read = named_files([*(_source_files(source)), *(f for decl, params in plan for f in decl.input_files(params))])
     with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
         report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi,
                         background=resolve_jobs(jobs) > 1)  # figures drawn on a spare core
         try:
-            start = time.perf_counter()
-            raw = {m.output_name: np.asarray(_score(collection, m)) for m in measures}
-            result.timings["scoring"] = round(time.perf_counter() - start, 3)
-            data = AnalysisData(collection, measures, raw, options.standardise, against, **how)
             data.scores  # noqa: B018 - standardised once, before the first analysis
-            result.measures = list(raw)
             findings = report.section("Findings")
-            report.section("Collection and metrics", _intro_text(data))
+            report.section("Collection and metrics", _intro_text(data, source))
+            report.add_data(data)
             for decl, _ in plan:
                 if decl.prepare is not None:
                     data.prepared[decl.name] = decl.prepare()
             found: dict[str, list] = {}
-            for decl, params in progress_bar(plan, desc="analyses", unit="stage", enabled=progress):
+            for decl, params in progress_bar(plan, desc="analyses", unit="analysis", enabled=progress):
                 section = report.section(decl.title)
                 start = time.perf_counter()
+                first = len(report.written)
                 try:
                     missing = [r for r in decl.requires if r not in data.results]
                     if missing:
                         raise InputError(f"needs {', '.join(missing)}, which failed")
                     done = decl(data, **params)
-                    report.add(section, done)
-                    found[decl.name] = done.findings()
+                    if not decl.source:  # a plug-in's files go in a folder of its own: they cannot clash
+                        _check_stems(done, result.files, decl.name)
+                    report.add(section, done, folder=decl.name if decl.source else "")
+                    found[decl.name] = done.finding_list
                     data.results[decl.name] = done
                 except Exception as exc:  # a failed analysis is reported, not fatal
                     section.error = f"{type(exc).__name__}: {exc}"
                     result.errors[decl.name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+                result.files[decl.name] = sorted(report.written[first:])
                 result.timings[decl.name] = round(time.perf_counter() - start, 3)
             result.results = dict(data.results)
             result.findings = [f for decl, _ in plan for f in found.get(decl.name, ())]
-            findings.text = _findings_text(data, options, result.findings, result.errors)
-            report.section("Reproducibility", "Inputs, options, seeds, package versions, stage timings and every "
-                           "file of this folder (with checksums) are in manifest.json; rerun with the same options to "
-                           "get the same numbers.")
+            findings.text = _findings_text(data, options, result)
+            report.section("Reproducibility", "Inputs, options, seeds, package versions, analysis timings and every "
+                           "file of this folder (with checksums, and which analysis wrote it) are in manifest.json; "
+                           "rerun with the same options to get the same numbers.")
             start = time.perf_counter()
             report.write()  # after the last figure is written (in the background on several cores)
             result.timings["report"] = round(time.perf_counter() - start, 3)
             result.timings["total"] = round(time.perf_counter() - started, 3)
         finally:
             report.close()
-        _write_manifest(tmp, result, data, options, inputs or {})
+        _write_manifest(report, result, data, options, inputs or {}, collection)
     return result
+
+
+def _data(source: Any, options: StudyOptions, how: dict) -> AnalysisData:
+    """The study's data: the collection scored under every metric and reference, or a score table."""
+    from meta_eval.inputs.score_tables import ScoreTable
+
+    if isinstance(source, ScoreTable):
+        missing = [m for m in [*options.metrics, *options.against] if m not in source.scores]
+        if missing:
+            raise InputError(f"the score table has no scores of {missing}; it has {', '.join(source.scores)}")
+        kept = {m: source.scores[m] for m in dict.fromkeys([*options.metrics, *options.against])}
+        return AnalysisData.from_scores(kept, source.systems, topics=source.topics, against=list(options.against),
+                                        standardise=options.standardise, **how)
+    return AnalysisData.from_collection(source, [*options.metrics, *options.against], against=list(options.against),
+                                        standardise=options.standardise, **how)
+
+
+def _source_files(source: Any) -> list:
+    options = getattr(source, "options", None)
+    if isinstance(options, Mapping):
+        return [options.get("qrels"), *(options.get("runs") or ())]
+    return [s for s in str(getattr(source, "source", "")).split(", ") if s and Path(s).is_file()]
+
+
+def _check_stems(result: Result, files: dict[str, list[str]], name: str) -> None:
+    """An analysis never writes over another's files (a plug-in's table named ``scores`` would replace the scores
+    analysis's ``scores.csv``): a stem already written by an earlier analysis is refused, naming both."""
+    written = {Path(f).stem: owner for owner, names in files.items() for f in names}
+    for stem in [t.stem for t in result.outputs] + [f.stem for f in result.figure_outputs]:
+        if stem in written or stem in ("report", "manifest", "standardisation"):
+            owner = written.get(stem, "the study")
+            raise InputError(f"its table or figure {stem!r} would replace a file of {owner}; name it apart")
 
 
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def _intro_text(data: AnalysisData) -> str:
+def _intro_text(data: AnalysisData, source: Any) -> str:
     from meta_eval.statistics.standardise import describe
 
     col = data.collection
-    s, t, d = col.shape
-    return (f"{s} systems × {t} topics (depth up to {d}, grades 0..{col.max_grade}); "
-            f"ordering: {col.options.get('ties', 'trec_eval')}; missing topics: {col.missing}. "
-            f"Metrics under study: {', '.join(data.targets)}; compared against: {', '.join(data.against)}."
-            + (f"\n\n{describe(data.standardise)} Informativeness and intuitiveness use the metric "
-               "values themselves." if data.standardise else ""))
+    if col is not None:
+        s, t, d = col.shape
+        shape = (f"{s} systems × {t} topics (depth up to {d}, grades 0..{col.max_grade}); "
+                 f"ordering: {col.options.get('ties', 'trec_eval')}; missing topics: {col.missing}. ")
+    else:
+        shape = (f"{len(data.systems)} systems × {len(data.topics)} topics of per-topic scores ({source.source}); "
+                 "the analyses that read rankings do not apply. ")
+    return (shape + f"Metrics under study: {', '.join(data.targets)}; compared against: {', '.join(data.against)}."
+            + (f"\n\n{describe(data.standardise)} Informativeness and intuitiveness use the metric values "
+               "themselves." if data.standardise else ""))
 
 
 def _top_systems(data: AnalysisData) -> list[str]:
@@ -356,29 +354,18 @@ def _top_systems(data: AnalysisData) -> list[str]:
     return list(dp.best) if dp is not None else []
 
 
-def _findings_text(data: AnalysisData, options: StudyOptions, found: list, errors: dict[str, str]) -> str:
-    parts = ["\n".join(f"- {f.sentence}" for f in found) if found else "No stage produced numbers to summarise."]
+def _findings_text(data: AnalysisData, options: StudyOptions, result: StudyResult) -> str:
+    found = result.findings
+    parts = ["\n".join(f"- {f.sentence}" for f in found) if found else "No analysis produced numbers to summarise."]
     best = _top_systems(data)
     if best:
         parts.append(f"The top-{len(best)} analysis uses the systems that rank best under all {len(data.scores)} "
                      f"metrics at once (rule 'both', see Discriminative power): {', '.join(best)}.")
-    skipped = list(options.skip)
-    if skipped or errors:
-        parts.append("Not summarised: " + ", ".join([*(f"{s} (skipped)" for s in skipped),
-                                                     *(f"{s} (failed)" for s in errors)]) + ".")
+    missing = [*(f"{s} (skipped)" for s in options.skip), *(f"{s} (failed)" for s in result.errors),
+               *(f"{s} (not applicable: {why})" for s, why in result.skipped.items())]
+    if missing:
+        parts.append("Not summarised: " + ", ".join(missing) + ".")
     return "\n\n".join(parts)
-
-
-def _measures(specs: Sequence[str]) -> dict[str, tuple[Measure, str]]:
-    """Each metric the specifications name, by output name: the measure and the specification a worker process
-    rebuilds it from (:attr:`Measure.spec`: a plug-in's absolute path or module and its name)."""
-    return {m.output_name: (m, m.spec) for m in resolve(specs)}
-
-
-def _score(collection: Collection, measure: Measure) -> np.ndarray:
-    from meta_eval.measures.scoring import per_topic
-
-    return per_topic(collection, measure)
 
 
 def _versions() -> dict[str, str]:
@@ -391,31 +378,38 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _write_manifest(folder: Path, result: StudyResult, data: AnalysisData, options: StudyOptions,
-                    inputs: dict) -> None:
+def _write_manifest(report: Report, result: StudyResult, data: AnalysisData, options: StudyOptions,
+                    inputs: dict, collection) -> None:
     from meta_eval.outputs.result_folder import _sha256
 
     files = {}
-    for key in ("qrels", "runs"):
-        for path in (data.collection.options.get(key) or []) if key == "runs" else [data.collection.options.get(key)]:
-            if path and Path(path).is_file():
-                files[str(path)] = _sha256(Path(path))
+    read = ([collection.options.get("qrels"), *(collection.options.get("runs") or [])] if collection is not None
+            else [])
+    for path in read:
+        if path and Path(path).is_file():
+            files[str(path)] = _sha256(Path(path))
+    shape = dict(zip(("systems", "topics", "depth"), map(int, collection.shape))) if collection is not None else \
+        {"systems": len(data.systems), "topics": len(data.topics)}
     manifest = {
         "meta_eval": "study",
-        "meta_eval_study": 1,
+        "meta_eval_study": 2,
         "command": inputs.get("command", " ".join(sys.argv)),
-        "inputs": {"qrels": data.collection.options.get("qrels"), "runs": data.collection.options.get("runs"),
+        "inputs": {"qrels": collection.options.get("qrels") if collection is not None else None,
+                   "runs": collection.options.get("runs") if collection is not None else None,
                    "sha256": files, **{k: v for k, v in inputs.items() if k != "command"}},
-        "collection_options": {k: v for k, v in data.collection.options.items() if k not in ("qrels", "runs")},
+        "collection_options": ({k: v for k, v in collection.options.items() if k not in ("qrels", "runs")}
+                               if collection is not None else {}),
         "study_options": {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in vars(options).items()},
         "measures": result.measures,
-        "seeds": {"bootstrap": options.seed, "informativeness": options.seed, "split_half": options.seed,
-                  "incomplete_judgments": options.seed, "ltr": options.seed},
+        "analyses": {name: {"files": names, "seconds": result.timings.get(name), "error": result.errors.get(name)}
+                     for name, names in result.files.items()},
+        "not_applicable": result.skipped,
+        "seed": options.seed,
         "standardise": options.standardise,
         "top_systems": _top_systems(data),
         "versions": _versions(),
         "timings_s": result.timings,
         "errors": result.errors,
-        "shape": dict(zip(("systems", "topics", "depth"), map(int, data.collection.shape))),
+        "shape": shape,
     }
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    report.write_text("manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")

@@ -275,3 +275,41 @@ def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int,
         save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
     finally:
         plt.close(fig)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Helpers the analyses' figures share
+# ------------------------------------------------------------------------------------------------------------------
+
+
+#: Line styles and markers of the series of one figure, in order (a metric keeps its colour from metric_colors).
+LINE_STYLES = ("-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))
+MARKERS = ("o", "s", "D", "^", "v", "P")
+
+
+def need_columns(frame, columns: set[str], name: str) -> None:
+    """InputError unless ``frame`` is a DataFrame with ``columns`` (what figure ``name`` draws from)."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame) or not columns <= set(frame.columns):
+        raise InputError(f"{name} needs a table with columns {sorted(columns)}; got "
+                         f"{list(getattr(frame, 'columns', []))}")
+
+
+def dodged(ax, x, mean, low, high, *, color, marker: str, offset: float, style="-", label=None) -> None:
+    """A metric's means joined by a line, each with its interval as an error bar, shifted by ``offset`` along x so
+    that the intervals of metrics at the same x stand side by side instead of merging into one band."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=float) + offset
+    mean, low, high = (np.asarray(v, dtype=float) for v in (mean, low, high))
+    ax.errorbar(x, mean, yerr=np.vstack([mean - low, high - mean]), color=color, linestyle=style, linewidth=1.1,
+                marker=marker, markersize=3, markeredgecolor="white", markeredgewidth=0.4, elinewidth=0.7,
+                capsize=0, label=label)
+
+
+def dodge_offsets(n: int, step: float):
+    """x offsets of ``n`` dodged series, centred on 0, ``step`` apart."""
+    import numpy as np
+
+    return (np.arange(n) - (n - 1) / 2) * step

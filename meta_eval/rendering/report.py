@@ -12,16 +12,27 @@ import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from meta_eval.core.errors import OutputError
 from meta_eval.rendering.figure_style import PREVIEW_DPI, check_dpi, check_formats
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from meta_eval.analyses import Result
     from meta_eval.rendering.paper_table import PaperTable
+
+
+class Renderable(Protocol):
+    """What the report shows of an analysis's result (:class:`meta_eval.analyses.Result` is one): the method text,
+    the tables (each a stem, a caption, the full frame and the compact table or None) and the figures (each a
+    stem, a caption, ``draw()`` and ``in_report``)."""
+
+    text: str
+    outputs: list
+
+    def figures(self) -> list: ...
 
 
 @dataclass
@@ -70,12 +81,18 @@ class Report:
     background : bool
         Write figures in a separate process while the caller goes on (:class:`~meta_eval.rendering.figure_style.
         BackgroundWriter`); :meth:`write` waits for them. For callers with a spare core.
+    figures : bool
+        Draw the figures (False: tables and text only).
+
+    Every file goes through :meth:`write_text` or :meth:`write_frame`, so a write error (a full disk, a file-size
+    limit) is an :class:`~meta_eval.core.errors.OutputError` naming the file, whoever writes.
     """
 
     def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI,
-                 background: bool = False):
+                 background: bool = False, figures: bool = True):
         from meta_eval.rendering.figure_style import BackgroundWriter
 
+        self.draw_figures = figures
         self.out = Path(out)
         self._writer = BackgroundWriter() if background else None
         self.out.mkdir(parents=True, exist_ok=True)
@@ -84,56 +101,85 @@ class Report:
         self.dpi = check_dpi(dpi)
         self.preview_dpi = check_dpi(preview_dpi)
         self.sections: list[Section] = []
+        self.written: list[str] = []  # every file of the folder, in the order written (the manifest says who wrote it)
 
     def section(self, title: str, text: str = "") -> Section:
         section = Section(title, text)
         self.sections.append(section)
         return section
 
-    def data(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
-        """Write a CSV that no table shows (e.g. per-topic scores); returns its path."""
-        path = self.out / f"{slug(name)}.csv"
-        frame.to_csv(path, index=index)
+    def write_text(self, name: str, text: str) -> Path:
+        """Write the file ``name`` of the folder, ``FOLDER/FILE`` in a subfolder of it (an OutputError naming it
+        when the system refuses)."""
+        path = self.out / name
+        try:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {name} in the result folder {self.out} "
+                              f"({exc.strerror or exc})") from None
+        self.written.append(name)
         return path
 
+    def write_frame(self, name: str, frame: pd.DataFrame, *, index: bool = False) -> Path:
+        """Write ``frame`` as the CSV ``name`` (full precision), through :meth:`write_text`."""
+        return self.write_text(name, frame.to_csv(index=index))
+
+    def data(self, name: str, frame: pd.DataFrame, *, index: bool = False, folder: str = "") -> Path:
+        """Write a CSV that no table shows (e.g. per-topic scores); returns its path."""
+        return self.write_frame(f"{_stem(name, folder)}.csv", frame, index=index)
+
+    def add_data(self, data) -> None:
+        """The files of the analysed data itself: ``standardisation.csv`` (each topic's reference mean and s.d.)
+        when its scores were standardised."""
+        reference = data.standardisation()
+        if reference is not None:
+            self.data("standardisation", reference)
+
     def table(self, section: Section, caption: str, table: PaperTable, name: str,
-              full: pd.DataFrame | None = None) -> ReportTable:
+              full: pd.DataFrame | None = None, folder: str = "") -> ReportTable:
         """Show ``table`` in ``section``; write ``name.tex`` and ``name.csv`` (``full`` if given, else the table's
         values with their row labels)."""
-        stem = slug(name)
-        csv = self.out / f"{stem}.csv"
-        if full is not None:
-            full.to_csv(csv, index=False)
-        else:
-            table.values.to_csv(csv, index=True)
+        stem = _stem(name, folder)
+        csv = f"{stem}.csv"
+        self.write_frame(csv, full if full is not None else table.values, index=full is None)
         if not table.caption:
             table.caption = caption
-        (self.out / f"{stem}.tex").write_text(table.to_latex(label=f"tab:{stem}"))
-        entry = ReportTable(caption, table, csv.name, f"{stem}.tex")
+        self.write_text(f"{stem}.tex", table.to_latex(label=f"tab:{stem.replace('/', ':')}"))
+        entry = ReportTable(caption, table, csv, f"{stem}.tex")
         section.tables.append(entry)
         return entry
 
-    def add(self, section: Section, result: Result, *, every_figure: bool = False) -> None:
+    def add(self, section: Section, result: Renderable, *, every_figure: bool = False, folder: str = "") -> None:
         """Put an analysis result (:class:`meta_eval.analyses.Result`) into ``section``: its method text; each table
         with a compact form shown and written as LaTeX beside its full CSV, the others as CSVs only; the figures
-        meant for a report (``every_figure``: all of them, as an analysis's own command writes)."""
+        meant for a report (``every_figure``: all of them, as an analysis's own command writes). ``folder``: its
+        files go in that subfolder (a plug-in's, kept apart from the built-ins' files)."""
         section.text = result.text
         for t in result.outputs:
             if t.compact is not None:
-                self.table(section, t.caption, t.compact, t.stem, full=t.frame)
+                self.table(section, t.caption, t.compact, t.stem, full=t.frame, folder=folder)
             else:
-                self.data(t.stem, t.frame)
-        for f in result.figures():
+                self.data(t.stem, t.frame, folder=folder)
+        for f in result.figure_outputs if self.draw_figures else ():
             if f.in_report or every_figure:
-                self.figure(section, f.caption, f.draw(), f.stem)
+                self.figure(section, f.caption, f.draw(), f.stem, folder=folder)
 
-    def figure(self, section: Section, caption: str, fig: Figure, name: str) -> ReportFigure:
+    def figure(self, section: Section, caption: str, fig: Figure, name: str, folder: str = "") -> ReportFigure:
         """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""
         from meta_eval.rendering.figure_style import save_figure
 
         save = save_figure if self._writer is None else self._writer.save
-        paths = save(fig, self.out / slug(name), self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
-        entry = ReportFigure(caption, f"{slug(name)}.png", [p.name for p in paths])
+        stem = _stem(name, folder)
+        try:
+            (self.out / stem).parent.mkdir(exist_ok=True)
+            paths = save(fig, self.out / stem, self.formats, dpi=self.dpi, preview_dpi=self.preview_dpi)
+        except OSError as exc:
+            raise OutputError(f"cannot write the figure {stem} in the result folder {self.out} "
+                              f"({exc.strerror or exc})") from None
+        files = [p.relative_to(self.out).as_posix() for p in paths]
+        self.written.extend(files)
+        entry = ReportFigure(caption, f"{stem}.png", files)
         section.figures.append(entry)
         return entry
 
@@ -141,11 +187,7 @@ class Report:
         """Write report.md and report.html, once every figure is on disk."""
         if self._writer is not None:
             self._writer.wait()
-        md = self.out / "report.md"
-        md.write_text(self.markdown())
-        page = self.out / "report.html"
-        page.write_text(self.html())
-        return md, page
+        return self.write_text("report.md", self.markdown()), self.write_text("report.html", self.html())
 
     def close(self) -> None:
         """Stop the background figure writer, if any (pending figures are dropped)."""
@@ -210,3 +252,8 @@ def _html_paragraph(text: str) -> str:
 def slug(name: str) -> str:
     """File-name-safe form of a name (``GAP(g=0.5,0.5)`` -> ``GAP_g_0.5_0.5``)."""
     return re.sub(r"[^A-Za-z0-9.@-]+", "_", name).strip("_").replace("@", "at")
+
+
+def _stem(name: str, folder: str) -> str:
+    """The file stem of ``name``, in ``folder`` (a subfolder of the result folder) when one is given."""
+    return f"{slug(folder)}/{slug(name)}" if folder else slug(name)

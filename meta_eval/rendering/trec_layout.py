@@ -1,11 +1,12 @@
-"""trec_eval's printed report of one run, byte for byte: per-topic lines, ``runid``, ``num_q``, summaries, z-scores.
+"""trec_eval's printed layout, byte for byte: per-topic lines, ``runid``, ``num_q``, summaries, z-scores; the one
+writer of both ``meta-eval trec-eval`` (:func:`report`) and ``evaluate -f trec`` (:func:`format_scores`).
 
 The layout of trec_eval 10 (``meas_print_single.c``, ``meas_print_final.c``, ``m_runid.c``, ``m_num_q.c``,
 ``m_relstring.c``, ``convert_zscores.c``):
 
 * a line is ``%-22s\\t%s\\t%6.4f`` (name, topic, value), counts ``%ld``;
 * with ``-q``, per topic in the qrels' order, every value of every measure in trec_eval's print order
-  (:data:`meta_eval.measures.trec_names.TREC_MEASURES`); ``gm_map`` and ``gm_bpref`` are printed as summaries only,
+  (:data:`meta_eval.core.trec_eval_names.TREC_MEASURES`); ``gm_map`` and ``gm_bpref`` are printed as summaries only,
   ``relstring`` per topic only (``'0110-'``: grade digits, ``>`` above 9, ``-`` not judged, ``.`` judged
   negative);
 * then (unless ``-n``) ``runid  all  <tag of the run's last line>``, ``num_q  all  <topics>`` and each value's
@@ -24,10 +25,13 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from meta_eval.measures.scoring import MIN_GEO_MEAN, aggregate, sequential_sum
+from meta_eval.core.errors import InputError
+from meta_eval.measures.scoring import MIN_GEO_MEAN, SUMMARY_TOPIC, Scores, aggregate, sequential_sum
 from meta_eval.model.rankings import JUDGED_NEG, UNJUDGED
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from meta_eval.inputs.trec import ZScoresTable
     from meta_eval.measures import Measure
     from meta_eval.measures.trec_names import Selected
@@ -81,8 +85,8 @@ def report(selection: Sequence[Selected], numbers: Numbers, s: int, topics: Sequ
 
 
 def _topic_lines(selection, values, relstring, topics, prefix: str) -> list[str]:
-    """Every topic's lines: one ``%`` of a template made once for all runs (``name<TAB>topic<TAB>%6.4f``, ``%d``
-    for counts, ``'%s'`` for relstring) with the values in (topic, column) order."""
+    """Every topic's lines: ``name<TAB>topic<TAB>%6.4f`` (``%d`` for counts, ``'%s'`` for relstring) for every
+    (topic, value) (:func:`topic_lines`)."""
     heads, formats, columns = [], [], []
     for chosen in selection:
         m = chosen.measure
@@ -97,20 +101,40 @@ def _topic_lines(selection, values, relstring, topics, prefix: str) -> list[str]
             heads.append(f"{prefix}{measure.output_name:<22s}\t")
             formats.append("%d\n" if measure.family.integer and not prefix else "%6.4f\n")
             columns.append(values[measure.output_name][:len(topics)])
-    if not heads or not topics:
-        return []
+    return [topic_lines(heads, formats, topics, columns)] if heads and len(topics) else []
+
+
+def topic_lines(heads: Sequence[str], formats: Sequence[str], topics: Sequence[str], columns: Sequence,
+                shown: np.ndarray | None = None) -> str:
+    """The per-topic lines of one run: for each topic, for each column, ``head + topic + TAB`` and the column's
+    value at that topic printed with the column's ``%`` format.
+
+    One ``%`` of a template made once for all runs (the same lines for every run) with the values in (topic,
+    column) order: C's formatting of the whole report rather than a Python call per line. ``shown`` ((topics,
+    columns) bool), if given, leaves out the cells where it is False (topics a run was not evaluated on)."""
     table = np.empty((len(topics), len(heads)), dtype=object)
     for c, column in enumerate(columns):
         table[:, c] = column
-    return [_template(tuple(heads), tuple(formats), tuple(topics)) % tuple(table.ravel().tolist())]
+    key = (tuple(heads), tuple(formats), tuple(topics))
+    if shown is None or shown.all():
+        return _template(*key) % tuple(table.ravel().tolist())
+    return "".join(_cells(*key)[shown].tolist()) % tuple(table[shown].tolist())
 
 
 @functools.lru_cache(maxsize=4)
 def _template(heads: tuple[str, ...], formats: tuple[str, ...], topics: tuple[str, ...]) -> str:
     """``name<TAB>topic<TAB>%6.4f\n`` ... for every (topic, column): the same for every run, so made once (a ``%``
     in a name or topic id doubled)."""
-    return "".join(f"{head}{topic}\t".replace("%", "%%") + fmt for topic in topics
-                   for head, fmt in zip(heads, formats))
+    return "".join(_cells(heads, formats, topics).ravel().tolist())
+
+
+@functools.lru_cache(maxsize=4)
+def _cells(heads: tuple[str, ...], formats: tuple[str, ...], topics: tuple[str, ...]) -> np.ndarray:
+    """The template of each (topic, column) line, as a (topics, columns) object array."""
+    cells = np.empty((len(topics), len(heads)), dtype=object)
+    for t, topic in enumerate(topics):
+        cells[t] = [f"{head}{topic}\t".replace("%", "%%") + fmt for head, fmt in zip(heads, formats)]
+    return cells
 
 
 def _summary_lines(selection, numbers: Numbers, s: int, runid: str, n_topics: int, prefix: str) -> list[str]:
@@ -127,6 +151,47 @@ def _summary_lines(selection, numbers: Numbers, s: int, runid: str, n_topics: in
                 text = _texts(np.array([value]), measure.family.integer and not numbers.z)[0]
                 out.append(f"{prefix}{measure.output_name:<22s}\tall\t{text}")
     return out
+
+
+def format_scores(results: Scores, measures: Sequence[Measure], per_topic_rows: bool = True) -> str:
+    """``evaluate -f trec``: every run's block in trec_eval's layout, measures in the given order (the measures of
+    ``results`` that are named); see :func:`format_trec`.
+
+    Raises
+    ------
+    InputError
+        Per-topic rows are asked for and a topic is named ``all``.
+    """
+    by_name = dict(zip(results.names, zip(results.values, results.summary)))
+    picked = [(m, *by_name[m.output_name]) for m in measures]
+    evaluated = np.zeros((len(results.systems), len(results.topics)), dtype=bool)
+    for _, values, _ in picked:
+        evaluated |= ~np.isnan(values)
+    if per_topic_rows and SUMMARY_TOPIC in results.topics:
+        raise InputError(f"a topic is named {SUMMARY_TOPIC!r}, which trec_eval's layout prints for the summary over "
+                         "topics: its per-topic lines could not be told apart; rename the topic or use a tidy format "
+                         "(csv, tsv, json, parquet), whose 'summary' column keeps them apart")
+    order = sorted(range(len(results.topics)), key=lambda t: str(results.topics[t]).encode())
+    topics = [str(results.topics[t]) for t in order]
+    # counts rounded to the nearest integer, other values to 4 decimals ("%.4f" is trec_eval's "%6.4f" for every
+    # finite value, and prints a NaN or infinite value, which trec_eval never prints, without padding)
+    per_topic = [(m, np.rint(values[:, order]) if m.family.integer else values[:, order])
+                 for m, values, _ in picked if m.family.aggregate != "gmean"]
+    heads = [f"{m.output_name:<22s}\t" for m, _ in per_topic]
+    formats = ["%d\n" if m.family.integer else "%.4f\n" for m, _ in per_topic]
+    out = []
+    for s, run in enumerate(results.systems):
+        if per_topic_rows and per_topic and topics:
+            columns = [values[s] for _, values in per_topic]
+            shown = ~np.isnan(np.stack(columns, axis=1))
+            out.append(topic_lines(heads, formats, topics, columns, shown))
+        out.append(f"{'runid':<22s}\t{SUMMARY_TOPIC}\t{run}\n")
+        if evaluated[s].any():
+            out.append(f"{'num_q':<22s}\t{SUMMARY_TOPIC}\t{int(evaluated[s].sum())}\n")
+        out += [f"{m.output_name:<22s}\t{SUMMARY_TOPIC}\t"
+                + (f"{int(round(summary[s]))}\n" if m.family.integer else f"{summary[s]:.4f}\n")
+                for m, _, summary in picked]
+    return "".join(out)
 
 
 def _summary(values: np.ndarray, measure: Measure, collection, z: bool) -> np.ndarray:
@@ -200,3 +265,21 @@ def relstrings(collection, length: int) -> list[list[str]]:
                 out[s][t] = "".join(chars[s, j, : n[s, j]])
     return out
 
+
+def format_trec(results: Scores | pd.DataFrame, measures: Sequence[Measure], per_topic_rows: bool = True) -> str:
+    """Print results in trec_eval's layout (``measure<TAB>topic<TAB>value``, 4 decimals, ``all`` last).
+
+    One block per run, measures in the given order, as ``trec_eval -q`` prints them: per-topic lines in the byte
+    order of the topic names, then ``runid``, ``num_q`` (the topics the run was evaluated on) and the summaries;
+    counts without decimals; geometric means (``gm_map``, ``gm_bpref``) only as summaries, as trec_eval prints
+    them. ``results`` is a :class:`Scores` or the tidy rows of :func:`evaluate`.
+
+    Raises
+    ------
+    InputError
+        Per-topic rows are asked for and a topic is named ``all``: trec_eval's layout could not tell it from the
+        summary lines.
+    """
+    if not isinstance(results, Scores):
+        results = Scores.from_frame(results, measures)
+    return format_scores(results, measures, per_topic_rows)

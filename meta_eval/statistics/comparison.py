@@ -4,8 +4,8 @@ For each (run, baseline, measure): the mean scores, the mean per-topic differenc
 interval, the effect size, a p-value from one of four paired tests, the p-value adjusted for the comparisons made
 with that measure, and the topics won, tied and lost. The tests are those of :mod:`meta_eval.statistics.significance` (one
 implementation each): paired t and Wilcoxon signed-rank (scipy), Sakai's (2006) paired bootstrap, and the paired
-randomisation test. The result renders as a ranx/PyTerrier-style table of means with significance markers
-(console, Markdown, LaTeX) and as a CSV with one row per comparison.
+randomisation test. The compare analysis (:mod:`meta_eval.analyses.compare`) renders the result as a
+ranx/PyTerrier-style table of means with significance markers.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from meta_eval.core.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from meta_eval.rendering.paper_table import PaperTable
-
-__all__ = ["COLUMNS", "CORRECTIONS", "Comparison", "TESTS", "compare"]
+__all__ = ["BETTER", "COLUMNS", "CORRECTIONS", "CORRECTION_NAMES", "Comparison", "TESTS", "WORSE", "compare"]
 
 TESTS = ("t", "wilcoxon", "bootstrap", "randomisation")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -82,81 +80,12 @@ class Comparison:
             out[str(run)] = word
         return out
 
-    def paper_table(self, decimals: int = 4) -> PaperTable:
-        """Mean of every run under every measure, best per column in bold, with significance markers.
-
-        Against a baseline: ▲ (▼) when the run is significantly better (worse) than the baseline. All pairs:
-        ranx's convention — each run has a letter and its mean carries the letters of the runs it is significantly
-        better than.
-        """
-        import pandas as pd
-
-        from meta_eval.rendering.paper_table import PaperTable, best_mask
-
-        means = self.means.copy()
-        means.index.name = "run"
-        markers = pd.DataFrame("", index=means.index, columns=means.columns)
-        sig = self.table[self.significant()]
-        test_name = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "bootstrap": "paired bootstrap "
-                     "test (Sakai 2006)", "randomisation": "paired randomisation test"}[self.test]
-        corr = "" if self.correction == "none" else f", {_CORRECTION_NAMES[self.correction]} correction per measure"
-        if self.baseline is not None:
-            for r in sig.itertuples(index=False):
-                markers.loc[r.run, r.measure] = BETTER if r.diff > 0 else WORSE
-            note = (f"{BETTER}/{WORSE}: significantly better/worse than the baseline {self.baseline} "
-                    f"({test_name}, α = {self.alpha:g}{corr}); {self.n_topics} topics.")
-            values = means
-            label = {r: (f"{r} (baseline)" if r == self.baseline else str(r)) for r in means.index}
-            values.index = markers.index = pd.Index([label[r] for r in means.index], name="run")
-        else:
-            letters = self.letters()
-            beaten: dict[tuple[str, str], list[str]] = {}
-            for r in sig.itertuples(index=False):
-                winner, loser = (r.run, r.baseline) if r.diff > 0 else (r.baseline, r.run)
-                beaten.setdefault((winner, r.measure), []).append(letters[loser])
-            for (winner, measure), words in beaten.items():
-                markers.loc[winner, measure] = "".join(sorted(words, key=lambda w: (len(w), w)))
-            note = (f"A run's letters: the runs it is significantly better than ({test_name}, α = {self.alpha:g}"
-                    f"{corr}); {self.n_topics} topics.")
-            values = means
-            values.index = [f"{letters[str(r)]}. {r}" for r in means.index]
-            values.index.name = "run"
-            markers.index = values.index
-        bold = best_mask(values, {c: "max" for c in values.columns}, decimals)
-        return PaperTable(values, caption=f"Mean scores over {self.n_topics} topics.", decimals=decimals, bold=bold,
-                          markers=markers, note=note)
-
     def to_csv(self, path=None, **kwargs):
         """The comparisons as CSV (columns :data:`COLUMNS`, full precision)."""
         return self.table.to_csv(path, index=False, **kwargs)
 
-    def to_markdown(self) -> str:
-        """The table of means (with markers) and the comparisons, as Markdown."""
-        return self.paper_table().to_markdown() + "\n" + self.detail_table().to_markdown()
 
-    def to_latex(self, label: str = "tab:compare") -> str:
-        """The table of means with markers, as a booktabs LaTeX table."""
-        return self.paper_table().to_latex(label)
-
-    def detail_table(self, decimals: int = 4) -> PaperTable:
-        """One row per comparison: difference with its interval, effect size, p-values, wins/ties/losses."""
-        import pandas as pd
-
-        from meta_eval.rendering.paper_table import PaperTable
-
-        t = self.table
-        values = t.set_index(t["run"] + " vs " + t["baseline"] + ", " + t["measure"])[
-            ["diff", "effect_size", "p_value", "p_adjusted", "wins", "ties", "losses"]]
-        values.index.name = "comparison"
-        low = pd.DataFrame(np.nan, index=values.index, columns=values.columns)
-        high = low.copy()
-        low["diff"], high["diff"] = t["ci_low"].to_numpy(), t["ci_high"].to_numpy()
-        pct = f"{self.confidence:.0%}"
-        return PaperTable(values, caption=f"Differences with {pct} t intervals, effect sizes (Cohen's d_z) and "
-                          "p-values.", decimals=decimals, low=low, high=high)
-
-
-_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
 
 
 def _scores_from(data, measures, systems):
@@ -166,13 +95,10 @@ def _scores_from(data, measures, systems):
     if isinstance(data, Collection):
         if not measures:
             raise InputError("compare needs at least one measure (e.g. measures=['AP', 'nDCG@10'])")
-        import meta_eval as me
+        from meta_eval.measures.resolver import resolve
+        from meta_eval.measures.scoring import per_topic
 
-        names = [measures] if isinstance(measures, str) else list(measures)
-        scores = {}
-        for name in names:
-            value = me.score(data, name)
-            scores.update(value if isinstance(value, dict) else {name: value})
+        scores = {m.output_name: per_topic(data, m) for m in resolve(measures)}
         return scores, list(data.systems)
     if not isinstance(data, Mapping) or not data:
         raise InputError("compare takes a Collection or a non-empty mapping measure -> (runs x topics) scores; got "

@@ -23,25 +23,16 @@ from pathlib import Path
 
 import numpy as np
 
-from meta_eval.inputs.demo import demo_ltr_data
+from meta_eval.model.demo import demo_ltr_data
 from meta_eval.core.errors import InputError
 from meta_eval.inputs.letor import Fold, load_folds
 from meta_eval.statistics.learning_to_rank.groups import ranked_rankings
-from meta_eval.measures.registry import Measure
+from meta_eval.measures.resolver import resolve
 
-__all__ = ["ALGORITHMS", "LTRResult", "check_features", "ltr_stage_table", "resolve_measures", "run_ltr"]
+__all__ = ["ALGORITHMS", "LTRResult", "check_features", "ltr_stage_table", "run_ltr"]
 
 ALGORITHMS = ("lambdamart", "softrank")
 RESULT_COLUMNS = ["algorithm", "trained_for", "test_measure", "mean", "sem", "p_value", "best"]
-ALGORITHM_LABELS = {"lambdamart": "LambdaMART", "softrank": "SoftRank"}
-
-
-def resolve_measures(specs: Sequence[str]) -> list[Measure]:
-    """Measures named by ``NAME``, ``module:function`` or ``file.py:function`` specifications (one or more each;
-    :func:`meta_eval.measures.resolve`)."""
-    from meta_eval.measures.resolver import resolve
-
-    return resolve(specs)
 
 
 @dataclass(eq=False)
@@ -65,64 +56,6 @@ class LTRResult:
     per_query: object
     skipped: int
     settings: dict = field(default_factory=dict)
-
-    def wide(self, decimals: int = 4, alpha: float = 0.05):
-        """The paper's layout: rows (algorithm, trained for), columns test measures; the best value of each
-        algorithm and column starred with ``*``, values significantly below it (p < alpha) marked ``†``."""
-        import pandas as pd
-
-        t = self.table
-        cell = t["mean"].map(lambda v: f"{v:.{decimals}f}")
-        cell = cell.where(~t["best"], cell + "*")
-        cell = cell.where(~(t["p_value"] < alpha), cell + "†")
-        wide = pd.DataFrame({"algorithm": t["algorithm"].map(lambda a: ALGORITHM_LABELS.get(a, a)),
-                             "trained for": "Opt " + t["trained_for"], "test": t["test_measure"], "cell": cell})
-        order = list(dict.fromkeys(t["test_measure"]))
-        out = wide.pivot(index=["algorithm", "trained for"], columns="test", values="cell")[order]
-        rows = list(dict.fromkeys(zip(wide["algorithm"], wide["trained for"])))
-        return out.loc[rows]
-
-    def paper_table(self, alpha: float = 0.05):
-        """The compact table (:func:`meta_eval.rendering.paper_table.ltr_table`: best per test measure in bold, † below it), the
-        one the study shows and every format renders."""
-        from meta_eval.rendering.paper_table import ltr_table
-
-        table = ltr_table(self, alpha=alpha)
-        names = ", ".join(dict.fromkeys(ALGORITHM_LABELS.get(a, a) for a in self.table["algorithm"]))
-        table.caption = f"Mean test score of a ranker ({names}) trained for each measure, on each test measure"
-        return table
-
-    def markdown(self, alpha: float = 0.05) -> str:
-        """The table in Markdown, with its caption and legend."""
-        table = self.paper_table(alpha)
-        return f"**{table.caption}**\n\n{table.to_markdown()}"
-
-    def latex(self, alpha: float = 0.05) -> str:
-        """The table as a LaTeX ``tabular`` (booktabs; :meth:`meta_eval.rendering.paper_table.PaperTable.to_latex`)."""
-        return self.paper_table(alpha).to_latex(float_env=False)
-
-    def write(self, out: str | Path, figure: bool = True, formats=("pdf", "png"), dpi: int = 300) -> dict[str, Path]:
-        """Write ``results.csv``, ``per_query.csv``, ``table.md``, ``table.tex``, ``settings.json`` and the figure
-        ``ltr.<format>`` into ``out``."""
-        import json
-
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"results": out / "results.csv", "per_query": out / "per_query.csv", "markdown": out / "table.md",
-                 "latex": out / "table.tex", "settings": out / "settings.json"}
-        self.table[RESULT_COLUMNS].to_csv(paths["results"], index=False)
-        self.per_query.to_csv(paths["per_query"], index=False)
-        paths["markdown"].write_text(self.markdown())
-        paths["latex"].write_text(self.latex())
-        paths["settings"].write_text(json.dumps(self.settings, indent=2, default=str) + "\n")
-        if figure:
-            from meta_eval.rendering.figures.ltr import ltr_figure
-            from meta_eval.rendering.figure_style import save_figure
-
-            fig = ltr_figure(self)
-            for path in save_figure(fig, out / "ltr", formats, dpi=dpi, preview_dpi=150):
-                paths[f"figure_{path.suffix.lstrip('.')}"] = path
-        return paths
 
 
 def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence[str] = ("nDCG", "GAP", "AP"),
@@ -160,7 +93,7 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or not algorithms:
         raise InputError(f"unknown algorithm(s) {unknown}; choose from {', '.join(ALGORITHMS)}")
-    objectives, tests = resolve_measures(train_for), resolve_measures(test)
+    objectives, tests = resolve(train_for), resolve(test)
     if not objectives or not tests:
         raise InputError("name at least one objective (--train-for) and one test measure (--test)")
     if "softrank" in algorithms:
@@ -278,7 +211,7 @@ def _train_task(model: tuple[int, str, int], *, folds, train_for, seed, rel_leve
                 softrank) -> np.ndarray:
     """Train one (fold, algorithm, objective index) model and score its fold's test documents (a worker's task)."""
     f, algorithm, o = model
-    objective = resolve_measures(train_for)[o]
+    objective = resolve(train_for)[o]
     return _train_and_predict(folds[f], algorithm, objective, seed, rel_level, max_label, lambdamart, softrank)
 
 

@@ -13,19 +13,25 @@ forms, all pairs of a block of lists at once (``(B, n, n)`` arrays, O(n²) per l
 - GAP: its numerator is Σ_j g_j N_j, the g-weighted AP numerators at every threshold j (see
   :func:`meta_eval.measures.graded.graded_average_precision`), so ΔGAP = Σ_j g_j ΔN_j / Σ_j g_j R_{>=j}.
 
-Any other metric meta-eval can score (registered or plug-in) takes the general path: every swapped list of a
-query is scored as one batched :class:`~meta_eval.model.rankings.Rankings`, in chunks that bound memory.
+The closed forms are declared by measure family (:func:`register_swap_delta`) and built from the measure's own
+parameter values (:func:`closed_form`). Any other metric meta-eval can score (registered or plug-in) takes the
+general path: every swapped list of a query is scored as one batched :class:`~meta_eval.model.rankings.Rankings`,
+in chunks that bound memory.
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
-from meta_eval.measures.registry import Measure, gain_table, register_slot
+from meta_eval.measures.graded import _ideal_dcg, discounts, threshold_probabilities
+from meta_eval.measures.registry import Measure, gain_table
 from meta_eval.measures.resolver import resolve_one
 from meta_eval.model.rankings import Rankings
 
-__all__ = ["closed_form", "general_pair_deltas", "general_swap_deltas", "pair_deltas", "swap_deltas"]
+__all__ = ["closed_form", "general_pair_deltas", "general_swap_deltas", "pair_deltas", "register_swap_delta",
+           "swap_deltas"]
 
 #: Grade cells (rows × depth) of one batch of swapped lists on the general path.
 GENERAL_CELLS = 4_000_000
@@ -76,27 +82,52 @@ def pair_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_level: int 
     return np.where(valid[:, :top, None] & valid[:, None, :] & (a < b), out, 0.0)
 
 
-def closed_form(measure: Measure):
-    """The closed-form delta function of ``measure`` (its family's ``swap_delta`` slot), or None when it takes the
-    general path."""
-    return measure.swap_delta()
+#: ``delta(grades, counts, rel_level, top) -> (B, top, n)``: ΔM(a, b) for a < top, a < b (:func:`pair_deltas`)
+Delta = Callable[[np.ndarray, np.ndarray, int, int], np.ndarray]
+#: lower-case family name -> the builder of its closed-form delta from the measure's parameters
+_DELTAS: dict[str, Callable[..., Delta]] = {}
 
 
-def _ndcg_slot(gain="linear", discount="log2", base=2.0, k=None):
+def register_swap_delta(family: str) -> Callable[[Callable[..., Delta]], Callable[..., Delta]]:
+    """Declare the closed-form swap delta of a measure family (case-insensitive name: a built-in's, one registered
+    with ``meta_eval.register``, or a plug-in's), so that LambdaMART uses it instead of scoring every swapped list.
+
+    The builder takes the measure's parameters that it covers, by their declared names (``k`` for a cutoff), and
+    returns ``delta(grades, counts, rel_level, top)``; a measure with any other parameter away from its default
+    takes the general path (:meth:`~meta_eval.measures.registry.Measure.arguments_for`).
+    """
+
+    def deco(builder: Callable[..., Delta]) -> Callable[..., Delta]:
+        _DELTAS[family.lower()] = builder
+        return builder
+
+    return deco
+
+
+def closed_form(measure: Measure) -> Delta | None:
+    """The closed-form delta function of ``measure`` (its family's, built from its parameters), or None when it takes
+    the general path."""
+    builder = _DELTAS.get(measure.family.name.lower())
+    arguments = None if builder is None else measure.arguments_for(builder)
+    return None if arguments is None else builder(**arguments)
+
+
+@register_swap_delta("nDCG")
+def _ndcg(gain="linear", discount="log2", base=2.0, k=None) -> Delta:
     return lambda g, c, level, top: _ndcg_deltas(g, c, gain, discount, base, k, top)
 
 
-def _ap_slot(k=None):
-    return None if k is not None else (lambda g, c, level, top: _ap_deltas(g, c, level, top))
+@register_swap_delta("AP")
+def _ap() -> Delta:  # no cutoff: AP@k takes the general path
+    return lambda g, c, level, top: _ap_deltas(g, c, level, top)
 
 
-def _gap_slot(g=None, k=None):
-    return None if k is not None else (lambda grades, c, level, top: _gap_deltas(grades, c, g, top))
+@register_swap_delta("GAP")
+def _gap(g=None) -> Delta:  # no cutoff: GAP@k takes the general path
+    return lambda grades, c, level, top: _gap_deltas(grades, c, g, top)
 
 
 def _ndcg_deltas(grades, counts, gain, discount, base, k, top) -> np.ndarray:
-    from meta_eval.measures.graded import _ideal_dcg, discounts
-
     r = Rankings(grades, (grades >= 0).sum(-1), counts)
     table = gain_table(gain, r.max_grade)
     g = r.gains(table)
@@ -131,8 +162,6 @@ def _ap_deltas(grades, counts, level, top) -> np.ndarray:
 
 
 def _gap_deltas(grades, counts, g, top) -> np.ndarray:
-    from meta_eval.measures.graded import threshold_probabilities
-
     gvec = threshold_probabilities(g, counts.shape[-1] - 1)
     num = np.zeros((grades.shape[0], top, grades.shape[-1]))
     den = np.zeros(grades.shape[0])
@@ -142,11 +171,6 @@ def _gap_deltas(grades, counts, g, top) -> np.ndarray:
         num += weight * _ap_numerator_deltas(grades, j, top)
         den += weight * counts[:, j:].sum(-1)
     return np.divide(num, den[:, None, None], out=np.zeros_like(num), where=den[:, None, None] > 0)
-
-
-register_slot("nDCG", "swap_delta", _ndcg_slot)
-register_slot("AP", "swap_delta", _ap_slot)
-register_slot("GAP", "swap_delta", _gap_slot)
 
 
 def general_swap_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_level: int = 1) -> np.ndarray:

@@ -12,7 +12,7 @@ from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.curves import (expected_precision_recall, interpolated_precision, pr_error, rms_11pt,
                                   rms_recall_changes)
 from meta_eval.statistics.maxent.expectations import (CascadeForm, ExpectationForm, LinearForm, PairwiseForm, expectation,
-                                        observed, parse_measure, register_expectation, registered_measures)
+                                        observed, register_expectation, registered_measures)
 from meta_eval.statistics.maxent.reference import reference_linear, reference_nonlinear, reference_solve
 from meta_eval.statistics.maxent.solver import STATUS, MEMResult, count_targets, entropy, solve_mem, solve_mems
 from meta_eval.statistics.maxent.pr_inference import (AslamResult, Figure2Result, InformativenessResult, Lists, aslam_binary,
@@ -25,7 +25,7 @@ __all__ = [
     "AslamResult", "CascadeForm", "ExpectationForm", "Figure2Result", "InformativenessResult", "LinearForm",
     "ListBatch", "Lists", "MEMResult", "PairwiseForm", "STATUS", "aslam_binary", "check_plugins", "count_targets",
     "curve_errors", "entropy", "expectation", "expected_precision_recall", "figure2_measures", "g_grid", "gap_figure2",
-    "gap_measure", "informativeness", "interpolated_precision", "lists_from_collection", "observed", "parse_measure",
+    "gap_measure", "informativeness", "interpolated_precision", "lists_from_collection", "observed",
     "pr_error", "predict", "prediction_table", "qualifying_lists", "reference_linear", "reference_nonlinear",
     "reference_solve", "register_expectation", "registered_measures", "retrieved_grade_counts", "rms_11pt",
     "rms_recall_changes", "select_lists", "solve_cached", "solve_cached_many", "solve_mem", "solve_mems", "summarise",

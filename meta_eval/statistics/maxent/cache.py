@@ -167,12 +167,11 @@ class MemCache:
 
 
 def default_folder() -> Path:
-    """Where solved distributions are cached by default: ``$XDG_CACHE_HOME/meta-eval/mem``, or
-    ``~/.cache/meta-eval/mem`` when ``XDG_CACHE_HOME`` is unset, empty or relative — the XDG Base Directory rule
-    ("if an implementation encounters a relative path in any of these variables it should consider the path
-    invalid and ignore it"): an empty or relative value put the cache in whatever folder a command ran from."""
+    """Where solved distributions are cached unless a folder is named: ``$XDG_CACHE_HOME/meta-eval/mem``, or
+    ``~/.cache/meta-eval/mem`` when ``XDG_CACHE_HOME`` is unset, empty or relative (the XDG rule: a relative path
+    is invalid and ignored; it would put the cache in whatever folder the command runs from)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "meta-eval" / "mem"
 
 

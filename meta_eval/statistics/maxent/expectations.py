@@ -15,17 +15,27 @@ sum_q W[q, n] V_q(j) U_q(k) for m < n: it holds because E[x_m x_n] = E[x_m] E[x_
 independence, while the m = n terms (x^2 = x for indicators) go into A. A user metric gets MEM by returning one
 of these forms (or any object with ``value(P)``, ``grad(P)`` and ``linear``) from a builder registered with
 :func:`register_expectation`.
+
+The forms are declared by measure family, in the measures' own vocabulary: :func:`declared_form` looks a
+:class:`~meta_eval.measures.registry.Measure` (from the one resolver, :mod:`meta_eval.measures.resolver`) up by its
+family's name and builds the form from the measure's own parameter values (``k`` for the cutoff, ``gain``,
+``discount`` ... as the family declares them), with the relevance threshold ``rel_level``.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable, Protocol
 
 import numpy as np
 
 from meta_eval.core.errors import InputError
-from meta_eval.core.params import format_value
+from meta_eval.measures.graded import _err_stop_probability, discounts, err, ideal_dcg, threshold_probabilities
+from meta_eval.measures.registry import Measure, gain_table
+from meta_eval.measures.resolver import resolve_one
+from meta_eval.model.rankings import Rankings
 from meta_eval.statistics.maxent.batch import ListBatch
 
 
@@ -145,208 +155,118 @@ class CascadeForm:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Measure names and the registry
+# The declared forms, by measure family
 # ----------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class MeasureSpec:
-    """A parsed measure name: ``base(key=value,...)@cutoff``."""
-
-    base: str
-    params: dict
-    cutoff: int | None
-
-    @property
-    def name(self) -> str:
-        inner = ",".join(f"{k}={_fmt(v)}" for k, v in self.params.items())
-        return self.base + (f"({inner})" if inner else "") + (f"@{self.cutoff}" if self.cutoff else "")
-
-
-def _fmt(v) -> str:
-    return format_value(v)  # exact: a name never rounds a parameter
-
-
-# Core families whose expected-value form is registered under another base name.
-_CORE_BASE = {"Recall": "recall", "GenAP": "vG"}
-
-
-def _value(text: str):
-    """A parameter value: int, float, text, or a tuple for comma-separated values (``g=0.5,0.5``)."""
-    if "," in text:
-        return tuple(_value(part) for part in text.split(","))
-    text = text.strip()
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return text
-
-
-def parse_measure(name: str) -> MeasureSpec:
-    """Parse ``"GAP(g=0.5,0.5)"``, ``"nDCG(gain=exp)@10"``, ``"P@10"``, ``"AP(rel=2)"``, ``"P_10"`` ... .
-
-    The grammar and the trec_eval spellings are the core registry's (:func:`meta_eval.measures.registry.split_name`,
-    :func:`meta_eval.measures.trec_names.from_trec_name`), and a name the core knows is canonicalised through it
-    (``map`` -> ``AP``, ``vG`` -> ``GenAP``); parameter values stay MEM-level (``rel`` selects the threshold).
-    """
-    from meta_eval.measures.registry import family, split_name
-    from meta_eval.measures.trec_names import from_trec_name
-
-    trec = from_trec_name(name.strip())
-    if trec is not None:
-        fam, values = trec.family, dict(trec.params)
-        params = {p.name: values[p.name] for p in fam.params if values[p.name] != p.default}
-        cutoff = values.get(fam.cutoff.name) if fam.cutoff else None
-        return MeasureSpec(_CORE_BASE.get(fam.name, fam.name), params, cutoff)
-    base, pairs, cut_text = split_name(name)
-    try:
-        base = family(base).name
-    except InputError:
-        pass  # a metric only MEM knows (declared with register_expectation)
-    cutoff = _value(cut_text) if cut_text is not None else None
-    if cutoff is not None and not isinstance(cutoff, int):
-        raise InputError(f"measure {name!r}: the cutoff must be an integer rank, got {cut_text!r}")
-    return MeasureSpec(_CORE_BASE.get(base, base), {k: _value(v) for k, v in pairs}, cutoff)
-
-
 Builder = Callable[..., ExpectationForm]
-_REGISTRY: dict[str, Builder] = {}
+#: lower-case family name -> (the family's name as declared, the builder of its expected-value form)
+_FORMS: dict[str, tuple[str, Builder]] = {}
 
 
-def register_expectation(base: str) -> Callable[[Builder], Builder]:
-    """Register the expected-value form of a metric, so that MEM (and prediction) work for it.
+def register_expectation(family: str) -> Callable[[Builder], Builder]:
+    """Declare the expected-value form of a measure family, so that MEM (and prediction) use it.
 
-    The builder is called as ``builder(batch, cutoff=None, **params)`` with a :class:`ListBatch` and returns an
-    :class:`ExpectationForm` (usually a :class:`LinearForm`, :class:`PairwiseForm` or :class:`CascadeForm`). A
-    form of one's own must be a dataclass whose array fields have the lists on their first axis (or define
-    ``take(index)`` returning the form for some lists), with ``value``, ``grad`` and ``linear`` as in the protocol;
-    a linear form is solved exactly by the dual Newton method, any other by sequential linearisation.
+    ``family`` is the family's name (case-insensitive): a built-in's, one registered with ``meta_eval.register``,
+    or a plug-in's (``grbp`` for ``my_metric.py:grbp``). The builder is called as ``builder(batch, **params)``
+    with a :class:`ListBatch` and the measure's parameters that it takes, by their declared names (``k`` for a
+    cutoff), plus ``rel_level`` (the relevance threshold) if it takes one; a measure with any other parameter away
+    from its default has no declared form (:meth:`~meta_eval.measures.registry.Measure.arguments_for`: MEM then
+    derives or samples one). It returns an :class:`ExpectationForm` (usually a :class:`LinearForm`,
+    :class:`PairwiseForm` or :class:`CascadeForm`). A form of one's own must be a dataclass whose array fields
+    have the lists on their first axis (or define ``take(index)`` returning the form for some lists), with
+    ``value``, ``grad`` and ``linear`` as in the protocol; a linear form is solved exactly by the dual Newton
+    method, any other by sequential linearisation. MEM verifies a declared form against the measure before it
+    uses it (:func:`meta_eval.statistics.maxent.forms.metric_form`).
 
     Examples
     --------
-    >>> @register_expectation("Hits")
-    ... def _hits(batch, cutoff=None, rel=1):
-    ...     k = cutoff or batch.depth
-    ...     ranks = np.arange(batch.depth) < k
-    ...     coef = ranks[None, :, None] * (np.arange(batch.n_grades) >= rel)[None, None, :]
+    >>> import meta_eval as me
+    >>> @me.register("HitsForm", cutoff=me.Param("k", 10, int, "rank cutoff", within="[1, inf)"))
+    ... def hits(r, k):
+    ...     return r.count_at(r.cum_relevant(), k).astype(float)
+    >>> @register_expectation("HitsForm")
+    ... def _hits(batch, k=10, rel_level=1):
+    ...     coef = (np.arange(batch.depth) < k)[None, :, None] * (np.arange(batch.n_grades) >= rel_level)[None, None]
     ...     return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).astype(float))
+    >>> observed("HitsForm@2", ListBatch.from_lists([[1, 0, 1]])).tolist()
+    [1.0]
     """
 
     def deco(builder: Builder) -> Builder:
-        _REGISTRY[base] = builder
-        _fill_slot(base, builder)
+        _FORMS[family.lower()] = (family, builder)
         return builder
 
     return deco
 
 
-#: Core parameter values MEM's builders spell otherwise (the core's vocabulary is the one users write).
-_MEM_SPELLING = {("discount", "log2"): "log"}
-
-
-def _fill_slot(base: str, builder: Builder) -> None:
-    """Attach the builder to the core family of ``base`` as its ``expectation`` slot
-    (:mod:`meta_eval.measures.registry`), so that a core measure reaches its form with the core's parameter names
-    and values; a base only MEM knows (or a plug-in's) keeps its entry here alone."""
-    from meta_eval.measures.registry import family, register_slot
-
-    core = {v: k for k, v in _CORE_BASE.items()}.get(base, base)
-    try:
-        fam = family(core)
-    except InputError:
-        return
-    if fam.source or fam.name.lower() != core.lower():
-        return
-    register_slot(fam.name, "expectation", _slot(fam, builder))
-
-
-def _slot(fam, builder: Builder):
-    """``slot(rel_level=1, **core parameters) -> (index, batch) -> form``, or None for parameters the builder does
-    not take (MEM then derives or samples a form)."""
-    import inspect
-
-    from meta_eval.measures.registry import _same
-
-    accepted = inspect.signature(builder).parameters
-    cut = fam.cutoff.name if fam.cutoff is not None else None
-
-    def slot(rel_level: int = 1, **params):
-        kwargs = {}
-        for p in fam.params:
-            value = params.get(p.name, p.default)
-            if _same(value, p.default):
-                continue
-            if p.name not in accepted:
-                return None
-            kwargs[p.name] = _MEM_SPELLING.get((p.name, value), value) if isinstance(value, str) else value
-        if "rel" in accepted and rel_level != 1:
-            kwargs["rel"] = rel_level
-        spec = MeasureSpec(_CORE_BASE.get(fam.name, fam.name), kwargs, params.get(cut) if cut else None)
-        return lambda index, batch: _build(spec, batch, spec.name)
-
-    return slot
-
-
 def registered_measures() -> list[str]:
-    """Base names with a declared expected-value form."""
-    return sorted(_REGISTRY)
+    """The families with a declared expected-value form."""
+    return sorted(name for name, _ in _FORMS.values())
 
 
-def expectation(measure: str, batch: ListBatch) -> ExpectationForm:
-    """The declared expected-value form of ``measure`` for every list of ``batch``.
-
-    Only metrics with a declared form (:func:`register_expectation`); :func:`meta_eval.statistics.maxent.forms.metric_form`
-    gives a form for any metric (declared, derived by probing, or sampled).
-    """
-    spec = parse_measure(measure)
-    if spec.base not in _REGISTRY:
-        raise InputError(f"no expected-value form for measure {measure!r}; known: {', '.join(registered_measures())}")
-    return _build(spec, batch, measure)
-
-
-def _build(spec: "MeasureSpec", batch: ListBatch, text: str) -> ExpectationForm:
-    try:
-        return _REGISTRY[spec.base](batch, cutoff=spec.cutoff, **spec.params)
-    except TypeError as exc:
-        raise InputError(f"measure {text!r}: bad parameters ({exc})") from None
-
-
-def declared_builder(measure: str, rel_level: int = 1):
-    """A function ``(index, batch) -> form`` building the declared form of ``measure`` for a batch, or None when
-    no form is declared under its name. ``rel_level`` is passed as ``rel`` to builders that take one (unless the
-    name sets it)."""
-    import inspect
-
-    spec = parse_measure(measure)
-    if spec.base not in _REGISTRY:
+def declared_form(measure: Measure, rel_level: int = 1) -> Callable[[ListBatch], ExpectationForm] | None:
+    """``build(batch) -> form``: the declared expected-value form of ``measure`` at relevance threshold
+    ``rel_level``, bound to the measure's parameters; None when its family declares none or the form does not
+    cover these parameters (:func:`register_expectation`). Cheap: nothing is built until it is called."""
+    found = _FORMS.get(measure.family.name.lower())
+    if found is None:
         return None
-    takes_rel = "rel" in inspect.signature(_REGISTRY[spec.base]).parameters
-    if takes_rel and "rel" not in spec.params and rel_level != 1:
-        spec = MeasureSpec(spec.base, {**spec.params, "rel": rel_level}, spec.cutoff)
-    return lambda index, batch: _build(spec, batch, measure)
+    builder = found[1]
+    arguments = measure.arguments_for(builder)
+    if arguments is None:
+        return None
+    if "rel_level" in inspect.signature(builder).parameters:
+        arguments["rel_level"] = rel_level
+    return partial(_build, builder, arguments, measure.output_name)
 
 
-def observed(measure: str | ExpectationForm, batch: ListBatch) -> np.ndarray:
+def _build(builder: Builder, arguments: dict, name: str, batch: ListBatch) -> ExpectationForm:
+    try:
+        return builder(batch, **arguments)
+    except TypeError as exc:  # a user's builder that does not take what it declares
+        raise InputError(f"measure {name!r}: bad parameters for its expected-value form ({exc})") from None
+
+
+def expectation(measure: "str | Measure", batch: ListBatch, rel_level: int = 1) -> ExpectationForm:
+    """The declared expected-value form of ``measure`` (a measure or its specification, as :func:`resolve_one`
+    reads it) for every list of ``batch``.
+
+    Only measures with a declared form (:func:`register_expectation`);
+    :func:`meta_eval.statistics.maxent.forms.metric_form` gives a form for any metric (declared, derived by probing,
+    or sampled).
+
+    Raises
+    ------
+    InputError
+        An unknown measure, or one without a declared form.
+    """
+    measure = resolve_one(measure)
+    build = declared_form(measure, rel_level)
+    if build is None:
+        raise InputError(f"no expected-value form is declared for measure {measure.output_name!r}; declared for: "
+                         f"{', '.join(registered_measures())} (at their parameters the forms cover)")
+    return build(batch)
+
+
+def observed(measure: "str | Measure | ExpectationForm", batch: ListBatch, rel_level: int = 1) -> np.ndarray:
     """The metric's value on the actual lists: its expectation under the point mass on each list."""
-    form = expectation(measure, batch) if isinstance(measure, str) else measure
+    form = measure if hasattr(measure, "value") else expectation(measure, batch, rel_level)
     return form.value(batch.onehot())
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Built-in metrics (conventions as in methods.md Sec. 5 and the core metric library)
+# Built-in families (conventions as in methods.md Sec. 5; parameters as the measures declare them)
 # ----------------------------------------------------------------------------------------------------------
 
-def _rel(batch: ListBatch, rel: int) -> np.ndarray:
-    if not 1 <= rel < batch.n_grades:
-        raise InputError(f"rel must lie in 1..{batch.n_grades - 1}; got {rel}")
-    return (np.arange(batch.n_grades) >= rel).astype(float)
+def _rel(batch: ListBatch, rel_level: int) -> np.ndarray:
+    if not 1 <= rel_level < batch.n_grades:
+        raise InputError(f"rel_level must lie in 1..{batch.n_grades - 1}; got {rel_level}")
+    return (np.arange(batch.n_grades) >= rel_level).astype(float)
 
 
-def _R(batch: ListBatch, rel: int) -> np.ndarray:
-    """Number of judged relevant documents (grade >= rel), as float with 0 -> nan (metric undefined)."""
-    R = batch.counts[:, rel:].sum(1).astype(float)
+def _R(batch: ListBatch, rel_level: int) -> np.ndarray:
+    """Number of judged relevant documents (grade >= rel_level), as float with 0 -> nan (metric undefined)."""
+    R = batch.counts[:, rel_level:].sum(1).astype(float)
     return np.where(R > 0, R, np.nan)
 
 
@@ -354,22 +274,20 @@ def _ranks(batch: ListBatch) -> np.ndarray:
     return np.arange(1, batch.depth + 1, dtype=float)
 
 
-def _gain(kind: str, K: int) -> np.ndarray:
-    j = np.arange(K, dtype=float)
-    if kind in ("exp", "exponential"):
-        return 2.0**j - 1.0
-    if kind in ("lin", "linear"):
-        return j
-    raise InputError(f"gain must be 'exp' or 'lin'; got {kind!r}")
+def _upto(batch: ListBatch, k) -> np.ndarray:
+    """1 at the ranks <= k (every rank when k is None), 0 below."""
+    return np.ones(batch.depth) if k is None else (_ranks(batch) <= k).astype(float)
 
 
-def _discount(kind: str, N: int) -> np.ndarray:
-    n = np.arange(1, N + 1, dtype=float)
-    if kind == "log":
-        return 1.0 / np.log2(n + 1.0)
-    if kind in ("lin", "linear"):
-        return 1.0 / n
-    raise InputError(f"discount must be 'log' or 'lin'; got {kind!r}")
+def _per_list(batch: ListBatch, coef: np.ndarray) -> np.ndarray:
+    """A coefficient array shared by every list, as one (L, N, K) array."""
+    return np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy()
+
+
+def _qrels_only(batch: ListBatch) -> Rankings:
+    """One empty list per list of the batch, with its qrels counts: what a measure of the ideal list reads."""
+    return Rankings(np.zeros((batch.n_lists, 1), dtype=np.int8), np.zeros(batch.n_lists, dtype=np.int64),
+                    batch.counts)
 
 
 def _ideal_gains(batch: ListBatch, gain: np.ndarray, depth: int) -> np.ndarray:
@@ -387,73 +305,52 @@ def _ideal_gains(batch: ListBatch, gain: np.ndarray, depth: int) -> np.ndarray:
 
 
 @register_expectation("P")
-def _precision(batch, cutoff=None, rel=1):
+def _precision(batch, k=10, rel_level=1):
     """P@k = (1/k) sum_{n<=k} I_n."""
-    if cutoff is None:
-        raise InputError("P needs a cutoff, e.g. P@10")
-    coef = (_ranks(batch) <= cutoff)[None, :, None] * _rel(batch, rel)[None, None, :] / cutoff
-    return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy())
+    return LinearForm(_per_list(batch, _upto(batch, k)[None, :, None] * _rel(batch, rel_level)[None, None, :] / k))
 
 
-@register_expectation("recall")
-def _recall(batch, cutoff=None, rel=1):
-    """recall@k = (1/R) sum_{n<=k} I_n."""
-    k = cutoff or batch.depth
-    coef = (_ranks(batch) <= k)[None, :, None] * _rel(batch, rel)[None, None, :] / _R(batch, rel)[:, None, None]
-    return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy())
+@register_expectation("Recall")
+def _recall(batch, k=1000, rel_level=1):
+    """Recall@k = (1/R) sum_{n<=k} I_n."""
+    coef = _upto(batch, k)[None, :, None] * _rel(batch, rel_level)[None, None, :]
+    return LinearForm(_per_list(batch, coef) / _R(batch, rel_level)[:, None, None])
 
 
 @register_expectation("Rprec")
-def _rprec(batch, cutoff=None, rel=1):
+def _rprec(batch, rel_level=1):
     """R-prec = (1/R) sum_{n<=R} I_n (R from the qrels)."""
-    R = _R(batch, rel)
-    coef = (_ranks(batch)[None, :] <= R[:, None])[..., None] * _rel(batch, rel)[None, None, :] / R[:, None, None]
-    return LinearForm(coef)
+    R = _R(batch, rel_level)
+    coef = (_ranks(batch)[None, :] <= R[:, None])[..., None] * _rel(batch, rel_level)[None, None, :]
+    return LinearForm(coef / R[:, None, None])
 
 
 @register_expectation("RBP")
-def _rbp(batch, cutoff=None, p=0.8, rel=1):
-    """RBP = (1 - p) sum_n I_n p^(n-1) (binary, Moffat & Zobel 2008)."""
-    if not 0 < p < 1:
-        raise InputError(f"RBP persistence p must lie in (0, 1); got {p}")
-    w = (1 - p) * p ** (_ranks(batch) - 1)
-    if cutoff:
-        w = w * (_ranks(batch) <= cutoff)
-    coef = w[None, :, None] * _rel(batch, rel)[None, None, :]
-    return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy())
+def _rbp(batch, p=0.8, k=None, rel_level=1):
+    """RBP = (1 - p) sum_{n<=k} I_n p^(n-1) (binary, Moffat & Zobel 2008)."""
+    w = (1 - p) * p ** (_ranks(batch) - 1) * _upto(batch, k)
+    return LinearForm(_per_list(batch, w[None, :, None] * _rel(batch, rel_level)[None, None, :]))
 
 
-def _dcg_coef(batch, cutoff, gain, discount):
-    g = _gain(gain, batch.n_grades)
-    d = _discount(discount, batch.depth)
-    if cutoff:
-        d = d * (_ranks(batch) <= cutoff)
-    return d[None, :, None] * g[None, None, :], g
+def _dcg_coef(batch: ListBatch, gain, discount: str, base: float, k) -> np.ndarray:
+    """(1, N, K): gain(j) / d(n) at the ranks n <= k, with the core's gain table and discount."""
+    gains = gain_table(gain, batch.n_grades - 1)[: batch.n_grades]
+    return (discounts(_ranks(batch), discount, base) * _upto(batch, k))[None, :, None] * gains[None, None, :]
 
 
 @register_expectation("DCG")
-def _dcg(batch, cutoff=None, gain="lin", discount="log"):
-    """DCG@k = sum_{n<=k} gain(G_n) d(n); gain lin (grade, trec_eval) or exp (2^g - 1); d(n) = 1/log2(n+1)."""
-    coef, _ = _dcg_coef(batch, cutoff, gain, discount)
-    return LinearForm(np.broadcast_to(coef, (batch.n_lists, batch.depth, batch.n_grades)).copy())
+def _dcg(batch, gain="linear", discount="log2", base=2.0, k=None):
+    """DCG@k = sum_{n<=k} gain(G_n) / d(n), gains and discounts as the core measure (:func:`dcg`)."""
+    return LinearForm(_per_list(batch, _dcg_coef(batch, gain, discount, base, k)))
 
 
 @register_expectation("nDCG")
-def _ndcg(batch, cutoff=None, gain="lin", discount="log"):
-    """nDCG@k = DCG@k / IDCG@k, the ideal list holding all judged relevant documents (trec_eval ``ndcg``).
-
-    Default gain is linear (the grade, as trec_eval); ``nDCG(gain=exp)`` is Burges et al.'s 2^g - 1.
-    """
-    coef, g = _dcg_coef(batch, cutoff, gain, discount)
-    R = int(batch.counts[:, 1:].sum(1).max(initial=0))
-    depth = max(R, 1)
-    ideal = _ideal_gains(batch, g, depth)
-    d = _discount(discount, depth)
-    if cutoff:
-        d = d * (np.arange(1, depth + 1) <= cutoff)
-    idcg = ideal @ d
+def _ndcg(batch, gain="linear", discount="log2", base=2.0, k=None):
+    """nDCG@k = DCG@k / IDCG@k, the ideal list holding all judged documents of positive gain (trec_eval ``ndcg``),
+    its DCG computed by the core measure (:func:`ideal_dcg`): undefined (NaN) when it is 0."""
+    idcg = np.asarray(ideal_dcg(_qrels_only(batch), gain=gain, discount=discount, base=base, k=k), dtype=float)
     idcg = np.where(idcg > 0, idcg, np.nan)
-    return LinearForm(coef / idcg[:, None, None])
+    return LinearForm(_dcg_coef(batch, gain, discount, base, k) / idcg[:, None, None])
 
 
 def _gap_form(batch: ListBatch, g: np.ndarray) -> PairwiseForm:
@@ -472,45 +369,39 @@ def _gap_form(batch: ListBatch, g: np.ndarray) -> PairwiseForm:
 
 
 @register_expectation("GAP")
-def _gap(batch, cutoff=None, g=None):
+def _gap(batch, g=None):
     """GAP (Robertson, Kanoulas & Yilmaz, SIGIR 2010, Sec. 2.2): sum_n (1/n) sum_{m<=n} gamma_min(G_m,G_n) / Z.
 
     gamma_j = sum_{l<=j} g_l, Z = sum_i R_i gamma_i. E[GAP] = (1/Z) sum_n (1/n) sum_l g_l S_n(l) (1 + sum_{m<n}
-    S_m(l)) with S_n(l) = P(G_n >= l) (methods.md Sec. 2.3). Default g uniform over grades 1..c.
+    S_m(l)) with S_n(l) = P(G_n >= l) (methods.md Sec. 2.3). Default g uniform over grades 1..c, read by the core
+    measure (:func:`threshold_probabilities`). No cutoff: GAP@k has no declared form.
     """
-    c = batch.n_grades - 1
-    g = np.full(c, 1.0 / c) if g is None else np.atleast_1d(np.asarray(g, dtype=float))
-    if g.shape != (c,) or np.any(g < 0) or not np.isclose(g.sum(), 1.0):
-        raise InputError(f"GAP needs g = (g_1..g_{c}) >= 0 summing to 1 for {c} positive grades; got {tuple(g)}")
-    if cutoff:
-        raise InputError("GAP@k is not supported by MEM")
-    return _gap_form(batch, g)
+    return _gap_form(batch, threshold_probabilities(g, batch.n_grades - 1))
 
 
 @register_expectation("AP")
-def _ap(batch, cutoff=None, rel=1):
-    """AP = (1/R) sum_n I_n C_n / n; E[AP] = (1/R) sum_n (p_n/n)(1 + sum_{m<n} p_m) (methods.md Sec. 1.2)."""
-    if cutoff:
-        raise InputError("AP@k is not supported by MEM")
-    _rel(batch, rel)
+def _ap(batch, rel_level=1):
+    """AP = (1/R) sum_n I_n C_n / n; E[AP] = (1/R) sum_n (p_n/n)(1 + sum_{m<n} p_m) (methods.md Sec. 1.2): GAP
+    with g on grade ``rel_level``. No cutoff: AP@k has no declared form."""
+    _rel(batch, rel_level)
     g = np.zeros(batch.n_grades - 1)
-    g[rel - 1] = 1.0
+    g[rel_level - 1] = 1.0
     return _gap_form(batch, g)
 
 
 @register_expectation("Q")
-def _q(batch, cutoff=None, beta=1.0, rel=1):
+def _q(batch, beta=1.0, rel_level=1):
     """Q-measure (Sakai): Q = (1/R) sum_n I_n (C(n) + beta cg(n)) / (n + beta cg*(n)), linear gains (grade).
 
     cg* is the ideal cumulative gain (held at cg*(R) beyond R). Pairwise with W(n) = 1/(R (n + beta cg*(n))),
     U = I, V = I + beta gain; the diagonal A = W(n) I (1 + beta gain).
     """
     K = batch.n_grades
-    gain = _gain("lin", K)
+    gain = gain_table("linear", K - 1)
     ideal = _ideal_gains(batch, gain, batch.depth)
     cgstar = np.cumsum(ideal, axis=1)
-    R = _R(batch, rel)
-    I = _rel(batch, rel)
+    R = _R(batch, rel_level)
+    I = _rel(batch, rel_level)
     Wn = 1.0 / (R[:, None] * (_ranks(batch)[None, :] + beta * cgstar))
     V = I + beta * gain
     A = Wn[:, :, None] * (I * (1.0 + beta * gain))[None, None, :]
@@ -518,20 +409,21 @@ def _q(batch, cutoff=None, beta=1.0, rel=1):
     return PairwiseForm(A, Wn[:, None, :], np.broadcast_to(I, (L, 1, K)), np.broadcast_to(V, (L, 1, K)))
 
 
-@register_expectation("vG")
-def _vg(batch, cutoff=None, rel=1):
+@register_expectation("GenAP")
+def _vg(batch, rel_level=1):
     """Kishida's generalised AP v_G = (1/Z) sum_n (I(x_n)/n) sum_{k<=n} x_k (Kishida 2005, Eq. 42), x = grade.
 
-    Z = sum_i I(y_i) (1/i) sum_{k<=i} y_k over the ideal list y. Pairwise with W = 1/(Z n), U = I, V = gain.
+    Z = sum_i I(y_i) (1/i) sum_{k<=i} y_k over the ideal list y (every judged document of grade >= 1), I at the
+    relevance threshold as in the numerator. Pairwise with W = 1/(Z n), U = I, V = gain.
     """
     K = batch.n_grades
-    gain = _gain("lin", K)
+    gain = gain_table("linear", K - 1)
     R = int(batch.counts[:, 1:].sum(1).max(initial=0))
     ideal = _ideal_gains(batch, gain, max(R, 1))
     i = np.arange(1, ideal.shape[1] + 1)
-    Z = np.sum((ideal > 0) * np.cumsum(ideal, axis=1) / i, axis=1)
+    Z = np.sum((ideal >= rel_level) * np.cumsum(ideal, axis=1) / i, axis=1)
     Z = np.where(Z > 0, Z, np.nan)
-    I = _rel(batch, rel)
+    I = _rel(batch, rel_level)
     Wn = 1.0 / (Z[:, None] * _ranks(batch)[None, :])
     A = Wn[:, :, None] * (I * gain)[None, None, :]
     L = batch.n_lists
@@ -539,48 +431,36 @@ def _vg(batch, cutoff=None, rel=1):
 
 
 @register_expectation("RR")
-def _rr(batch, cutoff=None, rel=1):
-    """RR = 1/(rank of the first relevant); E[RR] = sum_n (1/n) p_n prod_{m<n} (1 - p_m)."""
-    w = np.broadcast_to(1.0 / _ranks(batch), (batch.n_lists, batch.depth))
-    if cutoff:
-        w = w * (_ranks(batch) <= cutoff)
-    I = np.broadcast_to(_rel(batch, rel), (batch.n_lists, batch.n_grades))
+def _rr(batch, k=None, rel_level=1):
+    """RR = 1/(rank of the first relevant); E[RR] = sum_{n<=k} (1/n) p_n prod_{m<n} (1 - p_m)."""
+    w = np.broadcast_to(_upto(batch, k) / _ranks(batch), (batch.n_lists, batch.depth))
+    I = np.broadcast_to(_rel(batch, rel_level), (batch.n_lists, batch.n_grades))
     return CascadeForm(np.ascontiguousarray(w), I, I)
 
 
 @register_expectation("ERR")
-def _err(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
-    """ERR (Chapelle et al. 2009): E[ERR] = sum_n (1/n) R(p_n) prod_{m<n} (1 - R(p_m)) with the stop probability
+def _err(batch, stop="exp", max_grade=None, gain="linear", k=None):
+    """ERR (Chapelle et al. 2009): E[ERR] = sum_{n<=k} (1/n) R(p_n) prod_{m<n} (1 - R(p_m)) with the stop probability
     per grade R_j of the core measure (``stop=exp``: (2^j - 1) / 2^gmax, gmax the top grade; ``stop=linear``:
     gain / (gmax + 1)), computed by the core's own function so the two cannot drift apart."""
-    from meta_eval.measures.graded import _err_stop_probability
-    from meta_eval.model.rankings import Rankings
-
     K = batch.n_grades
     one = Rankings(np.arange(K, dtype=np.int8)[None, :], np.array([K]), np.ones((1, K), dtype=np.int64))
     Rj = np.asarray(_err_stop_probability(one, gain, stop, max_grade), dtype=float)[0]
     if np.any(Rj < 0) or np.any(Rj > 1):
         raise InputError(f"ERR stop probabilities must lie in [0, 1]; got {Rj.tolist()}")
-    w = np.broadcast_to(1.0 / _ranks(batch), (batch.n_lists, batch.depth))
-    if cutoff:
-        w = w * (_ranks(batch) <= cutoff)
+    w = np.broadcast_to(_upto(batch, k) / _ranks(batch), (batch.n_lists, batch.depth))
     Rj = np.broadcast_to(Rj, (batch.n_lists, K))
     return CascadeForm(np.ascontiguousarray(w), Rj, Rj)
 
 
 @register_expectation("nERR")
-def _nerr(batch, cutoff=None, stop="exp", max_grade=None, gain="linear"):
+def _nerr(batch, stop="exp", max_grade=None, gain="linear", k=None):
     """nERR = ERR / ERR of the ideal list (NTCIREVAL nERR@l): ERR's cascade with every weight divided by the ideal
     list's ERR, a constant per topic computed by the core measure (undefined, NaN, when the topic has no relevant
     document: the core scores 0)."""
-    from meta_eval.measures.graded import err
-    from meta_eval.model.rankings import Rankings
-
-    form = _err(batch, cutoff=cutoff, stop=stop, max_grade=max_grade, gain=gain)
-    r = Rankings(np.zeros((batch.n_lists, 1), dtype=np.int8), np.ones(batch.n_lists, dtype=np.int64), batch.counts)
-    ideal_grades = r.ideal_grades()
+    form = _err(batch, stop=stop, max_grade=max_grade, gain=gain, k=k)
+    ideal_grades = _qrels_only(batch).ideal_grades()
     ideal = Rankings(ideal_grades, (ideal_grades > 0).sum(-1), batch.counts)
-    best = np.asarray(err(ideal, stop=stop, max_grade=max_grade, gain=gain, k=cutoff), dtype=float)
+    best = np.asarray(err(ideal, stop=stop, max_grade=max_grade, gain=gain, k=k), dtype=float)
     best = np.where(best > 0, best, np.nan)
     return CascadeForm(form.w / best[:, None], form.a, form.b)
-

@@ -43,8 +43,7 @@ import numpy as np
 
 from meta_eval.core.errors import InputError
 from meta_eval.statistics.maxent.batch import ListBatch
-from meta_eval.statistics.maxent.expectations import (ExpectationForm, LinearForm, PairwiseForm, declared_builder,
-                                        parse_measure)
+from meta_eval.statistics.maxent.expectations import ExpectationForm, LinearForm, PairwiseForm, declared_form
 from meta_eval.statistics.maxent.groups import GroupTable, groups_in_words
 
 VERIFY_TOL = 1e-9  # relative to the metric's scale
@@ -155,8 +154,6 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     if method in ("derived", "prefix-state"):
         declared = None
     if declared is not None:
-        if measure is None:  # declared for a name only MEM knows: nothing to verify against
-            return MetricForm(name, "declared", None, rel_level, 0.0, _build=declared)
         probe = _verification_batch(batch, seed)
         try:
             residual = _residual(declared(np.arange(probe.n_lists), probe), measure, probe, rel_level)
@@ -221,60 +218,18 @@ def check_metric(metric, rel_level: int = 1) -> None:
 
 
 def _resolve(metric, rel_level: int):
-    """(core Measure or None, relevance threshold, declared builder or None) for a metric specification."""
-    from meta_eval.measures import Measure
+    """(Measure, relevance threshold, declared builder or None) for a metric specification (the one resolver's)."""
+    from meta_eval.measures.resolver import resolve_one
 
-    if isinstance(metric, Measure):
-        return metric, rel_level, _declared_for(metric, rel_level, metric.name)
-    text = metric.strip()
-    rel_level, text = _pop_rel(text, rel_level)
-    try:
-        measures = _core_measures(text)
-    except InputError:
-        builder = declared_builder(text, rel_level)  # a name only MEM knows (or MEM's own parameter spellings)
-        if builder is None:
-            raise
-        return None, rel_level, builder
-    if len(measures) != 1:
-        raise InputError(f"{metric!r} names {len(measures)} metrics; give one")
-    return measures[0], rel_level, _declared_for(measures[0], rel_level, text)
+    measure = resolve_one(metric)
+    return measure, rel_level, _declared_for(measure, rel_level)
 
 
-def _core_measures(text: str):
-    from meta_eval.measures.resolver import load_metric
-
-    return load_metric(text)
-
-
-def _declared_for(measure, rel_level: int, text: str):
-    """The declared builder of a measure: its family's expectation slot (the core's parameter names and values),
-    else one declared for the name as written (MEM's own spellings, ``register_expectation`` of a plug-in's name),
-    else for its canonical name; None if MEM has none."""
-    builder = measure.expectation(rel_level)
-    for name in (text, measure.name):
-        if builder is None:
-            try:
-                builder = declared_builder(name, rel_level)
-            except InputError:
-                pass
-    return builder
-
-
-def _pop_rel(text: str, rel_level: int) -> tuple[int, str]:
-    """``AP(rel=2)`` -> (2, "AP"): MEM's spelling of the relevance threshold of a binary metric."""
-    try:
-        spec = parse_measure(text)
-    except InputError:
-        return rel_level, text
-    if "rel" not in spec.params:
-        return rel_level, text
-    params = {k: v for k, v in spec.params.items() if k != "rel"}
-    rel = spec.params["rel"]
-    if not isinstance(rel, int) or rel < 1:
-        raise InputError(f"measure {text!r}: rel must be a positive integer grade, got {rel!r}")
-    from meta_eval.statistics.maxent.expectations import MeasureSpec
-
-    return rel, MeasureSpec(spec.base, params, spec.cutoff).name
+def _declared_for(measure, rel_level: int):
+    """The declared form of a measure as ``(index, batch) -> form`` (:func:`declared_form`: by its family, from its
+    own parameters), or None if MEM has none for it."""
+    build = declared_form(measure, rel_level)
+    return None if build is None else (lambda index, batch: build(batch))
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ a (systems x topics) score matrix, returning a result object.
 """
 
 from meta_eval.statistics.significance.pairs import PairwiseTest, pair_indices
-from meta_eval.statistics.significance.discriminative_power import DEFAULT_RESAMPLES, METHODS, DiscPower, discriminative_power
+from meta_eval.statistics.significance.discriminative_power import DEFAULT_RESAMPLES, METHODS, PairTests, discriminative_power
 from meta_eval.statistics.significance.bootstrap import paired_bootstrap, unpaired_bootstrap
 from meta_eval.statistics.significance.classical import (adjust_pvalues, benjamini_hochberg, bonferroni, classical_test, holm,
                                           sign_test_pvalues)
@@ -16,7 +16,7 @@ from meta_eval.statistics.significance.tukey import tukey_hsd, tukey_null
 __all__ = [
     "DEFAULT_RESAMPLES",
     "METHODS",
-    "DiscPower",
+    "PairTests",
     "PairwiseTest",
     "adjust_pvalues",
     "benjamini_hochberg",

@@ -28,8 +28,8 @@ DEFAULT_RESAMPLES = {"bootstrap": 1000, "unpaired-bootstrap": 1000, "tukey": 500
 
 
 @dataclass(frozen=True, eq=False)
-class DiscPower:
-    """Discriminative power of metrics under tests (result of :func:`discriminative_power`).
+class PairTests:
+    """The tests of every system pair under each metric and method (result of :func:`discriminative_power`).
 
     Attributes
     ----------
@@ -90,7 +90,7 @@ def discriminative_power(
     progress: bool = False,
     jobs: int | None = 1,
     scheduler: str | None = None,
-) -> DiscPower:
+) -> PairTests:
     """Test every pair of systems under each metric and method, and count the pairs told apart.
 
     Parameters
@@ -123,7 +123,7 @@ def discriminative_power(
 
     Returns
     -------
-    DiscPower
+    PairTests
         ``.summary()``, ``.asl_table()``, ``.curves()`` and ``.tests[(metric, method)]``.
     """
     alpha = check_alpha(alpha)
@@ -168,7 +168,7 @@ def discriminative_power(
                            jobs=jobs if len(keys) > 1 else 1, scheduler=scheduler, desc="discriminative power",
                            unit="test", progress=progress)
     tests: dict[tuple[str, str], PairwiseTest] = dict(zip(keys, results))
-    return DiscPower(tests=tests, alpha=alpha)
+    return PairTests(tests=tests, alpha=alpha)
 
 
 def _one_test(key: tuple[str, str], *, prepared, indices, alpha, n_resamples, seed) -> PairwiseTest:

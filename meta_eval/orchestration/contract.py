@@ -2,7 +2,7 @@
 estimator must do): :func:`check_analysis` for an analysis, :func:`check_measure` for a measure family. The test
 suite runs them over every built-in analysis and measure; run them over your own plug-ins the same way::
 
-    from meta_eval.analyses._contract import check_analysis, check_measure
+    from meta_eval.orchestration.contract import check_analysis, check_measure
     check_analysis("my_analysis.py:top_heavy")        # its declaration, then a run on the demo collection
     check_measure("my_metric.py:grbp")
 
@@ -39,8 +39,8 @@ def check_analysis(spec, data=None, **params: Any):
 
     The declaration: a name (a word) and title, parameters that are :class:`~meta_eval.core.params.Param` with distinct
     names whose defaults lie in their domains, a ``run(data, **params)`` that takes every parameter as a keyword,
-    dependencies and study options that name what exists. The result (on ``data``, default the demo collection
-    with AP, nDCG@10 and P@10, and ``params``): a :class:`~meta_eval.analyses.Result` with a method text; tables
+    dependencies that name what exists. The result (on ``data``, default the demo collection with AP, nDCG@10 and
+    P@10, and the analysis's ``quick`` parameters updated by ``params``): a :class:`~meta_eval.analyses.Result` with a method text; tables
     with distinct file-safe stems, a caption, a DataFrame with columns, and at least one compact table that renders
     in every format; figures that draw; findings whose every fact is the cell its table shows and whose every
     number is a fact, a parameter, a measure, or a row or column label of its tables; the same numbers when run
@@ -49,17 +49,19 @@ def check_analysis(spec, data=None, **params: Any):
     import pandas as pd
 
     from meta_eval.analyses import Analysis, AnalysisData, Result, parse_analysis
-    from meta_eval.rendering.findings import Finding
     from meta_eval.core.params import Param
+    from meta_eval.rendering.findings import Finding
 
     decl, given = parse_analysis(spec)
     who = f"analysis {decl.name}"
     _check_declaration(decl, who, Analysis, Param)
     if data is None:
-        import meta_eval as me
+        from meta_eval.model.demo import demo_collection
 
-        data = AnalysisData.from_collection(me.demo_collection(), ("AP", "nDCG@10", "P@10"))
-    values = decl.bind({**given, **params})
+        measures = ("AP", "nDCG@10", "P@10")
+        data = AnalysisData.from_measures(measures) if decl.needs == "measures" else \
+            AnalysisData.from_collection(demo_collection(), measures)
+    values = decl.bind({**decl.quick, **given, **params})  # its own quick budgets, unless others are given
     data.results = {**data.results, **_requirements(decl, data)}
     result = decl(data, **values)
     _require(isinstance(result, Result), who, "run() returns a meta_eval.analyses.Result")
@@ -94,7 +96,7 @@ def check_analysis(spec, data=None, **params: Any):
 
 
 def _check_declaration(decl, who: str, Analysis, Param) -> None:
-    from meta_eval.analyses import builtin_names
+    from meta_eval.analyses import NEEDS, builtin_modules
 
     _require(isinstance(decl, Analysis), who, "is declared with meta_eval.analyses.analysis")
     _require(re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", decl.name) is not None, who, "its name is a word")
@@ -112,15 +114,10 @@ def _check_declaration(decl, who: str, Analysis, Param) -> None:
     accepts = inspect.signature(decl.run).parameters
     has_kwargs = any(q.kind is inspect.Parameter.VAR_KEYWORD for q in accepts.values())
     _require(has_kwargs or all(n in accepts for n in names), who, "run() takes every parameter as a keyword")
-    known = set(builtin_names())
+    known = set(builtin_modules())
     for dep in (*decl.requires, *decl.after):
         _require(dep in known, who, f"it depends on an analysis that exists ({dep!r})")
-    from meta_eval.orchestration.study import StudyOptions
-
-    fields = set(StudyOptions.__dataclass_fields__)
-    for param, source in decl.study.items():
-        _require(param in names, who, f"study option for an undeclared parameter {param!r}")
-        _require(callable(source) or source in fields, who, f"study option {source!r} is a StudyOptions field")
+    _require(decl.needs in NEEDS, who, f"it reads one of {', '.join(NEEDS)}")
     _require(set(decl.files) <= set(names), who, "files names declared parameters")
 
 
@@ -182,14 +179,13 @@ def check_measure(spec, *, seed: int = 0):
     The declaration: a name (a word), a description, parameters and cutoff that are Params whose defaults lie in
     their domains; a built-in's canonical name parses back to the same measure. The values, on random ranked lists
     (unjudged documents, padding, empty lists, topics without relevant documents): one float per list, finite
-    unless the family declares when it is undefined, the inputs left unchanged, the same on a second call. Its
-    slots, when it has them: the ``expectation`` form takes the measure's value on every list (the point mass
-    of the list), and the ``swap_delta`` equals the change of the measure when the two documents are swapped.
+    unless the family declares when it is undefined, the inputs left unchanged, the same on a second call. What
+    the engines declare for its family, when they do: MEM's expected-value form takes the measure's value on every
+    list (the point mass of the list), and LambdaMART's closed-form swap delta equals the change of the measure
+    when the two documents are swapped.
     """
-    import meta_eval.statistics.learning_to_rank.swap_deltas  # noqa: F401 - the modules that fill the built-in families' slots
-    import meta_eval.statistics.maxent.expectations  # noqa: F401
-    from meta_eval.measures.registry import Family, Measure, get_measure, is_builtin, make_measure
-    from meta_eval.measures.resolver import resolve_one
+    from meta_eval.measures.registry import Family, Measure, is_builtin, make_measure
+    from meta_eval.measures.resolver import get_measure, resolve_one
 
     if isinstance(spec, Family):
         measure = make_measure(spec.name) if not spec.source else Measure(spec)
@@ -246,16 +242,18 @@ def _random_rankings(seed: int):
 
 
 def _check_expectation(measure, r, values, who: str) -> None:
-    builder = measure.expectation(1)
-    if builder is None:
-        return
     from meta_eval.statistics.maxent.batch import ListBatch
+    from meta_eval.statistics.maxent.expectations import declared_form
+
+    build = declared_form(measure, 1)
+    if build is None:
+        return
 
     # MEM's lists: something retrieved, a relevant document in the qrels (the form is undefined without one)
     keep = np.flatnonzero(np.isfinite(values) & (r.n_ret > 0) & (r.counts[:, 1:].sum(1) > 0))
     batch = ListBatch.from_rankings(r).subset(keep)
     try:
-        form = builder(np.arange(batch.n_lists), batch)
+        form = build(batch)
     except MetaEvalError:
         return  # parameters the form does not cover: MEM derives one instead
     expected = form.value(batch.onehot())
@@ -265,11 +263,12 @@ def _check_expectation(measure, r, values, who: str) -> None:
 
 
 def _check_swap_delta(measure, r, who: str) -> None:
-    delta = measure.swap_delta()
+    from meta_eval.model.rankings import UNJUDGED
+    from meta_eval.statistics.learning_to_rank.swap_deltas import closed_form, general_pair_deltas
+
+    delta = closed_form(measure)
     if delta is None:
         return
-    from meta_eval.statistics.learning_to_rank.swap_deltas import general_pair_deltas
-    from meta_eval.model.rankings import UNJUDGED
 
     grades = np.where(r.grades == UNJUDGED, 0, r.grades)
     closed = delta(grades, r.counts, 1, grades.shape[1])
