@@ -121,6 +121,20 @@ def test_arrows_point_down_the_layers():
     assert not upward, "imports of a layer above (or of a sibling):\n" + "\n".join(upward)
 
 
+def test_only_the_interface_imports_the_users_package():
+    """``meta_eval/__init__.py`` is for users (it re-exports every layer): a module below the command line that
+    imports it would import every layer, above its own too."""
+    importers = []
+    for name, path in _modules().items():
+        if name == "meta_eval" or _layer(name) == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Import) and any(a.name == "meta_eval" for a in node.names)) or \
+                    (isinstance(node, ast.ImportFrom) and node.module == "meta_eval" and not node.level):
+                importers.append(f"{name}:{node.lineno}")
+    assert not importers, "imports of the package root: " + ", ".join(importers)
+
+
 @pytest.mark.parametrize("graph, expected", [
     ({"a": {"b"}, "b": {"a"}, "c": set()}, [["a", "b"]]),
     ({"a": {"b"}, "b": {"c"}, "c": set()}, []),

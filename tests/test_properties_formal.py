@@ -402,6 +402,18 @@ def test_the_analysis_runs_from_the_command_line(tmp_path):
         assert (out / name).stat().st_size > 0, name
 
 
+def test_its_command_takes_the_measures_as_arguments():
+    """``meta-eval properties AP P@10 my.py:grbp`` (issue 34): the measures are the command's arguments."""
+    from meta_eval.cli import app
+
+    res = CliRunner().invoke(app, ["properties", "AP", "P@10", f"{EXAMPLE}:grbp", "--random-cases", "200",
+                                   "--growth-length", "64", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "The new metric grbp holds" in " ".join(res.output.split())
+    empty = CliRunner().invoke(app, ["properties", "--no-progress", "-h"])
+    assert "measures_args" in empty.output or "MEASURES" in empty.output.upper()
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Determinism and bad input
 # --------------------------------------------------------------------------------------------------------------------

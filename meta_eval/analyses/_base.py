@@ -152,7 +152,8 @@ class Analysis:
         """Why it cannot run on ``measures`` (fewer than :attr:`min_measures`), or None."""
         if len(measures) >= self.min_measures:
             return None
-        return (f"{self.name} compares at least {self.min_measures} measures; got {len(measures)} "
+        return (f"{self.name} compares at least {self.min_measures} measure{'s' * (self.min_measures > 1)}; got "
+                f"{len(measures)} "
                 f"({', '.join(measures) or 'none'}): name more with -m/--metric or -a/--against")
 
     def defaults(self) -> dict[str, Any]:
@@ -178,7 +179,7 @@ class Analysis:
     def __call__(self, data: AnalysisData, **params: Any) -> Result:
         """Run the analysis on ``data`` with ``params`` (checked; undeclared ones take their defaults)."""
         bound = self.bind(params)
-        reason = self.too_few(list(data.raw))
+        reason = self.too_few(list(data.raw) or [m.output_name for m in data.measures])
         if reason:
             raise InputError(reason)
         result = self.run(data, **bound)

@@ -418,6 +418,8 @@ def scatter_grid(scores: Mapping[str, ArrayLike], rows: Sequence[str], columns: 
     panel : float, optional
         Panel size in inches (default: the text width shared by the panels across, at most 2 in).
 
+    Notes
+    -----
     The longer of ``rows`` and ``columns`` is laid out across the page (e.g. four metrics studied against two
     references: four columns, two rows).
     """

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
 
@@ -489,6 +489,7 @@ class DataOptions:
     jobs: int | None = None
     scheduler: str | None = None
     default_measures: tuple[str, ...] | None = None
+    _table: Any = field(default=None, repr=False)  # the --scores tables, read once
 
     @classmethod
     def from_command(cls, given: dict, needs: str = "collection", defaults: tuple[str, ...] | None = None
@@ -567,8 +568,10 @@ class DataOptions:
         named by ``-m``/``--against`` kept, every measure without them), missing cells as ``--missing`` says."""
         from meta_eval.inputs.score_tables import read_scores
 
-        keep = [*(self.measures or ()), *(a for a in self.against or () if a != "none")] or None
-        table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
+        if self._table is not None:
+            return self._table
+        keep = [*self.measures, *(a for a in self.against or () if a != "none")] if self.measures else None
+        table = self._table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
                             measures=keep, missing=_value(self.collection.missing))
         if table.filled:
             print(f"meta-eval: {table.filled} missing cell(s) of the score table scored 0 (--missing zero)",

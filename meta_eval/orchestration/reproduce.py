@@ -124,12 +124,13 @@ KISHIDA_NOTE = ("vS' = MSR (Eq. 27), vD = ANDCG (Eq. 32, Järvelin-Kekäläinen 
 
 
 def _kishida_sensitivity() -> Reproduction:
-    import meta_eval as me
+    from meta_eval.model.demo import demo_collection
+    from meta_eval.model.rankings import Rankings
     from meta_eval.orchestration.reproduce_figures import sensitivity_figure
     from meta_eval.statistics.metric_properties.sensitivity import ap_increment, metric_increment, sensitivity_profile
 
     rows = _Rows("kishida-sensitivity")
-    col = me.demo_collection()
+    col = demo_collection()
     r = col.rankings
     closed = ap_increment(r)
     top = min(r.depth, 50)
@@ -146,11 +147,11 @@ def _kishida_sensitivity() -> Reproduction:
     N, R = 1000, 10
     lst = np.zeros(N, dtype=int)
     lst[:R - 1] = 1
-    d = ap_increment(me.Rankings.from_lists([lst], [[N - R, R]]))[0, -1]
+    d = ap_increment(Rankings.from_lists([lst], [[N - R, R]]))[0, -1]
     rows.add(f"Δv(N), N = {N}, R = {R}", "value", 1.0 / N, d, tolerance=1e-15, note="the report's minimum 1/N")
     # R-precision: Δr(j) = 1/R for j <= R (the report's contrast), 0 below R
     example = [1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0]
-    rr = me.Rankings.from_lists([example], [[9, 4]])
+    rr = Rankings.from_lists([example], [[9, 4]])
     dr = metric_increment("Rprec", rr)[0]
     top = dr[:4][~np.isnan(dr[:4])]
     rows.add("Δr(j), R-precision, j <= R (R = 4)", "value", 0.25, top.max(), tolerance=1e-15)
@@ -164,7 +165,9 @@ def _kishida_sensitivity() -> Reproduction:
 
 
 def _kishida_table1() -> Reproduction:
-    import meta_eval as me
+    from meta_eval.measures.resolver import get_measure
+    from meta_eval.model.demo import demo_collection
+    from meta_eval.model.rankings import Rankings
     from meta_eval.statistics.metric_properties.new_relevant import new_relevant_change, new_relevant_simple, new_relevant_table
     from meta_eval.statistics.metric_properties.sensitivity import metric_increment
 
@@ -173,7 +176,7 @@ def _kishida_table1() -> Reproduction:
     for R, cells in KISHIDA_TABLE1.items():
         for v, printed in cells.items():
             rows.add(f"R={R}", f"v={v}", printed, table.loc[R, float(v)])
-    r = me.demo_collection().rankings
+    r = demo_collection().rankings
     top = min(r.depth, 50)
     eq16 = new_relevant_change(r)[..., :top]
     numeric = metric_increment("AP", r, positions=range(1, top + 1), count="add")
@@ -182,8 +185,8 @@ def _kishida_table1() -> Reproduction:
     # Eq. 17 on a real list: 10 relevant documents in the top 100, a new one found at 101
     lst = np.zeros(101, dtype=int)
     lst[[0, 2, 5, 9, 14, 20, 30, 45, 70, 99]] = 1
-    one = me.Rankings.from_lists([lst], [[91, 10]])
-    v = float(me.get_measure("AP")(one)[0])
+    one = Rankings.from_lists([lst], [[91, 10]])
+    v = float(get_measure("AP")(one)[0])
     rows.add("Eq. 17 vs numerical ΔAP, list with R = 10, j = 101", "abs difference", 0.0,
              abs(new_relevant_simple(101, 10, v) - metric_increment("AP", one, positions=[101], count="add")[0, 0]),
              tolerance=1e-12)
@@ -301,7 +304,9 @@ def _random_lists(seed: int, n_lists: int = 200, c: int = 3, depth: int = 15):
 
 
 def _gap_properties(n_samples: int = 200_000) -> Reproduction:
-    import meta_eval as me
+    from meta_eval.measures.registry import make_measure
+    from meta_eval.model.demo import demo_collection
+    from meta_eval.model.rankings import Rankings
     from meta_eval.measures import curves
     from meta_eval.orchestration.reproduce_figures import graded_pr_figure
     from meta_eval.statistics.metric_properties.gap import (check_ideal_maximum, check_reduces_to_ap, check_swap_monotonicity,
@@ -309,7 +314,7 @@ def _gap_properties(n_samples: int = 200_000) -> Reproduction:
 
     rows = _Rows("gap-properties")
     grades, counts = _random_lists(2010)
-    r = me.Rankings.from_lists(grades.tolist(), counts)
+    r = Rankings.from_lists(grades.tolist(), counts)
     diffs = check_reduces_to_ap(r)
     for t, d in enumerate(diffs, start=1):
         rows.add(f"GAP(g = e_{t}) = AP at threshold {t} (200 random lists)", "max abs difference", 0.0, d,
@@ -329,19 +334,19 @@ def _gap_properties(n_samples: int = 200_000) -> Reproduction:
         rows.add(f"example {i}: random experiment of §3.1.2 ({n_samples} draws)", "Monte-Carlo mean vs GAP",
                  mc.exact, mc.mean, tolerance=3 * mc.se, note=f"within 3 standard errors (se = {mc.se:.5f})")
     for i, (g_list, c_list, g) in enumerate(GAP_EXAMPLES, start=1):
-        one = me.Rankings.from_lists([g_list], [c_list])
+        one = Rankings.from_lists([g_list], [c_list])
         area = graded_pr_area(one, g)
-        exact = float(me.make_measure("GAP", g=tuple(g))(one)[0])
+        exact = float(make_measure("GAP", g=tuple(g))(one)[0])
         rows.add(f"example {i}: GAP as Σ graded precision x recall step", "vs GAP measure", exact, area.gap[0],
                  tolerance=1e-12)
         rows.add(f"example {i}: area under the graded PR curve (trapezoid)", "GAP - area", None, area.difference[0],
                  note="reported (the paper says GAP approximates the area; no number is printed)")
-    demo = me.demo_collection().rankings
+    demo = demo_collection().rankings
     area = graded_pr_area(demo)
     has_rel = demo.num_rel(1) > 0
     rows.add("demo collection, every run and topic (uniform g)", "mean |GAP - area|", None,
              np.abs(area.difference[has_rel]).mean(), note="reported")
-    curve = curves.graded_pr_curve(me.Rankings.from_lists([GAP_EXAMPLES[0][0]], [GAP_EXAMPLES[0][1]]),
+    curve = curves.graded_pr_curve(Rankings.from_lists([GAP_EXAMPLES[0][0]], [GAP_EXAMPLES[0][1]]),
                                    g=GAP_EXAMPLES[0][2])
     return Reproduction("gap-properties", "GAP paper §3: properties, probabilistic interpretation, graded PR area",
                         rows.frame(), graded_pr_figure(curve, title="Graded PR curve, example 1, g = (0.2, 0.3, 0.5)"),
@@ -358,29 +363,30 @@ def _gap_properties(n_samples: int = 200_000) -> Reproduction:
 
 
 def _ncp() -> Reproduction:
-    import meta_eval as me
+    from meta_eval.measures.resolver import get_measure
+    from meta_eval.model.rankings import Rankings
     from meta_eval.statistics.metric_properties.ncp import ncp
 
     rows = _Rows("ncp")
     ranking = [1, 0, 1, 0, 0, 1, 0, 0, 0, 1]  # RNRNNRNNNR, R = 4 (P@rel = 1, 2/3, 3/6, 4/10)
-    r = me.Rankings.from_lists([ranking], [[6, 4]])
+    r = Rankings.from_lists([ranking], [[6, 4]])
     hand_ap = (1 + 2 / 3 + 3 / 6 + 4 / 10) / 4
     rows.add("RNRNNRNNNR, R = 4", "NCP(uniform) = AP", hand_ap, ncp(r, lambda R: [1 / R] * R)[0], tolerance=1e-12)
-    rows.add("RNRNNRNNNR, R = 4", "AP measure", hand_ap, me.get_measure("AP")(r)[0], tolerance=1e-12)
+    rows.add("RNRNNRNNNR, R = 4", "AP measure", hand_ap, get_measure("AP")(r)[0], tolerance=1e-12)
     rows.add("RNRNNRNNNR, R = 4", "NCP(first) = RR", 1.0, ncp(r, [1.0])[0], tolerance=1e-12)
     rows.add("RNRNNRNNNR, R = 4", "NCP(p_s = .5, .25, .125, .125)", 0.5 + 0.25 * 2 / 3 + 0.125 * 0.5 + 0.125 * 0.4,
              ncp(r, [0.5, 0.25, 0.125, 0.125])[0], tolerance=1e-12, note="a user-given stopping distribution")
     rng = np.random.default_rng(2008)
     lists = rng.integers(0, 2, size=(300, 25))
     counts = np.stack([[25 - l.sum(), l.sum()] for l in lists]) + np.array([0, 1]) * rng.integers(0, 4, (300, 1))
-    rr = me.Rankings.from_lists(lists.tolist(), counts)
+    rr = Rankings.from_lists(lists.tolist(), counts)
     rows.add("300 random lists", "max |NCP_u - AP|", 0.0,
-             np.abs(ncp(rr, lambda R: [1 / R] * R) - me.get_measure("AP")(rr)).max(), tolerance=1e-12)
-    rows.add("300 random lists", "max |NCP_1 - RR|", 0.0, np.abs(ncp(rr, [1.0]) - me.get_measure("RR")(rr)).max(),
+             np.abs(ncp(rr, lambda R: [1 / R] * R) - get_measure("AP")(rr)).max(), tolerance=1e-12)
+    rows.add("300 random lists", "max |NCP_1 - RR|", 0.0, np.abs(ncp(rr, [1.0]) - get_measure("RR")(rr)).max(),
              tolerance=1e-12)
     rows.add("300 random lists", "max |NCP(geometric q=.5) - NCP measure|", 0.0, np.abs(
         ncp(rr, lambda R: 0.5 ** np.arange(R) / (0.5 ** np.arange(R)).sum())
-        - me.get_measure("NCP(stop=geometric,q=0.5)")(rr)).max(), tolerance=1e-12)
+        - get_measure("NCP(stop=geometric,q=0.5)")(rr)).max(), tolerance=1e-12)
     return Reproduction("ncp", "Robertson 2008: NCP(uniform) = AP, NCP(first) = RR, user-given stopping",
                         rows.frame(), notes=["Reference values worked by hand from the definitions (the paper "
                                              "prints no numbers)."])
@@ -491,7 +497,7 @@ def _ijcsit_figure3() -> Reproduction:
 def _ijcsit_switch() -> Reproduction:
     from meta_eval.statistics.metric_properties.ap_positions import switched_judgments
     from meta_eval.statistics.metric_properties.sensitivity import ap_increment
-    import meta_eval as me
+    from meta_eval.model.rankings import Rankings
 
     rows = _Rows("ijcsit-switch")
     base = [1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]  # the paper's untranslated list
@@ -503,7 +509,7 @@ def _ijcsit_switch() -> Reproduction:
         rows.add(f"switch ranks 3, 12, 20 (R {count})", "ΔAP total", None, res.total)
         rows.add(f"switch ranks 3, 12, 20 (R {count})", "interaction (total - independent singles)", None,
                  res.interaction, note="not 0: each switch also raises the precision at relevant ranks below it")
-    d = ap_increment(me.Rankings.from_lists([base], [[10, 10]]))[0]
+    d = ap_increment(Rankings.from_lists([base], [[10, 10]]))[0]
     pairs = ~np.isnan(d[:-1]) & ~np.isnan(d[1:])
     rows.add("ΔAP(j) > ΔAP(j+1) for adjacent non-relevant ranks", "fraction", 1.0,
              (d[:-1] > d[1:])[pairs].mean(), tolerance=0.0, note="the paper's Eq. 13 ordering (= Kishida Eq. 11)")

@@ -231,6 +231,8 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     overwrite : bool
         Replace ``out`` even when it holds another command's results or files meta-eval did not write.
 
+    Notes
+    -----
     An analysis that fails is reported in the report and in ``StudyResult.errors``; it does not stop the others
     (the command line exits with status 1 when any did).
     """
