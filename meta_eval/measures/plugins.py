@@ -26,7 +26,8 @@ What a plug-in raises
     of its own, a ``KeyboardInterrupt`` it raises itself), is contained as a :class:`PluginError` naming it, when
     the plug-in is imported and when it is called: a plug-in cannot end or silently stop a command. One exception
     is not the plug-in's: a ``KeyboardInterrupt`` from a real Ctrl-C (a SIGINT that arrived while the plug-in ran,
-    :class:`InterruptWatch`) still interrupts the command (exit status 130).
+    :class:`InterruptWatch`) still interrupts the command (exit status 130). A plug-in that changes the working
+    folder finds it put back when its code returns (:func:`folder_kept`).
 
 Examples
 --------
@@ -158,7 +159,7 @@ class _Guard:
         watch = InterruptWatch()
         try:
             # what a plug-in prints goes to stderr: on stdout it would end up inside `-o -` results (a CSV, JSON)
-            with contextlib.redirect_stdout(sys.stderr), watch:
+            with contextlib.redirect_stdout(sys.stderr), watch, folder_kept():
                 out = self.__wrapped__(view, **params)
         except PluginError as exc:  # a per-list function, which knows the list but not the plug-in's label
             index = exc.index
@@ -233,6 +234,26 @@ class InterruptWatch:
     def interrupted(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the user's Ctrl-C (to let through) rather than the plug-in's own (to contain)."""
         return isinstance(exc, KeyboardInterrupt) and _in_main_thread() and (self._outer or self).sigint
+
+
+@contextlib.contextmanager
+def folder_kept():
+    """Run a plug-in's code and put the working folder back as it was: a plug-in that changes it (``os.chdir``)
+    would move every relative path read or written after it — the runs, the qrels, ``-o out.csv``."""
+    try:
+        before = os.getcwd()
+    except OSError:  # the working folder was removed: there is nothing to put back
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            changed = os.getcwd() != before
+        except OSError:
+            changed = True
+        if changed:
+            os.chdir(before)
 
 
 def _in_main_thread() -> bool:
@@ -509,7 +530,7 @@ def _load_file(target: str, what: str = "metric plug-in") -> _Module:
     sys.modules[name] = module
     watch = InterruptWatch()
     try:
-        with plugin_registrations() as found, watch:
+        with plugin_registrations() as found, watch, folder_kept():
             exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the user's plug-in is code
     except BaseException as exc:  # noqa: BLE001 - the user's code: report where, never a traceback
         sys.modules.pop(name, None)
@@ -577,7 +598,7 @@ def _load_module(target: str, what: str = "metric plug-in") -> _Module:
         sys.modules.pop(target, None)  # its code changed: import it anew
     watch = InterruptWatch()
     try:
-        with plugin_registrations() as found, watch:
+        with plugin_registrations() as found, watch, folder_kept():
             module = importlib.import_module(target)
     except BaseException as exc:  # noqa: BLE001 - the user's code (module docstring)
         if watch.interrupted(exc):

@@ -451,9 +451,12 @@ _WRITE_ERRORS = {errno.ENOSPC: "no space left on the device", errno.EFBIG: "larg
 
 def _write_error(exc: BaseException, tmp: Path, out: Path) -> OutputError | None:
     """The OutputError naming the file of a write that failed inside the temporary folder ``tmp`` (as it would be
-    named in ``out``), or None for any other exception. The OSError is ``exc`` or the one it was raised from (a
+    named in ``out``; a writer's own OutputError with its hidden name shown as ``out``), or None for any other
+    exception. The OSError is ``exc`` or the one it was raised from (a
     figure written in another process). It names its file when it comes from ``open``; a failed ``write`` does
     not, and then the file written last in ``tmp`` is the one."""
+    if isinstance(exc, OutputError) and str(tmp) in str(exc):  # a writer named the file in the hidden folder
+        return OutputError(str(exc).replace(str(tmp), str(out)))
     while exc is not None and not isinstance(exc, OSError):  # a write error another error was raised from
         exc = exc.__cause__
     if exc is None:

@@ -70,7 +70,7 @@ def select_systems(scores, systems: Sequence[str], subset: Sequence[str]) -> tup
     (:func:`meta_eval.core.params.unique`)."""
     names = list(systems)
     where = {s: i for i, s in enumerate(names)}
-    subset = unique(subset, "system")
+    subset = unique(subset, "systems")
     missing = [s for s in subset if s not in where]
     if missing:
         raise InputError(f"unknown systems {missing[:5]}; known systems are e.g. {names[:5]}")
@@ -91,5 +91,5 @@ def select_topics(scores, topics) -> np.ndarray:
     in_range = sel.size == 0 or (sel.min() >= 0 and sel.max() < n_top)
     if sel.ndim != 1 or not np.issubdtype(sel.dtype, np.integer) or not in_range:
         raise InputError(f"topics must be positions in [0, {n_top}) or a boolean mask; got {sel.tolist()[:10]}")
-    unique(sel.tolist(), "topic position")  # a topic counted twice would weigh double in every resample
+    unique(sel.tolist(), "topics")  # a topic counted twice would weigh double in every resample
     return x[:, sel]
