@@ -309,6 +309,38 @@ def test_cli_a_repeated_topic_is_exit_2():
     assert result.returncode == 2 and "option --topic: 402 is given twice" in result.stderr
 
 
+@pytest.mark.parametrize("args, message", [
+    (("anova", "--min-d", "0.1", "--min-d", "0.1"), "option --min-d: 0.1 is given twice"),
+    (("anova", "--min-d", "0.1", "--min-d", "0.10"), "option --min-d: 0.1 is given twice"),  # one number
+    (("discpower", "--topic", "2", "--topic", "2"), "option --topic: 2 is given twice"),
+    (("discpower", "--system", "x", "--system", "x"), "option --system: x is given twice"),
+    (("discpower", "-m", "AP", "-m", "AP"), "option -m: AP is given twice"),
+    (("discpower", "-m", "AP", "-m", "ap"), "option -m: AP and ap name one measure (AP); give it once"),
+    (("correlation", "--against", "nDCG", "--against", "nDCG"), "option --against: nDCG is given twice"),
+    (("properties", "AP", "ap"), "option -m: AP and ap name one measure"),
+    (("study", "-m", "AP", "-m", "AP"), "option -m: AP is given twice"),
+    (("study", "-m", "AP", "-m", "ap"), "option -m: AP and ap name one measure"),
+    (("study", "--anova-min-d", "0.1", "--anova-min-d", "0.1"), "option --anova-min-d: 0.1 is given twice"),
+    (("study", "--skip", "anova", "--skip", "anova"), "option --skip: anova is given twice"),
+])
+def test_cli_a_value_given_twice_is_refused_before_any_work(tmp_path, args, message):
+    """One rule for every repeatable option of the generated commands and the study (core/params.unique, called by
+    the parameters' validation and cli/common.DataOptions): exit 2 and the option named, nothing written."""
+    out = tmp_path / "out"
+    result = clean(cli(*args, "--no-progress", "-o", out) if args[0] != "properties" else cli(*args))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not out.exists()
+
+
+def test_a_repeatable_parameter_given_twice_is_refused_after_parsing():
+    from meta_eval.analyses import analyses
+
+    anova = next(d for d in analyses() if d.name == "anova")
+    assert anova.bind({"min_d": (0.1, 0.2)})["min_d"] == (0.1, 0.2)
+    with pytest.raises(InputError, match=r"parameter min_d: 0.1 is given twice"):
+        anova.bind({"min_d": (0.1, "0.10")})
+
+
 # --------------------------------------------------------------------------------------- 11. the MEM cache folder
 
 

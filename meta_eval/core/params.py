@@ -87,7 +87,10 @@ class Param:
             values = tuple(one.validate(v, where, kind) for v in value)
             if not values:
                 raise InputError(f"{where}: {kind} {self.name} is empty; allowed: {self.domain_text}")
-            return values
+            try:  # after parsing: --min-d 0.1 --min-d 0.10 is one value given twice
+                return unique(values, self.name, kind)
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from None
         if isinstance(value, str) and self.parse is not str and not self.choices:
             value = parse_value(self, value, where)
         problem = self._problem(value)
@@ -213,7 +216,7 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def unique(values: Iterable[Any], option: str) -> tuple[Any, ...]:
+def unique(values: Iterable[Any], option: str, kind: str = "option") -> tuple[Any, ...]:
     """The values of a repeatable option, each once: a value given twice is refused (``--topic 2 --topic 2`` would
     run a one-topic analysis where one ``--topic 2`` is refused, and ``--fraction 0.5 --fraction 0.5`` would count
     one fraction twice), the same way for every option and analysis."""
@@ -222,7 +225,7 @@ def unique(values: Iterable[Any], option: str) -> tuple[Any, ...]:
     for v in values:
         key = v if isinstance(v, collections.abc.Hashable) else repr(v)
         if key in seen:
-            raise InputError(f"option {option}: {format_value(v)} is given twice")
+            raise InputError(f"{kind} {option}: {format_value(v)} is given twice")
         seen.add(key)
     return values
 
