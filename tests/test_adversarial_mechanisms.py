@@ -542,6 +542,39 @@ def test_an_ascii_only_stream_writes_escapes_never_a_traceback(args, encoding):
         assert b"\\u03c4-qrels.txt: file not found" in result.stderr
 
 
+STUDY_SKIPS = [arg for name in ("compare", "correlation", "discpower", "error-rates", "incomplete-judgments",
+                                 "informativeness", "intuitiveness", "judge-agreement", "ltr", "properties",
+                                 "reusability", "split-half") for arg in ("--skip", name)]
+PIPED = {"evaluate": ("evaluate", "-m", "all_trec", "-q", "--no-progress"),  # about 2 MB: more than a pipe holds
+         "measures": ("measures",), "anova": ("anova", "--no-progress"),
+         "study": ("study", "-m", "AP", "--no-progress", "--format", "png", "--dpi", "50", *STUDY_SKIPS)}
+
+
+@pytest.mark.parametrize("when", ["after one line", "before any"])
+@pytest.mark.parametrize("command", list(PIPED))
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(tmp_path, command, when):
+    """``meta-eval ... | head -1``: a real pipe whose reader closes it after the first line or at once. Status 141
+    (128 + SIGPIPE), never a traceback, rich's status 1, or Python's "Exception ignored" line. The study prints its
+    summary on stderr: it is read as ``meta-eval study 2>&1 | head -1`` (what it would print there is lost, the
+    status tells), and its report is whole or absent."""
+    study = command == "study"
+    args = [*PIPED[command], *(("-o", str(tmp_path / "out")) if study else ())]
+    proc = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, cwd=tmp_path,
+                            stderr=subprocess.STDOUT if study else subprocess.PIPE)
+    if when == "after one line":
+        assert proc.stdout.readline()
+    proc.stdout.close()
+    err = "" if study else proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141, err
+    for word in ("Traceback", "Exception ignored", "BrokenPipe"):
+        assert word not in err, err
+    if study:  # whole, or absent when the first note found the reader gone; no hidden twin left
+        from meta_eval.outputs.result_folder import verify_folder
+
+        assert not (tmp_path / "out").exists() or verify_folder(tmp_path / "out") == []
+        assert [p.name for p in tmp_path.iterdir()] in ([], ["out"])
+
+
 # ---------------------------------------------------------------------------------------------------------- 6. Dask
 
 

@@ -8,6 +8,7 @@ the analyses package's files; ``tests/test_cli_startup.py`` checks that the tabl
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -60,6 +61,17 @@ class LazyGroup(TyperGroup):
         if "TERMINAL_WIDTH" not in os.environ and "COLUMNS" not in os.environ and not sys.stdout.isatty():
             os.environ["TERMINAL_WIDTH"] = os.environ["COLUMNS"] = str(PIPE_WIDTH)
         return super().main(*args, **kwargs)
+
+    def invoke(self, ctx):
+        """Run the subcommand; a reader of standard output that went away (``meta-eval evaluate | head -1``) ends
+        it as it ends a Unix tool: quietly, status 141 (128 + SIGPIPE), never a ``BrokenPipeError`` traceback,
+        rich's status 1 or Python's "Exception ignored" line at exit."""
+        pipe_closed_raises()
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            stdout_to_devnull()
+            raise typer.Exit(code=PIPE_CLOSED) from None
 
     def list_commands(self, ctx) -> list[str]:
         registered = [command_name(info) for info in app.registered_commands]
@@ -124,6 +136,35 @@ def standard_streams() -> None:
     if "stdout" in closed:
         print("meta-eval: note: standard output is closed; what is printed there is discarded (give -o FILE to "
               "keep the results)", file=sys.stderr)
+
+
+#: The exit status of a command whose reader went away: a shell's for a process ended by SIGPIPE (Python ignores the
+#: signal and raises BrokenPipeError instead: https://docs.python.org/3/library/signal.html#note-on-sigpipe).
+PIPE_CLOSED = 128 + 13
+
+
+def pipe_closed_raises() -> None:
+    """Make rich's consoles raise ``BrokenPipeError`` when their reader went away, as ``print`` does: rich's own
+    handling (``Console.on_broken_pipe``, meant to be replaced) exits with status 1, as if the command had failed.
+    Set when a command runs, not at import: ``meta-eval --help`` imports no rich console."""
+    import rich.console
+
+    def reader_gone(console) -> None:
+        console.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader of standard output went away")
+
+    rich.console.Console.on_broken_pipe = reader_gone
+
+
+def stdout_to_devnull() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what is left in its buffer does
+    not fail again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # pragma: no cover - no real stdout
+        pass
 
 
 def load_all() -> None:

@@ -417,13 +417,9 @@ def _stop_workers() -> None:
 
 def _silence_stdout() -> None:
     """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not fail again."""
-    import os
+    from meta_eval.cli.app import stdout_to_devnull
 
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # pragma: no cover - no real stdout
-        pass
+    stdout_to_devnull()
 
 
 # --------------------------------------------------------------------------------------------- what an analysis reads
