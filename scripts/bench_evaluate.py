@@ -346,7 +346,7 @@ GROWTH = [("evaluate", ["evaluate", "-m", "AP", "-m", "nDCG", "-m", "P@10", "-m"
           ("correlate", ["correlate", "-m", "AP", "-m", "nDCG", "-B", "200"]),
           ("compare", ["compare", "-m", "AP", "-m", "nDCG"]),
           ("anova", ["anova", "-m", "AP", "-m", "nDCG"]),
-          ("informativeness", ["study", "-m", "AP", "--against", "nDCG", "--mem-lists", "300", "--jobs", "1",
+          ("informativeness", ["study", "-m", "AP", "--against", "nDCG", "--informativeness-lists", "300", "--jobs", "1",
                                *sum((["--skip", stage] for stage in _STUDY_OTHER_STAGES), [])])]
 
 

@@ -6,7 +6,11 @@ them judged (grades 0/1/2 in proportions 60/25/15 %); each run retrieves D docum
 ranking relevant documents higher, with scores rounded to 4 decimals (ties occur, as in real runs). Runs are gzip
 files (ISA-L, level 1); the lines are built and written by Arrow, so 16× TREC-COVID (2.5 GB of text) takes a minute.
 
+``--grade-share`` sets the grades and their proportions among judged documents (``0.6,0.2,0.12,0.08``: grades 0-3,
+the collection behind ``scripts/bench_mem.py --synthetic``).
+
 Usage: python scripts/make_synthetic.py OUT [--runs 143] [--topics 30] [--depth 1000] [--scale 1] [--seed 0]
+       [--grade-share 0.6,0.25,0.15]
 """
 
 from __future__ import annotations
@@ -23,14 +27,16 @@ from isal import igzip
 GRADE_SHARE = (0.60, 0.25, 0.15)
 
 
-def make_collection(out: Path, runs: int, topics: int, depth: int, seed: int = 0) -> tuple[Path, Path]:
-    """Write ``out/qrels.txt`` and ``out/runs/run###.gz``; returns (qrels, runs folder)."""
+def make_collection(out: Path, runs: int, topics: int, depth: int, seed: int = 0,
+                    grade_share: tuple[float, ...] = GRADE_SHARE) -> tuple[Path, Path]:
+    """Write ``out/qrels.txt`` and ``out/runs/run###.gz`` (judged grades 0..len(grade_share) - 1 drawn in those
+    proportions); returns (qrels, runs folder)."""
     rng = np.random.default_rng(seed)
     out.mkdir(parents=True, exist_ok=True)
     (out / "runs").mkdir(exist_ok=True)
     pool = 2 * depth  # documents a topic's runs draw from
     judged = pool // 5 + 90
-    grades = rng.choice(3, size=(topics, judged), p=GRADE_SHARE)
+    grades = rng.choice(len(grade_share), size=(topics, judged), p=grade_share)
     topic_ids = pa.array([str(401 + t) for t in range(topics)])
     qrels = pa.table({
         "topic": pc.take(topic_ids, pa.array(np.repeat(np.arange(topics), judged))),
@@ -82,8 +88,13 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--scale", type=int, default=1, help="Multiply the topics by this.")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--grade-share", default=",".join(map(str, GRADE_SHARE)),
+                        help="Proportions of grades 0, 1, ... among judged documents (comma-separated, sum 1).")
     args = parser.parse_args()
-    qrels, runs = make_collection(args.out, args.runs, args.topics * args.scale, args.depth, args.seed)
+    share = tuple(float(x) for x in args.grade_share.split(","))
+    if len(share) < 2 or min(share) < 0 or abs(sum(share) - 1) > 1e-9:
+        parser.error(f"--grade-share needs two or more proportions >= 0 summing to 1; got {args.grade_share}")
+    qrels, runs = make_collection(args.out, args.runs, args.topics * args.scale, args.depth, args.seed, share)
     print(f"wrote {qrels} and {runs}/ ({args.runs} runs × {args.topics * args.scale} topics × {args.depth})")
 
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-STUDY = ["study", "-B", "100", "--mem-lists", "30", "--judgment-draws", "2", "--split-half-splits", "10",
+STUDY = ["study", "-B", "100", "--informativeness-lists", "30", "--incomplete-judgments-draws", "2", "--split-half-splits", "10",
          "--format", "png", "--dpi", "50", "--no-progress"]
 
 

@@ -5,9 +5,20 @@
 import numpy as np
 
 from meta_eval.statistics.maxent._newton import RUNAWAY_GROWTH, RUNAWAY_STEPS
-from meta_eval.statistics.maxent.solver import STEP_CAP, _STALL_TOL, _softmax_kn
+from meta_eval.statistics.maxent.linear import STALL_TOL, STEP_CAP
 
 _NEG = -np.inf
+
+
+def _softmax_kn(th: np.ndarray, rowmask: np.ndarray):
+    """Softmax over the grades of (lists, grades, ranks) logits, and each rank's log-sum-exp (0 past the end)."""
+    m = th.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(th - m[:, None, :])
+    s = e.sum(axis=1)
+    s = np.where(s > 0, s, 1.0)
+    q = e * (rowmask / s)[:, None, :]
+    return q, np.where(rowmask, np.log(s) + m, 0.0)
 
 
 def _dual_parts(y, d, allowed, rowmask, r, t):
@@ -86,7 +97,7 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
         capped = big > cap[live]
         if (still := big == 0.0).any():  # no direction at all: stop those lists
             stuck = live[still]
-            done[stuck] = np.max(np.abs(g[still]), axis=1) <= np.maximum(tol[stuck], _STALL_TOL)
+            done[stuck] = np.max(np.abs(g[still]), axis=1) <= np.maximum(tol[stuck], STALL_TOL)
             keep = ~still
             live, g, H, step, big, capped = live[keep], g[keep], H[keep], step[keep], big[keep], capped[keep]
             if live.size == 0:
@@ -135,7 +146,7 @@ def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap
         if (stop := ~accepted | crawled).any():  # the dual is at its round-off floor (or stuck): stop those lists
             stalled = live[stop]
             g_stall, _ = _grad_hess(q[stalled], d[stalled], r[stalled], t[stalled], frozen[stalled])
-            done[stalled] = np.max(np.abs(g_stall), axis=1) <= np.maximum(tol[stalled], _STALL_TOL)
+            done[stalled] = np.max(np.abs(g_stall), axis=1) <= np.maximum(tol[stalled], STALL_TOL)
             live = np.setdiff1d(live, stalled, assume_unique=True)
             if live.size == 0:
                 break

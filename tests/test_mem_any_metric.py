@@ -21,7 +21,8 @@ from meta_eval.core.errors import InfeasibleError
 from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.expectations import LinearForm, register_expectation
 from meta_eval.statistics.maxent.forms import derive_form, metric_form
-from meta_eval.statistics.maxent.solver import NOT_CONVERGED, OK, solve_mem
+from meta_eval.statistics.maxent.result import NOT_CONVERGED, OK
+from meta_eval.statistics.maxent.solver import solve_mem
 from meta_eval.statistics.maxent.pr_inference import Lists, informativeness, summarise
 
 
@@ -148,7 +149,8 @@ def _deep_collection(tmp_path):
 
 @pytest.mark.slow
 def test_built_in_metrics_converge_on_depth_1000_lists(tmp_path):
-    from meta_eval.statistics.maxent.solver import _attainable, count_targets
+    from meta_eval.statistics.maxent.result import count_targets
+    from meta_eval.statistics.maxent.solver import _attainable
 
     col = _deep_collection(tmp_path)
     lists = mem.select_lists(mem.lists_from_collection(col))

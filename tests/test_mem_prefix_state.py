@@ -20,10 +20,12 @@ from hypothesis import strategies as st
 import meta_eval as me
 from meta_eval.statistics import maxent as mem
 from meta_eval.statistics.maxent.batch import ListBatch
-from meta_eval.statistics.maxent.forms import metric_form, score_batch
+from meta_eval.statistics.maxent.forms import metric_form
 from meta_eval.statistics.maxent.groups import grouping
 from meta_eval.statistics.maxent.prefix_state import prefix_state_form
-from meta_eval.statistics.maxent.solver import OK, solve_mem
+from meta_eval.statistics.maxent.result import OK
+from meta_eval.statistics.maxent.solver import solve_mem
+from meta_eval.statistics.maxent.verify import score_batch
 
 
 @me.per_list

@@ -14,8 +14,9 @@ from meta_eval.core.errors import InfeasibleError
 from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.expectations import LinearForm, expectation, observed, register_expectation
 from meta_eval.statistics.maxent.reference import reference_linear, reference_nonlinear
-from meta_eval.statistics.maxent.solver import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets, entropy,
-                                   solve_mem, solve_mems)
+from meta_eval.statistics.maxent.result import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets,
+                                   entropy)
+from meta_eval.statistics.maxent.solver import solve_mem, solve_mems
 
 
 def _lists(seed, sizes, K=3, top=0.7):

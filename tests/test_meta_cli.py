@@ -48,7 +48,12 @@ def test_anova_command_writes_the_issue_columns(tmp_path):
     lib = two_way_anova({"AP": me.score(col, "AP"), "nDCG@10": me.score(col, "nDCG@10")}, col.systems)
     assert np.allclose(anova["sum_sq"], lib.table["sum_sq"])
     tss = pd.read_csv(out / "topic_set_size.csv")
-    assert set(tss["min_d"]) == {0.05, 0.1} and {"n_topics", "power", "design"} <= set(tss.columns)
+    fixed = tss[tss["min_d_rule"] == "fixed"]
+    assert set(fixed["min_d"]) == {0.05, 0.1} and {"n_topics", "power", "design"} <= set(tss.columns)
+    relative = tss[tss["min_d_rule"] == "relative"]  # a tenth of each metric's spread of system means
+    means = {m: me.score(col, m).mean(axis=1) for m in ("AP", "nDCG@10")}
+    assert np.allclose(relative.set_index("metric")["min_d"].sort_index(),
+                       [0.1 * (means[m].max() - means[m].min()) for m in sorted(means)])
     assert {"anova_omega.png", "topic_set_size.png", "effect_sizes.csv"} <= {p.name for p in out.iterdir()}
 
 
@@ -75,7 +80,7 @@ def test_group_file_and_errors(tmp_path):
     res = runner.invoke(app, ["incomplete-judgments", "--fraction", "0"])
     assert res.exit_code == 2 and "option --fraction=0 is out of range; allowed: number in (0, 1]" in res.output
     res = runner.invoke(app, ["intuitiveness", "-m", "AP", "-a", "none"])
-    assert res.exit_code == 2 and "at least two metrics" in res.output
+    assert res.exit_code == 2 and "compares at least 2 measures" in res.output
 
 
 def test_battery_findings_quote_their_tables():

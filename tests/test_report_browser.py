@@ -22,7 +22,7 @@ DRIVER = shutil.which("chromedriver")
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None or DRIVER is None, reason="no Chromium / chromedriver installed")]
 # A reduced budget: every stage and every figure, in a fraction of the default study's time.
-STUDY = ["study", "-B", "100", "--mem-lists", "40", "--judgment-draws", "2", "--split-half-splits", "10",
+STUDY = ["study", "-B", "100", "--informativeness-lists", "40", "--incomplete-judgments-draws", "2", "--split-half-splits", "10",
          "--jobs", "1", "--no-progress"]
 
 

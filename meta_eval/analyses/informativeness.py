@@ -216,7 +216,7 @@ def _warm_solver():
     """
     import threading
 
-    from meta_eval.statistics.maxent._newton import warm_up
+    from meta_eval.statistics.maxent.solver import warm_up
 
     thread = threading.Thread(target=warm_up, name="meta-eval-warm-solver", daemon=True)
     thread.start()

@@ -188,9 +188,12 @@ def make_command(decl) -> Any:
         raise RuntimeError(f"analysis {decl.name}: parameters {sorted(clash)} clash with the command's own options")
 
     def command(**given) -> None:
+        from meta_eval.analyses import get_analysis
+
+        current = get_analysis(decl.name)  # the registry's entry when the command runs, not when it was made
         how = {k: given.pop(k) for k in ("out", "overwrite", "fmt", "dpi", "figures")}
-        data = DataOptions.from_command(given, decl.needs, decl.measures)
-        run_analysis(decl, given_values(decl, {k: v for k, v in given.items() if k in names},
+        data = DataOptions.from_command(given, current.needs, current.measures)
+        run_analysis(current, given_values(current, {k: v for k, v in given.items() if k in names},
                                         f"meta-eval {decl.name}"), data, **how)
 
     first = [p for p in reading if p.name in ("runs", "measures_args")]

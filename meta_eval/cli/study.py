@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DATA_PARAMETERS, DataOptions, DpiOpt, FormatOpt, JobsOpt, OverwriteOpt,
+from meta_eval.cli.common import (DATA_PARAMETERS, DataOptions, DpiOpt, FiguresOpt, FormatOpt, JobsOpt, OverwriteOpt,
                                   SchedulerOpt, StandardiseOpt, declared_inputs, figure_formats, reports_errors)
 from meta_eval.cli.generated import param_option
 from meta_eval.core.params import unique
@@ -101,12 +101,13 @@ def study(**given) -> None:
     collections, study_file = given.pop("collection"), given.pop("study_file")
     skip, added = given.pop("skip"), given.pop("analysis")
     shared = {name: given.pop(name) for name in ("seed", "alpha", "n_resamples", "confidence")}
-    formats, dpi = figure_formats(given.pop("fmt")), given.pop("dpi")
+    formats, dpi, figures = figure_formats(given.pop("fmt")), given.pop("dpi"), given.pop("figures")
     data = DataOptions.from_command(given)
     metrics, against = data._measures()
     options = StudyOptions(metrics=tuple(metrics), against=tuple(against), params=params,
                            skip=unique(_plain(skip or []), "--skip"), analyses=tuple(added or ()),
-                           standardise=data.standardise, formats=formats, dpi=dpi, **shared).check()
+                           standardise=data.standardise, formats=formats, dpi=dpi, figures=figures,
+                           **shared).check()
     declared = declared_inputs(data.collection.qrels, [*(data.collection.runs or ()), *(data.scores or ())],
                                [*options.metrics, *options.against],
                                [study_file, *_collection_files(collections), *analysis_inputs(options)])
@@ -200,6 +201,7 @@ def _signature() -> inspect.Signature:
         inspect.Parameter("standardise", keyword, default=None, annotation=StandardiseOpt),
         inspect.Parameter("fmt", keyword, default=None, annotation=FormatOpt),
         inspect.Parameter("dpi", keyword, default=300, annotation=DpiOpt),
+        inspect.Parameter("figures", keyword, default=True, annotation=FiguresOpt),
         inspect.Parameter("collection", keyword, default=None, annotation=Annotated[Optional[list[str]], typer.Option(
             "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, "
             "several separated by commas): study each and compare them side by side in one report.",

@@ -47,6 +47,7 @@ import contextlib
 import functools
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import numbers
 import os
@@ -54,6 +55,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -75,7 +77,11 @@ from meta_eval.model.rankings import PAD, Rankings
 
 def _read_only(a) -> np.ndarray:
     """A read-only copy; its flag cannot be turned back on (a view of a read-only array)."""
-    owned = np.array(a, copy=True)
+    return _frozen(np.array(a, copy=True))
+
+
+def _frozen(owned: np.ndarray) -> np.ndarray:
+    """A read-only view of an array of our own (the view's flag cannot be turned back on)."""
     owned.flags.writeable = False
     return owned.view()
 
@@ -292,38 +298,208 @@ def _users(filename: str) -> bool:
 _OWN_FOLDER = Path(__file__).resolve().parent.parent
 
 
+#: Python time (thread CPU seconds, spent and about to be spent) after which a per-list function is compiled: about
+#: what compiling it costs, so that compiling pays for itself before it is tried (a function scored on a few lists
+#: never imports numba) and a slow function costs at most about twice its compiled time.
+COMPILE_AFTER_S = 1.0
+#: Lists timed in Python on the first call, before anything is decided.
+PROBE_LISTS = 256
+#: Lists whose compiled value is compared with the Python call's: in the first compiled calls, then in every call.
+VERIFY_FIRST, VERIFY_EACH = 64, 2
+
+
 def per_list(func: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[Rankings], np.ndarray]:
     """Vectorise a metric written for one list: ``func(grades, counts) -> float``.
 
     ``grades`` holds the grades of the retrieved documents in rank order (-1 unjudged, -2 negative judgment; no
-    padding), ``counts`` the judged documents per grade of the topic; both are read-only. The loop over lists is in
-    Python, so a per-list metric is slower than a vectorised one; it is exact all the same. A list whose function
+    padding), ``counts`` the judged documents per grade of the topic; both are read-only. ``func`` must be a
+    function of these two arguments alone (no state carried from one list to the next, no global that changes):
+    it may be called on the lists in any order, some of them twice, and it may be compiled. A list whose function
     raises or returns something other than a real number is a :class:`PluginError` for that list.
+
+    How it runs (:class:`_PerList`): the first lists in Python, one call a list, timed; once the Python calls have
+    cost, or are about to cost, :data:`COMPILE_AFTER_S` (about what compiling costs), the function is compiled
+    with numba and called on every list in one compiled loop (:mod:`meta_eval.measures.per_list_compiler`: a loop
+    down a 1000-document list then costs about what a vectorised metric does, not a hundred times more). The
+    compiled values are used only while they equal the Python call's to the last bit on the lists checked in
+    every call (:data:`VERIFY_FIRST` lists, then :data:`VERIFY_EACH` a call and the longest). A function numba cannot compile,
+    whose compiled values differ (numba sums floats in order where numpy sums pairwise, widens ``int8``
+    arithmetic, freezes module globals) or that raises only when compiled stays in Python, with one line on
+    stderr saying why and how to make it fast: write it vectorised over :class:`Rankings`.
     """
+    evaluator = _PerList(func)
 
     @functools.wraps(func)
     def vectorised(r: Rankings) -> np.ndarray:
-        grades = np.asarray(r.grades).reshape(-1, r.depth)
-        n_ret = np.broadcast_to(r.n_ret, r.shape).reshape(-1)
-        counts = _read_only(np.broadcast_to(r.counts, r.shape + (r.counts.shape[-1],)).reshape(-1, r.counts.shape[-1]))
-        out = np.empty(len(grades), dtype=np.float64)
-        for i, (g, n, c) in enumerate(zip(grades, n_ret, counts)):  # rows of a read-only array are read-only
-            g = g[:n][g[:n] != PAD]  # a copy
-            g.flags.writeable = False
+        return evaluator(r)
+
+    vectorised.per_list = func  # type: ignore[attr-defined]
+    vectorised.evaluator = evaluator  # type: ignore[attr-defined]
+    return vectorised
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """The lists of a :class:`Rankings` as a per-list function sees them: list i is ``grades[i, :lengths[i]]``
+    (``grades`` a read-only copy, C-contiguous), its topic's counts ``counts[i]`` (read-only); ``shape`` the
+    leading shape the values return to."""
+
+    grades: np.ndarray
+    lengths: np.ndarray
+    counts: np.ndarray
+    shape: tuple
+
+    @classmethod
+    def of(cls, r: Rankings) -> "_Lists":
+        """Each list is ``g[:n][g[:n] != PAD]`` of its padded row ``g`` and length ``n`` (Python's slice: a
+        negative ``n`` counts from the end), left-aligned; rows with PAD inside the list (never made by meta-eval)
+        are compacted."""
+        n_lists, depth = int(np.prod(r.shape, dtype=np.int64)), r.depth
+        grades = np.array(np.asarray(r.grades).reshape(n_lists, depth), order="C")  # our copy
+        n = np.broadcast_to(r.n_ret, r.shape).reshape(n_lists).astype(np.int64)
+        stop = np.where(n < 0, np.maximum(depth + n, 0), np.minimum(n, depth))
+        pad = grades == PAD
+        first_pad = np.where(pad.any(axis=-1), pad.argmax(axis=-1), depth)
+        if (first_pad < stop).any():
+            kept = ~pad & (np.arange(depth) < stop[:, None])
+            grades = np.take_along_axis(grades, np.argsort(~kept, axis=-1, kind="stable"), axis=-1)
+            stop = kept.sum(axis=-1).astype(np.int64)
+        width = r.counts.shape[-1]
+        counts = np.array(np.broadcast_to(r.counts, r.shape + (width,)).reshape(n_lists, width), order="C")
+        return cls(_frozen(grades), stop, _frozen(counts), r.shape)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+class _PerList:
+    """How one per-list function is evaluated (:func:`per_list`): in Python, list by list, until that costs about
+    what compiling it would; then by its compiled loop, whose values are used only while they equal the Python
+    call's on the lists checked; in Python for good (with one line on stderr) when they do not.
+
+    Attributes
+    ----------
+    compiled : CompiledLoop or None
+        The compiled loop, once compiling pays.
+    python_only : str
+        Why the function stays in Python ("" until that is decided).
+    python_seconds, python_lists : float, int
+        Thread CPU time spent in Python calls, and the lists they evaluated.
+    """
+
+    def __init__(self, func: Callable):
+        self.func = func
+        self.compiled = None
+        self.python_only = ""
+        self.python_seconds, self.python_lists, self.verified = 0.0, 0, 0
+
+    def __reduce__(self):  # a worker process decides afresh
+        return _PerList, (self.func,)
+
+    def __call__(self, r: Rankings) -> np.ndarray:
+        lists = _Lists.of(r)
+        out = np.empty(len(lists), dtype=np.float64)
+        done = 0
+        if self.compiled is None and not self.python_only:
+            if self.python_lists < PROBE_LISTS:  # the first lists tell what a Python call costs
+                done = self._python(lists, out, range(min(len(lists), PROBE_LISTS - self.python_lists)))
+            if done < len(lists) and self._compiling_pays(len(lists) - done):
+                from meta_eval.measures.per_list_compiler import CompiledLoop
+
+                self.compiled = CompiledLoop(self.func)
+        if done < len(lists) and (self.compiled is None or not self._compiled(lists, out, done)):
+            self._python(lists, out, range(done, len(lists)))
+        return out.reshape(lists.shape)
+
+    def _compiling_pays(self, remaining: int) -> bool:
+        """Whether the Python calls spent and those ``remaining`` would cost :data:`COMPILE_AFTER_S`."""
+        return self.python_seconds * (1 + remaining / max(self.python_lists, 1)) >= COMPILE_AFTER_S
+
+    def _python(self, lists: _Lists, out: np.ndarray, positions: range | np.ndarray) -> int:
+        """``out[i]`` for the lists at ``positions`` by one Python call each (timed); returns the number of lists."""
+        func, grades, counts, shape = self.func, lists.grades, lists.counts, lists.shape
+        positions = np.asarray(positions, dtype=np.int64)
+        began = time.thread_time()
+        for i, n in zip(positions.tolist(), lists.lengths[positions].tolist()):
             try:
-                value = func(g, c)
+                value = func(grades[i, :n], counts[i])  # views of read-only arrays are read-only
             except BaseException as exc:  # noqa: BLE001 - the user's code (module docstring)
                 if is_interruption(exc):
                     raise
-                raise PluginError(func.__name__, describe_failure(exc), _position(i, r.shape)) from None
+                raise PluginError(func.__name__, describe_failure(exc), _position(i, shape)) from None
             value = _as_real(value)
             if isinstance(value, str):
-                raise PluginError(func.__name__, value, _position(i, r.shape))
+                raise PluginError(func.__name__, value, _position(i, shape))
             out[i] = value
-        return out.reshape(r.shape)
+        self.python_seconds += time.thread_time() - began
+        self.python_lists += len(positions)
+        return len(positions)
 
-    vectorised.per_list = func  # type: ignore[attr-defined]
-    return vectorised
+    def _compiled(self, lists: _Lists, out: np.ndarray, start: int) -> bool:
+        """``out[start:]`` by the compiled loop, checked against Python calls; False when it is not to be used (the
+        caller evaluates the lists in Python)."""
+        from meta_eval.measures.per_list_compiler import NotCompilable
+
+        rest = slice(start, len(lists))
+        try:
+            values = self.compiled(lists.grades[rest], lists.lengths[rest], lists.counts[rest])
+        except NotCompilable as exc:
+            return self._settle(lists, f"numba cannot compile it ({exc})")
+        except Exception as exc:  # noqa: BLE001 - raised on some list: Python says which, and how
+            self._python(lists, out, range(start, len(lists)))  # raises the list's PluginError if Python fails too
+            return self._settle(lists, f"compiled, it raises {type(exc).__name__} where Python returns a value", True)
+        checked = start + self._checked(lists.lengths[rest])
+        expected = np.empty(len(lists))
+        try:
+            self._python(lists, expected, checked)
+        except PluginError:
+            self._settle(lists, "compiled, it returns a value where Python fails")
+            self._python(lists, out, range(start, len(lists)))  # the first list that fails, in order
+            raise
+        if not _same_floats(expected[checked], values[checked - start]):
+            return self._settle(lists, "its compiled values differ from Python's (numba's arithmetic is not numpy's: "
+                                "it sums floats in order, widens int8, freezes module globals)")
+        self.verified += len(checked)
+        out[rest] = values
+        return True
+
+    def _checked(self, lengths: np.ndarray) -> np.ndarray:
+        """Positions of the lists whose compiled values are checked in this call: the longest, and others spread
+        over the call, moving from call to call."""
+        k = min(len(lengths), VERIFY_FIRST if self.verified < VERIFY_FIRST else VERIFY_EACH)
+        spread = (np.arange(k) * len(lengths) // max(k, 1) + self.verified) % len(lengths)
+        return np.unique(np.r_[spread, np.argmax(lengths)]).astype(np.int64)
+
+    def _settle(self, lists: _Lists, reason: str, filled: bool = False) -> bool:
+        """Python from now on, because of ``reason``; one line on stderr when that is slow (the Python calls cost
+        more than twice a vectorised metric on the same lists), once, from the main process (a worker's line
+        would repeat it). Returns ``filled``: whether the caller's values are complete."""
+        import multiprocessing
+
+        self.compiled, self.python_only = None, reason
+        per_list_s = self.python_seconds / max(self.python_lists, 1)
+        yardstick = _vectorised_seconds(lists.grades)
+        factor = per_list_s / yardstick if yardstick > 0 else float("inf")
+        if factor > 2 and multiprocessing.parent_process() is None:
+            times = f", about {factor:.0f}x a vectorised metric" if np.isfinite(factor) else ""
+            print(f"meta-eval: per-list plug-in {self.func.__name__} runs in Python, one call a list "
+                  f"({per_list_s * 1e6:.0f} µs a list{times}): {reason}; for speed, write it vectorised over "
+                  "me.Rankings (README, Plug-ins)", file=sys.stderr)
+        return filled
+
+
+def _vectorised_seconds(grades: np.ndarray) -> float:
+    """Thread CPU seconds a list that a vectorised metric (RBP's passes: gains, rank weights, a sum) takes on these
+    lists: the yardstick of the warning of :meth:`_PerList._settle`."""
+    sample = grades[:4096]
+    began = time.thread_time()
+    (np.maximum(sample, 0) * 0.8 ** np.arange(sample.shape[-1])).sum(axis=-1)
+    return (time.thread_time() - began) / max(len(sample), 1)
+
+
+def _same_floats(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal to the last bit (so 0.0 is not -0.0), NaN equal to NaN whatever its payload."""
+    return bool(((a.view(np.uint64) == b.view(np.uint64)) | (np.isnan(a) & np.isnan(b))).all())
 
 
 def _position(flat: int, shape: tuple) -> tuple[int, ...]:

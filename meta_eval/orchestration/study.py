@@ -57,7 +57,8 @@ class StudyOptions:
     analysis's own parameters (``{"split-half": {"n_splits": 20}}``), ``analyses`` adds analyses (a user's plug-in
     ``my.py:NAME(param=value)``, or an opt-in built-in ``judge-agreement(other_qrels=llm.qrels)``) or sets a
     built-in's parameters the same way; ``skip`` leaves analyses out. ``formats``/``dpi``: figure formats (vector
-    PDF by default, with PNG previews) and the resolution of PNGs. ``standardise``: ``None`` (raw scores), ``"z"``
+    PDF by default, with PNG previews) and the resolution of PNGs; ``figures=False`` draws none (the tables and the
+    report only). ``standardise``: ``None`` (raw scores), ``"z"``
     or ``"cdf"``. Each value is checked against its analysis's declared parameter before any work.
     """
 
@@ -73,6 +74,7 @@ class StudyOptions:
     standardise: str | None = None
     formats: Sequence[str] = ("pdf",)
     dpi: int = 300
+    figures: bool = True
 
     def check(self) -> "StudyOptions":
         """Validate every option (an :class:`InputError` naming the option and its allowed values): the shared
@@ -254,7 +256,7 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     collection = data.collection
     read = named_files([*(_source_files(source)), *(f for decl, params in plan for f in decl.input_files(params))])
     with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
-        report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi,
+        report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi, figures=options.figures,
                         background=resolve_jobs(jobs) > 1)  # figures drawn on a spare core
         try:
             data.scores  # noqa: B018 - standardised once, before the first analysis

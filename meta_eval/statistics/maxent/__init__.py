@@ -14,7 +14,8 @@ from meta_eval.statistics.maxent.curves import (expected_precision_recall, inter
 from meta_eval.statistics.maxent.expectations import (CascadeForm, ExpectationForm, LinearForm, PairwiseForm, expectation,
                                         observed, register_expectation, registered_measures)
 from meta_eval.statistics.maxent.reference import reference_linear, reference_nonlinear, reference_solve
-from meta_eval.statistics.maxent.solver import STATUS, MEMResult, count_targets, entropy, solve_mem, solve_mems
+from meta_eval.statistics.maxent.result import STATUS, MEMResult, count_targets, entropy
+from meta_eval.statistics.maxent.solver import solve_mem, solve_mems
 from meta_eval.statistics.maxent.pr_inference import (AslamResult, Figure2Result, InformativenessResult, Lists, aslam_binary,
                                  check_plugins, curve_errors, figure2_measures, g_grid, gap_figure2, gap_measure,
                                  informativeness, lists_from_collection, predict, prediction_table,

@@ -14,10 +14,15 @@ row (the dual falls without bound: the target is out of reach) and a step of zer
 point along the gradient). A list stopped so is converged only if its gradient is within tolerance.
 
 Written by hand with numba because no library solves thousands of tiny, independent, warm-started dual problems
-over ragged lists: in numpy every step costs some thirty passes over (lists x grades x ranks) temporaries, here it
-is two loops per list (about 4x faster on TREC-COVID lists): the dual and its distribution (bound by its two
-calls of exp per rank), then the gradient and Hessian (sums over blocks of ranks, compensated across blocks). It is
-checked against a plain numpy version of the same iteration in the tests (tests/test_mem_newton_kernel.py).
+over ragged lists. Each trial point costs one pass over the list (:func:`dual_pass`) giving the distribution, the
+dual and its gradient and Hessian together, in a grade-major layout (grades x ranks) so that every loop runs over
+contiguous ranks and the compiler turns it into vector instructions: the exps by :func:`meta_eval.statistics.maxent._vector.exp_neg`
+(the C library's exp, called one element at a time, took two thirds of a pass), the sums in lanes, plain over blocks
+of ranks and compensated across blocks (the gradient is tested against tolerances of 1e-12 on counts of hundreds of
+documents), the dual's sum of each rank's largest logit with every addition compensated (1e10 per rank near an
+extreme, against the multipliers' terms). :func:`linearised_lists` sets up and solves the linearised problems of
+one step of the solver's sequential linearisation for its live lists. Checked against a plain numpy version of the
+same iteration in the tests (tests/test_mem_newton_kernel.py).
 """
 
 from __future__ import annotations
@@ -25,128 +30,88 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from meta_eval.statistics.maxent._vector import (add, exp_shifted, lane_dot, lane_moments, lane_sum, lane_sum_accurate,
+                                   solve_small, sum_logs)
+
 ARMIJO = 1e-4  # sufficient decrease of the line search
 HALVINGS = 30  # backtracking steps before a Newton direction is given up
 ROUNDOFF = 1e-13  # relative round-off level of the dual, per term
 RUNAWAY_GROWTH, RUNAWAY_STEPS = 1.5, 6  # a step outgrowing its cap this fast, this many times in a row: stop
-BLOCK = 32  # ranks summed plainly before a compensated addition (gradient and Hessian)
 
 
 @njit(cache=True, error_model="numpy")
-def _add(total, comp, x):
-    """Neumaier's compensated summation step: the gradient is tested against tolerances (1e-12 on counts of
-    hundreds of documents) at the round-off level of a plain running sum."""
-    t = total + x
-    if abs(total) >= abs(x):
-        comp += (total - t) + x
-    else:
-        comp += (x - t) + total
-    return t, comp
+def dual_pass(dK, mask, n, r, t, y, frozen, Q, g, H, T, M, S, W, bits):
+    """One pass over a list's n ranks at multipliers y: the distribution Q, the dual value f(y) (returned) and its
+    gradient g and Hessian H (frozen variables: unit rows, zero gradient).
 
-
-@njit(cache=True, error_model="numpy")
-def _dual(d, allowed, rowmask, r, t, y, q):
-    """q (ranks x grades) at y, and the dual value f(y)."""
-    N, K = d.shape
-    f = 0.0
-    c = 0.0
-    prod = 1.0
-    for n in range(N):
-        if not rowmask[n]:
-            for k in range(K):
-                q[n, k] = 0.0
-            continue
-        m = -np.inf
-        top = -1
-        for k in range(K):
-            if allowed[n, k]:
-                th = y[k] + y[K] * d[n, k]
-                q[n, k] = th
-                if th > m:
-                    m = th
-                    top = k
-        if m == -np.inf:  # no allowed grade at this rank: contributes nothing
-            for k in range(K):
-                q[n, k] = 0.0
-            continue
-        s = 0.0
-        for k in range(K):
-            if allowed[n, k]:
-                e = 1.0 if k == top else np.exp(q[n, k] - m)  # exp(0) = 1 exactly: one exp fewer per rank
-                q[n, k] = e
-                s += e
-            else:
-                q[n, k] = 0.0
-        for k in range(K):
-            q[n, k] /= s
-        # sum_n log s_n as the log of their product (1 <= s_n <= K), flushed before it can overflow: one log per
-        # 600-odd ranks instead of one per rank
-        f, c = _add(f, c, m)
-        prod *= s
-        if prod > 1e280:
-            f, c = _add(f, c, np.log(prod))
-            prod = 1.0
-    f, c = _add(f, c, np.log(prod))
+    Grade-major: dK, mask, Q (grades x ranks) hold the scaled direction, the allowed entries and the distribution
+    row by row, so every loop runs over contiguous ranks (vector instructions, :mod:`meta_eval.statistics.maxent._vector`). A
+    rank's logits are shifted by their largest before exp; sum_n log s_n is one log per block of ranks. T (grades x
+    ranks), M, S, W (ranks) and bits (ranks, int64) are scratch.
+    """
+    K = dK.shape[0]
+    mu = y[K]
+    for i in range(n):
+        M[i] = -np.inf
+    for k in range(K):
+        yk = y[k]
+        for i in range(n):
+            th = yk + mu * dK[k, i] if mask[k, i] else -np.inf
+            T[k, i] = th
+            M[i] = max(M[i], th)
+    for i in range(n):
+        M[i] = M[i] if M[i] > -np.inf else 0.0  # a rank with no allowed grade: q = 0, adds nothing
+        S[i] = 0.0
+    for k in range(K):
+        exp_shifted(T[k], M, Q[k], S, bits, n)
+    for i in range(n):
+        W[i] = 0.0
+        T[0, i] = 1.0 / S[i] if S[i] > 0.0 else 0.0
+        S[i] = S[i] if S[i] > 0.0 else 1.0
+    for k in range(K):
+        for i in range(n):
+            q = Q[k, i] * T[0, i]
+            Q[k, i] = q
+            W[i] += q * dK[k, i]  # E_q[d] at each rank
+    f, c = add(lane_sum_accurate(M, n), 0.0, sum_logs(S, n))
     for k in range(1, K):
-        f, c = _add(f, c, -y[k] * r[k])
-    f, c = _add(f, c, -y[K] * t)
+        f, c = add(f, c, -y[k] * r[k])
+    f, c = add(f, c, -y[K] * t)
+    _grad_hess_gm(dK, Q, W, n, r, t, frozen, g, H)
     return f + c
 
 
-@njit(cache=True, error_model="numpy")
-def _grad_hess(d, q, r, t, frozen, g, H, mn):
-    """Gradient g and Hessian H of the dual at the distribution q (frozen variables: unit rows, zero gradient).
-
-    Sums over ranks, one grade (pair) at a time over blocks of BLOCK ranks: plain sums inside a block (independent
-    accumulators the processor overlaps), Neumaier-compensated across blocks, so the gradient keeps the accuracy
-    its 1e-12 tolerances need (counts of hundreds of documents) at a third of the time of compensating every
-    rank. Ranks past a list's end and grades not allowed hold q = 0 and d = 0 and add nothing. ``mn`` (ranks) is
-    work space: each rank's expected metric weight sum_k q_nk d_nk."""
+def grad_hess(d, q, r, t, frozen, g, H):
+    """Gradient g and Hessian H of the dual at a given distribution q (ranks x grades): the sums of
+    :func:`dual_pass` (for tests)."""
     N, K = d.shape
-    for n in range(N):
-        s = 0.0
-        for k in range(K):
-            s += q[n, k] * d[n, k]
-        mn[n] = s
-    g[:] = 0.0
-    H[:, :] = 0.0
-    gc = np.zeros(K + 1)
-    Hc = np.zeros((K + 1, K + 1))
-    for lo in range(0, N, BLOCK):
-        hi = min(lo + BLOCK, N)
-        s = 0.0
-        for n in range(lo, hi):
-            s += mn[n]
-        g[K], gc[K] = _add(g[K], gc[K], s)
-        sKK = 0.0
-        for a in range(K):
-            sa = 0.0
-            saK = 0.0
-            for n in range(lo, hi):
-                qa = q[n, a]
-                dev = d[n, a] - mn[n]
-                sa += qa
-                saK += qa * dev
-                sKK += qa * dev * dev
-            g[a], gc[a] = _add(g[a], gc[a], sa)
-            H[a, K], Hc[a, K] = _add(H[a, K], Hc[a, K], saK)
-            for b in range(a, K):  # -sum_n q_a q_b (the diagonal's sum_n q_a is added below)
-                sab = 0.0
-                for n in range(lo, hi):
-                    sab += q[n, a] * q[n, b]
-                H[a, b], Hc[a, b] = _add(H[a, b], Hc[a, b], -sab)
-        H[K, K], Hc[K, K] = _add(H[K, K], Hc[K, K], sKK)
+    Q = np.ascontiguousarray(q.T)
+    dK = np.ascontiguousarray(d.T)
+    W = np.ascontiguousarray((q * d).sum(1))
+    _grad_hess_gm(dK, Q, W, N, r, float(t), frozen, g, H)
+
+
+@njit(cache=True, error_model="numpy")
+def _grad_hess_gm(dK, Q, W, n, r, t, frozen, g, H):
+    """Gradient (sum_n q_nj - r_j, sum q d - t) and Hessian (the covariance of (e_j, d_nj) under q, summed over
+    ranks) of the dual from the grade-major q (``Q``), d (``dK``) and E_q[d] per rank (``W``); frozen variables get
+    a zero gradient and a unit row of the Hessian."""
+    K = dK.shape[0]
+    gK, cK = add(lane_sum(W, n), 0.0, -t)
+    g[K] = gK + cK
+    H[K, K] = 0.0
+    for a in range(K):
+        tot, m1, m2, sq = lane_moments(Q[a], dK[a], W, n)
+        ga, ca = add(tot, 0.0, -r[a])
+        g[a] = ga + ca
+        H[a, K] = m1
+        H[K, K] += m2
+        H[a, a] = tot - sq
+        for b in range(a + 1, K):
+            H[a, b] = -lane_dot(Q[a], Q[b], n)
     for a in range(K + 1):
-        for b in range(a, K + 1):
-            H[a, b] += Hc[a, b]
-    for k in range(K):
-        H[k, k] += g[k] + gc[k]
-        g[k], gc[k] = _add(g[k], gc[k], -r[k])
-        g[k] += gc[k]
-        for b in range(k + 1, K + 1):
-            H[b, k] = H[k, b]
-    g[K], gc[K] = _add(g[K], gc[K], -t)
-    g[K] += gc[K]
+        for b in range(a + 1, K + 1):
+            H[b, a] = H[a, b]
     for a in range(K + 1):
         if frozen[a]:
             g[a] = 0.0
@@ -168,7 +133,7 @@ def _max_abs(g):
 
 
 @njit(cache=True, error_model="numpy")
-def _newton_step(H, g):
+def _newton_step(H, g, step):
     """-H^-1 g with a ridge of 1e-13 of each variable's own curvature, by Gaussian elimination with partial
     pivoting (a (c+2)-sized system; hand-written rather than numba's LAPACK binding, which adds seconds of
     compilation). The ridge is per variable because near an attainable extreme the metric multiplier's curvature
@@ -182,44 +147,111 @@ def _newton_step(H, g):
     b = -g.copy()
     for a in range(K1):
         A[a, a] += 1e-13 * max(abs(H[a, a]), 1e-300 * scale)
-    step = np.zeros(K1)
     solve_small(A, b, step)
     for a in range(K1):
         if not np.isfinite(step[a]):
             step[a] = 0.0
-    return step
 
 
 @njit(cache=True, error_model="numpy")
-def solve_small(A, b, out):
-    """out = A^-1 b for a small system by Gaussian elimination with partial pivoting (A and b are overwritten); an
-    unknown whose pivot is 0 (a singular system) is left at 0."""
-    K1 = b.size
-    for col in range(K1):
-        piv = col
-        for row in range(col + 1, K1):
-            if abs(A[row, col]) > abs(A[piv, col]):
-                piv = row
-        if piv != col:
-            for k in range(K1):
-                A[col, k], A[piv, k] = A[piv, k], A[col, k]
-            b[col], b[piv] = b[piv], b[col]
-        if A[col, col] == 0.0:
-            continue
-        for row in range(col + 1, K1):
-            factor = A[row, col] / A[col, col]
-            if factor != 0.0:
-                for k in range(col, K1):
-                    A[row, k] -= factor * A[col, k]
-                b[row] -= factor * b[col]
-    for a in range(K1 - 1, -1, -1):
-        out[a] = 0.0
-        if A[a, a] == 0.0:
-            continue
-        acc = b[a]
-        for k in range(a + 1, K1):
-            acc -= A[a, k] * out[k]
-        out[a] = acc / A[a, a]
+def newton_one(dK, mask, n, r, t, y, frozen, tol, max_iter, grow_cap, step_cap, stall_tol, Q, QB, T, V, bits,
+               work):
+    """Minimise one list's dual from y (updated in place): damped Newton (module docstring). dK, mask (grades x
+    ranks) the scaled direction and the allowed entries, n the ranks; the distribution at the final y goes to Q
+    (grades x ranks). Returns (Newton steps taken, converged).
+
+    Scratch: QB (grades x ranks: the trial point's distribution), T (grades x ranks), V (3 x ranks), bits (ranks,
+    int64) and work ((2 K + 6) x (K + 1): gradients and Hessians of the current and the trial point, the step).
+    Each step costs one pass (:func:`dual_pass`) per trial point: the gradient and Hessian of an accepted point
+    come with it."""
+    K = dK.shape[0]
+    g = work[0]
+    gt = work[1]
+    step = work[2]
+    yt = work[3]
+    H = work[4:K + 5]
+    Ht = work[K + 5:2 * K + 6]
+    M, S, W = V[0], V[1], V[2]
+    noise = ROUNDOFF * (n + 1.0)
+    cap = step_cap
+    ratio = 0.0  # the last capped Newton step's length over its cap
+    runaway = 0  # capped steps in a row whose length outgrew the (doubling) cap by over 1.5x
+    cur, trial = Q, QB  # the distributions at y and at the trial point (swapped when a step is accepted)
+    swapped = False
+    f = dual_pass(dK, mask, n, r, t, y, frozen, cur, g, H, T, M, S, W, bits)
+    iters = 0
+    done = False
+    stopped = False
+    for _ in range(max_iter):
+        if _max_abs(g) <= tol:
+            done = True
+            stopped = True
+            break
+        _newton_step(H, g, step)
+        big = _max_abs(step)
+        capped = big > cap
+        if big == 0.0:  # no direction at all (the Hessian is singular along the gradient): nothing will move
+            done = _max_abs(g) <= max(tol, stall_tol)
+            stopped = True
+            break
+        if grow_cap:
+            # a Newton step that outgrows its doubling cap step after step means the dual falls without bound
+            # along it (the linearised target is out of reach): the list stops, not converged, instead of
+            # spending its 40 steps on a multiplier diverging geometrically
+            runaway = runaway + 1 if capped and big / cap > RUNAWAY_GROWTH * ratio else 0
+            ratio = big / cap if capped else 0.0
+            if runaway >= RUNAWAY_STEPS:
+                stopped = True  # not converged: the gradient was just found above tol
+                break
+        iters += 1
+        if capped:
+            shrink = cap / big
+            for a in range(K + 1):
+                step[a] *= shrink
+        slope = 0.0
+        for a in range(K + 1):
+            slope += g[a] * step[a]
+        alpha = 1.0
+        accepted = False
+        stalled = False
+        for _h in range(HALVINGS):
+            for a in range(K + 1):
+                yt[a] = y[a] + alpha * step[a]
+            ft = dual_pass(dK, mask, n, r, t, yt, frozen, trial, gt, Ht, T, M, S, W, bits)
+            roundoff = noise * (1.0 + abs(f))
+            if ft <= f + ARMIJO * alpha * slope or ft <= f + roundoff:
+                # a shortened step that lowers the dual by no more than its round-off made no measurable
+                # progress (a near-singular direction, e.g. a linearised target out of reach): the next
+                # steps would repeat it, each after some 30 halvings, so the list stops here
+                stalled = alpha < 1.0 and f - ft <= roundoff
+                for a in range(K + 1):
+                    y[a] = yt[a]
+                    g[a] = gt[a]
+                    for b in range(K + 1):
+                        H[a, b] = Ht[a, b]
+                cur, trial = trial, cur
+                swapped = not swapped
+                f = ft
+                accepted = True
+                break
+            alpha *= 0.5
+        full_step = accepted and alpha == 1.0
+        if grow_cap:
+            if capped and full_step:
+                cap *= 2.0
+            elif not full_step:
+                cap = max(step_cap, 0.5 * cap)
+        if not accepted or stalled:  # the dual is at its round-off floor (or stuck): stop iterating on this list
+            done = _max_abs(g) <= max(tol, stall_tol)
+            stopped = True
+            break
+    if not stopped:
+        done = _max_abs(g) <= tol
+    if swapped:
+        for k in range(K):
+            for i in range(n):
+                Q[k, i] = cur[k, i]
+    return iters, done
 
 
 @njit(cache=True, error_model="numpy")
@@ -243,102 +275,118 @@ def newton_lists(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap, 
     q = np.zeros((L, N, K))
     iters = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=np.bool_)
-    g = np.empty(K + 1)
-    H = np.empty((K + 1, K + 1))
-    qt = np.empty((N, K))
-    mn = np.empty(N)
-    yt = np.empty(K + 1)
+    dK = np.empty((K, N))
+    mask = np.empty((K, N), dtype=np.bool_)
+    Q = np.empty((K, N))
+    QB = np.empty((K, N))
+    T = np.empty((K, N))
+    V = np.empty((3, N))
+    bits = np.empty(N, dtype=np.int64)
+    work = np.zeros((2 * K + 6, K + 1))
     for l in range(L):
-        dl, al, rm, rl, tl, fl = d[l], allowed[l], rowmask[l], r[l], t[l], frozen[l]
-        yl = y[l]
-        ql = q[l]
-        rows = 0
-        for n in range(N):
-            rows += rm[n]
-        noise = ROUNDOFF * (rows + 1.0)
-        cap = step_cap
-        ratio = 0.0  # the last capped Newton step's length over its cap
-        runaway = 0  # capped steps in a row whose length outgrew the (doubling) cap by over 1.5x
-        f = _dual(dl, al, rm, rl, tl, yl, ql)
-        stopped = False
-        for _ in range(max_iter):
-            _grad_hess(dl, ql, rl, tl, fl, g, H, mn)
-            if _max_abs(g) <= tol[l]:
-                done[l] = True
-                stopped = True
-                break
-            step = _newton_step(H, g)
-            big = _max_abs(step)
-            capped = big > cap
-            if big == 0.0:  # no direction at all (the Hessian is singular along the gradient): nothing will move
-                done[l] = _max_abs(g) <= max(tol[l], stall_tol)
-                stopped = True
-                break
-            if grow_cap:
-                # a Newton step that outgrows its doubling cap step after step means the dual falls without bound
-                # along it (the linearised target is out of reach): the list stops, not converged, instead of
-                # spending its 40 steps on a multiplier diverging geometrically
-                runaway = runaway + 1 if capped and big / cap > RUNAWAY_GROWTH * ratio else 0
-                ratio = big / cap if capped else 0.0
-                if runaway >= RUNAWAY_STEPS:
-                    stopped = True  # not converged: the gradient was just found above tol
-                    break
-            iters[l] += 1
-            if capped:
-                shrink = cap / big
-                for a in range(K + 1):
-                    step[a] *= shrink
-            slope = 0.0
-            for a in range(K + 1):
-                slope += g[a] * step[a]
-            alpha = 1.0
-            accepted = False
-            stalled = False
-            for _h in range(HALVINGS):
-                for a in range(K + 1):
-                    yt[a] = yl[a] + alpha * step[a]
-                ft = _dual(dl, al, rm, rl, tl, yt, qt)
-                roundoff = noise * (1.0 + abs(f))
-                if ft <= f + ARMIJO * alpha * slope or ft <= f + roundoff:
-                    # a shortened step that lowers the dual by no more than its round-off made no measurable
-                    # progress (a near-singular direction, e.g. a linearised target out of reach): the next
-                    # steps would repeat it, each after some 30 halvings, so the list stops here
-                    stalled = alpha < 1.0 and f - ft <= roundoff
-                    for a in range(K + 1):
-                        yl[a] = yt[a]
-                    for n in range(N):
-                        for k in range(K):
-                            ql[n, k] = qt[n, k]
-                    f = ft
-                    accepted = True
-                    break
-                alpha *= 0.5
-            full_step = accepted and alpha == 1.0
-            if grow_cap:
-                if capped and full_step:
-                    cap *= 2.0
-                elif not full_step:
-                    cap = max(step_cap, 0.5 * cap)
-            if not accepted or stalled:  # the dual is at its round-off floor (or stuck): stop iterating on this list
-                if stalled:
-                    _grad_hess(dl, ql, rl, tl, fl, g, H, mn)
-                done[l] = _max_abs(g) <= max(tol[l], stall_tol)
-                stopped = True
-                break
-        if not stopped:
-            _grad_hess(dl, ql, rl, tl, fl, g, H, mn)
-            done[l] = _max_abs(g) <= tol[l]
+        n = 0
+        for i in range(N):
+            if rowmask[l, i]:
+                n = i + 1
+        for k in range(K):
+            for i in range(n):
+                allow = allowed[l, i, k] and rowmask[l, i]
+                mask[k, i] = allow
+                dK[k, i] = d[l, i, k] if allow else 0.0
+        iters[l], done[l] = newton_one(dK, mask, n, r[l], t[l], y[l], frozen[l], tol[l], max_iter, grow_cap,
+                                       step_cap, stall_tol, Q, QB, T, V, bits, work)
+        for i in range(n):
+            for k in range(K):
+                q[l, i, k] = Q[k, i]
     return q, iters, done
 
 
-def warm_up() -> None:
-    """Compile (or load from numba's cache) :func:`newton_lists` for the one signature the solver uses.
+@njit(cache=True, error_model="numpy")
+def _extent(x, allowed, n):
+    """Smallest and largest x[:n] where allowed (inf and -inf if none): four running extremes, each entry either
+    itself or the neutral value, so the loop has no branch."""
+    a0 = a1 = a2 = a3 = np.inf
+    b0 = b1 = b2 = b3 = -np.inf
+    full = n - n % 4
+    for i in range(0, full, 4):
+        a0 = min(a0, x[i] if allowed[i] else np.inf)
+        a1 = min(a1, x[i + 1] if allowed[i + 1] else np.inf)
+        a2 = min(a2, x[i + 2] if allowed[i + 2] else np.inf)
+        a3 = min(a3, x[i + 3] if allowed[i + 3] else np.inf)
+        b0 = max(b0, x[i] if allowed[i] else -np.inf)
+        b1 = max(b1, x[i + 1] if allowed[i + 1] else -np.inf)
+        b2 = max(b2, x[i + 2] if allowed[i + 2] else -np.inf)
+        b3 = max(b3, x[i + 3] if allowed[i + 3] else -np.inf)
+    for i in range(full, n):
+        a0 = min(a0, x[i] if allowed[i] else np.inf)
+        b0 = max(b0, x[i] if allowed[i] else -np.inf)
+    return min(min(a0, a1), min(a2, a3)), max(max(b0, b1), max(b2, b3))
 
-    A study calls this in a thread at its start: most of the compilation runs in LLVM without the GIL, so it
-    overlaps the first stages, and the worker processes of the informativeness stage then load the cached code
-    instead of each compiling it.
+
+@njit(cache=True, error_model="numpy")
+def linearised_lists(d, p, Ep, v, bt, live, allowed, rowmask, r, frozen, Y, tol, max_iter, grow_cap, step_cap,
+                     stall_tol):
+    """The linearised problems of one step of the solver's sequential linearisation, for the lists ``live``.
+
+    For live list i (``live[i]`` indexes the full-size arrays allowed, rowmask, r, frozen, Y, v, bt; d, p, Ep and
+    the outputs are compact; allowed is False past each list's end, where rowmask is, and p is 0 where allowed is):
+    maximum entropy subject to the counts and d.q = t, t = d.p + bt (v - E(p)), by
+    :func:`newton_one` from the multipliers Y. d is shifted and scaled to [0, 1] over the allowed entries first
+    (the metric multiplier then works in units of d's span; a d constant to 1e-14 of its size carries no
+    information, and its multiplier stays 0). tol (compact) is the gradient tolerance in those units.
+
+    Returns q (compact lists x ranks x grades), y (compact, mu in units of d), iterations and converged flags, and
+    for the step that follows (:func:`meta_eval.statistics.maxent._iteration.advance_lists`) q and the scaled d grade-major
+    (lists x grades x ranks) with d's span (the metric multiplier in scaled units is mu * span).
     """
-    L, N, K = 1, 2, 2
-    newton_lists(np.zeros((L, N, K)), np.ones((L, N, K), dtype=np.bool_), np.ones((L, N), dtype=np.bool_),
-                 np.ones((L, K)), np.zeros(L), np.zeros((L, K + 1)), np.zeros((L, K + 1), dtype=np.bool_),
-                 np.ones(L), 1, False, 1.0, 1.0)
+    A, N, K = d.shape
+    q = np.zeros((A, N, K))
+    QK = np.zeros((A, K, N))
+    DK = np.zeros((A, K, N))
+    spans = np.zeros(A)
+    yout = np.zeros((A, K + 1))
+    iters = np.zeros(A, dtype=np.int64)
+    done = np.zeros(A, dtype=np.bool_)
+    mask = np.empty((K, N), dtype=np.bool_)
+    QB = np.empty((K, N))
+    T = np.empty((K, N))
+    V = np.empty((3, N))
+    bits = np.empty(N, dtype=np.int64)
+    work = np.zeros((2 * K + 6, K + 1))
+    fz = np.empty(K + 1, dtype=np.bool_)
+    y = np.empty(K + 1)
+    for i in range(A):
+        l = live[i]
+        n = 0
+        for j in range(N):
+            n += rowmask[l, j]
+        lo, hi = _extent(d[i].reshape(N * K), allowed[l].reshape(N * K), n * K)
+        t = lane_dot(d[i].reshape(N * K), p[i].reshape(N * K), n * K) + bt[l] * (v[l] - Ep[i])  # p is 0 off allowed
+        lo = lo if lo < np.inf else 0.0
+        span = hi - lo if hi > -np.inf else 0.0
+        if not span > 1e-14 * max(max(abs(lo), abs(hi)), 1e-300):
+            span = 0.0
+        spans[i] = span
+        inv = 1.0 / span if span > 0.0 else 1.0
+        dK = DK[i]
+        for k in range(K):
+            for j in range(n):
+                allow = allowed[l, j, k]
+                mask[k, j] = allow
+                dK[k, j] = (d[i, j, k] - lo) * inv if allow else 0.0
+        tn = (t - lo * n) / span if span > 0.0 else 0.0
+        for a in range(K + 1):
+            fz[a] = frozen[l, a]
+            y[a] = 0.0 if fz[a] else Y[l, a]
+        fz[K] = fz[K] or span == 0.0
+        y[K] = Y[l, K] * span if span > 0.0 else 0.0
+        Q = QK[i]
+        iters[i], done[i] = newton_one(dK, mask, n, r[l], tn, y, fz, tol[i], max_iter, grow_cap, step_cap,
+                                       stall_tol, Q, QB, T, V, bits, work)
+        for a in range(K + 1):
+            yout[i, a] = y[a]
+        yout[i, K] = y[K] / span if span > 0.0 else 0.0
+        for j in range(n):
+            for k in range(K):
+                q[i, j, k] = Q[k, j]
+    return q, yout, iters, done, QK, DK, spans

@@ -71,8 +71,7 @@ class ListBatch:
 
     def onehot(self) -> np.ndarray:
         """The actual lists as point-mass distributions, float (L, N, K), zero beyond each list's end."""
-        out = (self.grades[..., None] == np.arange(self.n_grades)).astype(float)
-        return out * self.mask[..., None]
+        return onehot(self.grades, self.lengths, self.n_grades)
 
     def retrieved_counts(self) -> np.ndarray:
         """int (L, K): number of retrieved documents of each grade (counted grade by grade: the one-hot array would
@@ -131,3 +130,15 @@ class ListBatch:
         counts = np.broadcast_to(counts, (*lead, counts.shape[-1])).reshape(-1, counts.shape[-1])
         lengths = np.broadcast_to(np.asarray(rankings.n_ret), lead).reshape(-1)
         return cls(np.where(grades >= 0, grades, 0), lengths, counts)
+
+
+def onehot(grades: np.ndarray, lengths: np.ndarray, n_grades: int) -> np.ndarray:
+    """Lists of grades (L, N; grades in 0..n_grades-1 within each list's length) as point-mass distributions, float
+    (L, N, K), zero beyond each list's end: a 1 set at each rank inside a list (one pass over the ranks, not three
+    over the grades too)."""
+    L, N = grades.shape
+    out = np.zeros((L, N, n_grades))
+    inside = (np.arange(N)[None, :] < np.asarray(lengths)[:, None]).ravel()
+    flat = np.arange(L * N, dtype=np.int64) * n_grades + np.asarray(grades, dtype=np.int64).ravel()
+    out.reshape(-1)[flat[inside]] = 1.0
+    return out

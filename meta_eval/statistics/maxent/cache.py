@@ -8,7 +8,7 @@ Key
     code cannot be keyed soundly (a lambda, a closure, a function defined in a script or notebook, a form object)
     is solved without the cache, which a warning says once.
 Entry
-    ``mem_<metric>_<key>.npz``: every field of :class:`~meta_eval.statistics.maxent.solver.MEMResult`, the key it was written
+    ``mem_<metric>_<key>.npz``: every field of :class:`~meta_eval.statistics.maxent.result.MEMResult`, the key it was written
     under and a sha256 checksum of the arrays. It is written to a temporary file in the cache folder and renamed
     over the entry, so a reader never sees half an entry.
 Reading
@@ -92,7 +92,7 @@ class MemCache:
         """The key of a metric's distributions for the lists of ``batch`` (module docstring), or None (with a
         warning, once) when the metric's code cannot be keyed soundly."""
         from meta_eval.measures.fingerprint import meta_eval_fingerprint
-        from meta_eval.statistics.maxent.pr_inference import SOLVER_VERSION
+        from meta_eval.statistics.maxent.result import SOLVER_VERSION
 
         code, why = measure_fingerprint(measure)
         name = _name(measure)
@@ -327,7 +327,7 @@ def _read(path: Path, key: str, batch) -> tuple[str | None, dict | None]:
 
 
 def _result(arrays: dict[str, np.ndarray]):
-    from meta_eval.statistics.maxent.solver import MEMResult
+    from meta_eval.statistics.maxent.result import MEMResult
 
     values = {}
     for f in dataclasses.fields(MEMResult):

@@ -25,6 +25,7 @@ family's name and builds the form from the measure's own parameter values (``k``
 from __future__ import annotations
 
 import inspect
+import dataclasses
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable, Protocol
@@ -152,6 +153,20 @@ class CascadeForm:
 
     def grad(self, P: np.ndarray) -> np.ndarray:
         return self.value_and_grad(P)[1]
+
+
+def restrict(form, index):
+    """The form for some of its lists (forms hold per-list arrays on their leading axis): its own ``take`` (a view for
+    the built-in forms), else a dataclass form with every per-list array indexed."""
+    if hasattr(form, "take"):
+        return form.take(index)
+    if dataclasses.is_dataclass(form):
+        kw = {}
+        for fld in dataclasses.fields(form):
+            val = getattr(form, fld.name)
+            kw[fld.name] = val[index] if isinstance(val, np.ndarray) and val.ndim >= 1 else val
+        return type(form)(**kw)
+    raise InputError("a user expectation form must be a dataclass of per-list arrays or define take(index)")
 
 
 # ----------------------------------------------------------------------------------------------------------

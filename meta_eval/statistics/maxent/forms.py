@@ -45,6 +45,7 @@ from meta_eval.core.errors import InputError
 from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.expectations import ExpectationForm, LinearForm, PairwiseForm, declared_form
 from meta_eval.statistics.maxent.groups import GroupTable, groups_in_words
+from meta_eval.statistics.maxent.verify import form_residual, score_batch, verification_batch
 
 VERIFY_TOL = 1e-9  # relative to the metric's scale
 METHODS = ("declared", "derived", "prefix-state", "sampled")  # the sources of a form, in the order they are tried
@@ -98,21 +99,13 @@ class MetricForm:
         return self._build(np.arange(batch.n_lists), batch).value(batch.onehot())
 
 
-def score_batch(measure, batch: ListBatch, rel_level: int = 1) -> np.ndarray:
-    """A core measure on the lists of a batch (grades 0..c; padding past each list's end)."""
-    from meta_eval.model.rankings import PAD, Rankings
-
-    grades = np.where(batch.mask, batch.grades, PAD).astype(np.int8)
-    r = Rankings(grades, batch.lengths, batch.counts, rel_level=rel_level)
-    return np.broadcast_to(np.asarray(measure(r), dtype=np.float64), (batch.n_lists,)).copy()
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Resolution
 # ----------------------------------------------------------------------------------------------------------
 
 def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool = True,
-                tol: float = VERIFY_TOL, seed: int = 0, method: str | None = None) -> MetricForm:
+                tol: float = VERIFY_TOL, seed: int = 0, method: str | None = None,
+                verified: float | None = None) -> MetricForm:
     """The expected-value form of ``metric`` for the lists of ``batch``: declared, derived or sampled.
 
     Parameters
@@ -135,6 +128,10 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     method : {"declared", "derived", "prefix-state", "sampled"}, optional
         Use this source only (e.g. to compare the sampled fallback with an exact form); default: the first that
         works, in that order.
+    verified : float, optional
+        The residual the caller found when it verified the declared form on the lists these come from: the
+        declared form is used without verifying it again (the solver verifies once, on all the lists, and its
+        workers build the form for their chunks).
 
     Raises
     ------
@@ -154,9 +151,11 @@ def metric_form(metric, batch: ListBatch, *, rel_level: int = 1, sampled: bool =
     if method in ("derived", "prefix-state"):
         declared = None
     if declared is not None:
-        probe = _verification_batch(batch, seed)
+        if verified is not None and verified <= tol:
+            return MetricForm(name, "declared", measure, rel_level, verified, _build=declared)
+        probe = verification_batch(batch, seed)
         try:
-            residual = _residual(declared(np.arange(probe.n_lists), probe), measure, probe, rel_level)
+            residual = form_residual(declared(np.arange(probe.n_lists), probe), measure, probe, rel_level)
         except InputError:  # parameters the declared builder does not support
             residual = np.inf
         if residual <= tol:
@@ -200,9 +199,9 @@ def _sampled(name, measure, rel_level: int, seed: int) -> MetricForm:
 
 
 def _given(form):
-    from meta_eval.statistics.maxent.solver import _SubForm
+    from meta_eval.statistics.maxent.expectations import restrict
 
-    return lambda index, batch: _SubForm(form, index)._restricted()
+    return lambda index, batch: restrict(form, index)
 
 
 def has_declared_form(metric, rel_level: int = 1) -> bool:
@@ -230,58 +229,6 @@ def _declared_for(measure, rel_level: int):
     own parameters), or None if MEM has none for it."""
     build = declared_form(measure, rel_level)
     return None if build is None else (lambda index, batch: build(batch))
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Verification
-# ----------------------------------------------------------------------------------------------------------
-
-def _verification_batch(batch: ListBatch, seed: int, per_group: int = 2, max_groups: int | None = 64,
-                        max_actual: int = 256) -> ListBatch:
-    """Lists to verify a form on: a sample of the actual lists, and for (a sample of) the distinct (length,
-    counts) groups random lists with the same length and counts: uniform grades, and the group's first list
-    shuffled, ``per_group`` of each. A derived form is checked on every group (``max_groups=None``); a declared
-    form, the same code for every group, on a sample."""
-    rng = np.random.default_rng(seed)
-    keys = np.column_stack([batch.lengths, batch.counts])
-    _, first = np.unique(keys, axis=0, return_index=True)
-    if max_groups is not None and first.size > max_groups:
-        first = np.sort(rng.choice(first, max_groups, replace=False))
-    actual = np.arange(batch.n_lists)
-    if actual.size > max_actual:
-        actual = np.sort(rng.choice(actual, max_actual, replace=False))
-    pick = np.repeat(first, per_group)
-    K = batch.n_grades
-    uniform = rng.integers(0, K, size=(pick.size, batch.depth))
-    # shuffle only inside each list: sort random keys with padding pushed to the end
-    keys_ = rng.random((pick.size, batch.depth)) + (np.arange(batch.depth)[None, :] >= batch.lengths[pick, None])
-    shuffled = np.take_along_axis(batch.grades[pick], keys_.argsort(1), axis=1)
-    grades = np.concatenate([batch.grades[actual], uniform, shuffled])
-    lengths = np.concatenate([batch.lengths[actual], batch.lengths[pick], batch.lengths[pick]])
-    counts = np.concatenate([batch.counts[actual], batch.counts[pick], batch.counts[pick]])
-    return ListBatch(np.where(np.arange(batch.depth)[None, :] < lengths[:, None], grades, 0), lengths, counts)
-
-
-def _residual(form: ExpectationForm, measure, batch: ListBatch, rel_level: int) -> float:
-    """max |E_form[M] - M| over the point masses of ``batch``, relative to the metric's scale."""
-    try:
-        ours = np.asarray(form.value(batch.onehot()), dtype=float)
-    except InputError:
-        return np.inf
-    truth = score_batch(measure, batch, rel_level)
-    both = np.isfinite(truth) & np.isfinite(ours)
-    if not np.array_equal(np.isfinite(truth), np.isfinite(ours)):
-        # undefined for the form but not for the metric (or the reverse): e.g. a form dividing by R = 0
-        return np.inf if (np.isfinite(truth) & ~np.isfinite(ours) & (truth != 0)).any() else _scaled(
-            ours[both], truth[both])
-    return _scaled(ours[both], truth[both])
-
-
-def _scaled(a: np.ndarray, b: np.ndarray) -> float:
-    if a.size == 0:
-        return 0.0
-    scale = max(1.0, float(np.abs(b).max()))
-    return float(np.abs(a - b).max() / scale)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -342,8 +289,8 @@ def derive_form(measure, batch: ListBatch, *, rel_level: int = 1, tol: float = V
         scale = max(1.0, abs(c0), float(np.abs(a).max(initial=0.0)))
         inter.append(None if np.abs(B).max(initial=0.0) <= tol * scale else B)
     derived = _Derived(table, const, first, inter)
-    probe = _verification_batch(batch, seed, max_groups=None)
-    residual = _residual(derived.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
+    probe = verification_batch(batch, seed, max_groups=None)
+    residual = form_residual(derived.build(np.arange(probe.n_lists), probe), measure, probe, rel_level)
     if not residual <= tol:
         return None
     return MetricForm(getattr(measure, "output_name", str(measure)), "derived", measure, rel_level, residual,

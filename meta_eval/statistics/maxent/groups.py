@@ -59,9 +59,9 @@ def group_keys(batch: ListBatch, by: str) -> np.ndarray:
 
 def grouping(measure, batch: ListBatch, rel_level: int, tol: float, seed: int) -> str:
     """How lists may share a probed form: "all", "counts" or "length+counts" (module docstring)."""
-    from meta_eval.statistics.maxent.forms import _verification_batch
+    from meta_eval.statistics.maxent.verify import verification_batch
 
-    probe = _verification_batch(batch, seed)
+    probe = verification_batch(batch, seed)
     base = score(measure, probe.grades, probe.lengths, probe.counts, rel_level)
     scale = max(1.0, float(np.nanmax(np.abs(base), initial=0.0)))
     full = np.full(probe.n_lists, probe.depth)

@@ -30,10 +30,8 @@ from meta_eval.core.params import format_value
 from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.cache import MemCache, open_cache
 from meta_eval.statistics.maxent.curves import pr_error
-from meta_eval.statistics.maxent.solver import MEMResult
+from meta_eval.statistics.maxent.result import MEMResult
 from meta_eval.model.rankings import Rankings
-
-SOLVER_VERSION = "3"
 
 
 @dataclass
@@ -158,7 +156,7 @@ def check_plugins(lists: Lists, measures: Sequence) -> None:
     from meta_eval.measures.plugins import PluginError
     from meta_eval.measures.registry import Measure, is_builtin
     from meta_eval.measures.resolver import load_metric
-    from meta_eval.statistics.maxent.forms import score_batch
+    from meta_eval.statistics.maxent.verify import score_batch
 
     for spec in measures:
         try:
@@ -313,7 +311,7 @@ def informativeness(lists: Lists, measures: Sequence, thresholds: Sequence[int] 
         Every list with its status and reason; the summary compares the metrics on the lists where every metric
         converged (:func:`summarise`); warnings for failure rates above 1 %.
     """
-    from meta_eval.statistics.maxent.solver import STATUS
+    from meta_eval.statistics.maxent.result import STATUS
 
     b = lists.batch
     thresholds = list(range(1, b.n_grades)) if thresholds is None else list(thresholds)

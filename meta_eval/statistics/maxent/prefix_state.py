@@ -396,7 +396,7 @@ def prefix_state_form(measure, batch: ListBatch, *, rel_level: int = 1, tol: flo
                       seed: int = 0) -> Identified | None:
     """Identify and verify the prefix-state form of ``measure`` for the lists of ``batch`` (module docstring), or
     None when the metric is not in the family."""
-    from meta_eval.statistics.maxent.forms import _residual, _verification_batch
+    from meta_eval.statistics.maxent.verify import form_residual, verification_batch
 
     if measure is None or batch.n_lists == 0:
         return None
@@ -406,8 +406,8 @@ def prefix_state_form(measure, batch: ListBatch, *, rel_level: int = 1, tol: flo
         return None
     alpha, mats, tails = found
     automaton = Automaton(alpha, mats, tails, table.keys, table.by)
-    probe = _verification_batch(batch, seed, max_groups=None)
-    residual = _residual(automaton(np.arange(probe.n_lists), probe), measure, probe, rel_level)
+    probe = verification_batch(batch, seed, max_groups=None)
+    residual = form_residual(automaton(np.arange(probe.n_lists), probe), measure, probe, rel_level)
     if not residual <= tol:
         return None
     return Identified(automaton, residual, describe(automaton))

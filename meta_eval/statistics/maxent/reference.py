@@ -19,7 +19,7 @@ import numpy as np
 from meta_eval.core.errors import InputError
 from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.expectations import ExpectationForm, PairwiseForm, expectation, observed
-from meta_eval.statistics.maxent.solver import count_targets, entropy
+from meta_eval.statistics.maxent.result import count_targets, entropy
 
 
 @dataclass

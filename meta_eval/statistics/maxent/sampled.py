@@ -113,12 +113,12 @@ def _match(form: SampledForm, g, prob, v, y, P, se, tol, idx):
     estimated metric value is v within half its standard error, found on one sample of ``N_MATCH`` lists per list
     (common random numbers: the estimate is then a fixed function of the distribution, and the root can be
     bracketed); lists where no such point is found keep their distribution."""
-    from meta_eval.statistics.maxent.solver import _match_value, _sub
+    from meta_eval.statistics.maxent.linear import match_value, subproblem
 
     L = len(idx)
     crn = SampledForm(form.measure, form.rel_level, form.counts[idx], form.lengths[idx], form.streams[idx],
                       form.seed, n_value=N_MATCH)
-    q, yq, ok = _match_value(crn, g[idx], _sub(prob, idx), v[idx], y[idx], np.full(L, -np.inf), np.full(L, np.inf),
+    q, yq, ok = match_value(crn, g[idx], subproblem(prob, idx), v[idx], y[idx], np.full(L, -np.inf), np.full(L, np.inf),
                              np.maximum(0.5 * se[idx], tol), 60)
     return np.where(ok[:, None, None], q, P[idx]), np.where(ok[:, None], yq, y[idx])
 
@@ -129,11 +129,12 @@ def solve_sampled(form: SampledForm, batch: ListBatch, v: np.ndarray, r: np.ndar
 
     Returns the solver's result dictionary with ``approx_error`` (L,): |E_hat[M] - v| + 2 s.e. at the solution.
     """
-    from meta_eval.statistics.maxent.solver import (NOT_CONVERGED, OK, _problem, _solve_linear_direction, entropy)
+    from meta_eval.statistics.maxent.linear import problem, solve_direction
+    from meta_eval.statistics.maxent.result import NOT_CONVERGED, OK, entropy
 
-    L, N, K = batch.n_lists, batch.depth, batch.n_grades
+    L, K = batch.n_lists, batch.n_grades
     n = np.maximum(batch.lengths, 1).astype(float)
-    prob = _problem(batch, r)
+    prob = problem(batch, r)
     y = np.zeros((L, K + 1))
     P0 = np.where(prob.allowed, (r / n[:, None])[:, None, :], 0.0)
     P = 0.5 * batch.onehot() * prob.allowed + 0.5 * P0
@@ -147,7 +148,7 @@ def solve_sampled(form: SampledForm, batch: ListBatch, v: np.ndarray, r: np.ndar
         correction = v - mean
         for _ in range(6):  # halve the value correction when the linear target is out of reach
             t = np.einsum("lnk,lnk->l", g_avg, P) + correction
-            q, y_new, _, ok = _solve_linear_direction(g_avg, prob, t, y, inner_tol, 60)
+            q, y_new, _, ok = solve_direction(g_avg, prob, t, y, inner_tol, 60)
             if ok.all():
                 break
             correction = np.where(ok, correction, 0.5 * correction)

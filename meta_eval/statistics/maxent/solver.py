@@ -18,7 +18,7 @@ Stationarity gives p_n = softmax_j(lambda_j + mu * dE[M]/dp_n(j)) with lambda_0 
   extreme), and a list that fails is solved again with a fixed step cap and, at an extreme, from the other start;
   when a linearised target is out of reach it is approached in steps, and where the tangent misjudges the value
   (near an attainable extreme, where the metric saturates) the value is matched exactly along the tangent direction
-  (see :func:`_solve_nonlinear`, :func:`_match_value`).
+  (see :func:`_solve_nonlinear`, :func:`meta_eval.statistics.maxent.linear.match_value`).
 * A value at the attainable maximum or minimum (e.g. AP of a list with all its relevant documents on top) makes the
   solution degenerate (probabilities 0 or 1, infinite multipliers). Such lists are solved half the tolerance inside
   the range: the solution is continuous in the value, so this is the optimal face's distribution up to
@@ -39,204 +39,28 @@ metrics that never decrease when a higher grade moves up.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from meta_eval.core.errors import InfeasibleError, InputError
-from meta_eval.statistics.maxent.batch import ListBatch
-from meta_eval.statistics.maxent.expectations import ExpectationForm
+from meta_eval.statistics.maxent.batch import ListBatch, onehot
+from meta_eval.statistics.maxent.expectations import ExpectationForm, restrict
+from meta_eval.statistics.maxent.linear import (STALL_TOL, STEP_CAP, Problem, match_value, newton_dual, problem, solve_direction,
+                                  subproblem)
+from meta_eval.statistics.maxent.result import (INFEASIBLE, NOT_CONVERGED, OK, UNDEFINED, MEMResult, count_targets,
+                                  entropy)
 
-OK, NOT_CONVERGED, INFEASIBLE, UNDEFINED = 0, 1, 2, 3
-STATUS = {OK: "ok", NOT_CONVERGED: "not converged", INFEASIBLE: "value outside attainable range",
-          UNDEFINED: "metric undefined (e.g. no relevant documents)"}
-_STAT_TOL = 1e-7  # stationarity: max change of the centred logits in a linearisation step
+_STAT_TOL = 1e-7  # stationarity: max change of the centred logits of the active entries in a linearisation step
 _ANDERSON_START = 1e-2  # Anderson mixing once the logits change by less than this in a step
-_INNER_TOL_MAX = 1e-6  # loosest tolerance of an inner (linearised) solve, far from the fixed point
-_MU_MAX = 1e9  # largest scaled metric multiplier tried when matching a value (beyond, logits are degenerate)
-_STALL_TOL = 1e-9  # gradient accepted when the line search can no longer decrease the dual (round-off floor)
+# loosest tolerance of an inner (linearised) solve, far from the fixed point (1e-3 of the last step's largest
+# probability change, down to tol / 100): 1e-4 rather than 1e-6 saves a tenth of the Newton steps, the same outer
+# iterations (the next linearisation changes the problem anyway; the last steps are solved to tol / 100)
+_INNER_TOL_MAX = 1e-4
 _STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
 _EDGE_ITER = (12, 48)  # iterations towards the face before (and after a failed) reading its support
 _START_MIX, _START_MIX_NEAR = 0.5, 0.9  # weight of the count-only distribution in the linearisation's start
 _NEAR_EXTREME = 1e-4  # a value this close to an attainable extreme (relative to the range) starts nearer it
-STEP_CAP = 50.0  # initial largest change of a (scaled) multiplier in one Newton step (adapted per list)
-
-
-@dataclass
-class MEMResult:
-    """Maximum-entropy distributions for a batch of lists, with per-list diagnostics.
-
-    Attributes
-    ----------
-    P : (L, N, K) probability of each grade at each rank (0 past each list's end; NaN rows for failed lists)
-    lengths : (L,) list lengths
-    measure : the constrained metric
-    target : (L,) the metric value imposed (observed value unless given)
-    achieved : (L,) E[M](P)
-    entropy : (L,) -sum p ln p
-    max_residual : (L,) largest absolute violation over the count and metric constraints
-    stationarity : (L,) max |theta - (lambda + mu grad E)| over active entries (0 for exact linear solutions)
-    multipliers : (L, K+1) lambda_0 (= 0) .. lambda_c and mu (metric multiplier, in metric units)
-    n_iter : (L,) iterations used
-    status : (L,) int code, see :data:`STATUS`
-    counts : (L, K) the expected-count targets r_j
-    method : where the metric's expected-value form came from: "declared", "derived", "sampled" or "given"
-        (:mod:`meta_eval.statistics.maxent.forms`)
-    form_residual : largest relative |form - metric| found when the form was verified (NaN when sampled)
-    approx_error : (L,) estimated error of the achieved expected value for sampled forms (NaN for exact ones)
-    on_face : (L,) bool, lists whose value is at an attainable extreme of a non-linear metric, solved on the face of
-        the lists reaching it that the iteration approached. Where one face holds every such list (AP, ERR, RR at
-        their maximum) it is the maximum-entropy solution; where several do (Success@k at 1 with several relevant
-        documents in the top k) the problem is not convex and the face found may not have the largest entropy.
-    """
-
-    P: np.ndarray
-    lengths: np.ndarray
-    measure: str
-    target: np.ndarray
-    achieved: np.ndarray
-    entropy: np.ndarray
-    max_residual: np.ndarray
-    stationarity: np.ndarray
-    multipliers: np.ndarray
-    n_iter: np.ndarray
-    status: np.ndarray
-    counts: np.ndarray
-    method: str = "given"
-    form_residual: float = 0.0
-    approx_error: np.ndarray | None = None
-    on_face: np.ndarray | None = None
-    info: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.approx_error is None:
-            self.approx_error = np.full(len(self.lengths), np.nan)
-        if self.on_face is None:
-            self.on_face = np.zeros(len(self.lengths), dtype=bool)
-
-    @property
-    def converged(self) -> np.ndarray:
-        return self.status == OK
-
-    def survival(self, level: int) -> np.ndarray:
-        """(L, N): probability that the document at each rank has grade >= level."""
-        return self.P[:, :, level:].sum(axis=2)
-
-
-def entropy(P: np.ndarray) -> np.ndarray:
-    """-sum_{n,j} p ln p per list (0 ln 0 = 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
-    return -t.sum(axis=(1, 2))
-
-
-def count_targets(batch: ListBatch, counts: str = "retrieved") -> np.ndarray:
-    """(L, K) expected counts r_j: grades retrieved by the run (default) or the qrels totals capped by nothing.
-
-    With ``counts="qrels"`` r_j = R_j for j >= 1 and r_0 = n - sum R_j; lists where that is negative are infeasible.
-    """
-    if counts == "retrieved":
-        return batch.retrieved_counts().astype(float)
-    if counts == "qrels":
-        r = batch.counts.astype(float).copy()
-        r[:, 0] = batch.lengths - r[:, 1:].sum(1)
-        return r
-    raise InputError(f"counts must be 'retrieved' or 'qrels'; got {counts!r}")
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Linear maximum entropy by Newton on the dual (batched)
-# ------------------------------------------------------------------------------------------------------------
-
-# The Newton iterations work in a (lists, grades, ranks) layout: reductions over the few grades are then
-# element-wise operations on contiguous rank vectors (an order of magnitude faster in numpy than reducing a short
-# trailing axis), and the Hessian's grade-by-grade block is one batched matrix product.
-
-def _softmax_kn(th: np.ndarray, rowmask: np.ndarray):
-    m = th.max(axis=1)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.exp(th - m[:, None, :])
-    s = e.sum(axis=1)
-    s = np.where(s > 0, s, 1.0)
-    q = e * (rowmask / s)[:, None, :]
-    return q, np.where(rowmask, np.log(s) + m, 0.0)
-
-
-def _newton_linear(d, allowed, rowmask, r, t, y, frozen, tol, max_iter, grow_cap=False):
-    """Minimise the dual for every list. Returns q (lists, ranks, grades), y, iterations, converged flags.
-
-    ``d`` is assumed scaled to O(1); residual tolerances are absolute in the scaled units. ``y`` is updated in
-    place. Damped Newton per list (:func:`meta_eval.statistics.maxent._newton.newton_lists`): the largest multiplier change is
-    capped (with ``grow_cap`` the cap doubles after each full capped step, for values near an extreme whose
-    multipliers grow geometrically) and the backtracking line search accepts a step that does not increase the
-    dual beyond its round-off level, so converged lists do not spend halvings on rounding noise.
-    """
-    from meta_eval.statistics.maxent._newton import newton_lists
-
-    L = d.shape[0]
-    tol = np.ascontiguousarray(np.broadcast_to(np.asarray(tol, dtype=float), (L,)))
-    d = np.ascontiguousarray(np.where(allowed, d, 0.0), dtype=float)
-    yc = np.ascontiguousarray(y, dtype=float)
-    # one dtype and layout per argument: the kernel is compiled (and cached) for exactly one signature
-    q, iters, done = newton_lists(d, np.ascontiguousarray(allowed, dtype=bool),
-                                  np.ascontiguousarray(rowmask, dtype=bool), np.ascontiguousarray(r, dtype=float),
-                                  np.ascontiguousarray(np.broadcast_to(t, (L,)), dtype=float), yc,
-                                  np.ascontiguousarray(frozen, dtype=bool), tol, int(max_iter), bool(grow_cap),
-                                  float(STEP_CAP), float(_STALL_TOL))
-    y[...] = yc
-    return q, y, iters, done
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Setup shared by all forms
-# ------------------------------------------------------------------------------------------------------------
-
-@dataclass
-class _Problem:
-    rowmask: np.ndarray  # (L, N)
-    allowed: np.ndarray  # (L, N, K) rank inside the list and grade with a positive count target
-    r: np.ndarray  # (L, K)
-    frozen: np.ndarray  # (L, K+1) variables fixed at 0 (lambda_0, lambda of absent grades)
-
-
-def _problem(batch: ListBatch, r: np.ndarray) -> _Problem:
-    L, K = batch.n_lists, batch.n_grades
-    rowmask = batch.mask
-    active = r > 0.5
-    allowed = rowmask[..., None] & active[:, None, :]
-    frozen = np.zeros((L, K + 1), dtype=bool)
-    frozen[:, 0] = True
-    frozen[:, :K] |= ~active
-    return _Problem(rowmask, allowed, r, frozen)
-
-
-def _normalise(d: np.ndarray, allowed: np.ndarray):
-    """Shift/scale d per list to [0, 1] over allowed entries; returns d', lo, span (span 0 -> constant)."""
-    from meta_eval.statistics.maxent._iteration import extent, rescale
-
-    d = np.ascontiguousarray(d, dtype=float)
-    allowed = np.ascontiguousarray(allowed, dtype=bool)
-    big, top = extent(d, allowed)
-    lo = np.where(np.isfinite(big), big, 0.0)
-    span = np.where(np.isfinite(top), top - lo, 0.0)
-    rel = span > 1e-14 * np.maximum(np.abs(lo), np.abs(top + 0.0 * lo)).clip(min=1e-300)
-    return rescale(d, allowed, lo, np.where(rel, span, 1.0)), lo, np.where(rel, span, 0.0)
-
-
-def _solve_linear_direction(d, prob: _Problem, t, y0, tol, max_iter, grow_cap=False):
-    """Max entropy subject to counts and sum d.q = t; returns q, y (mu in units of d), iterations, converged."""
-    L, N, K = d.shape
-    n = prob.rowmask.sum(1)
-    dn, lo, span = _normalise(d, prob.allowed)
-    tn = np.where(span > 0, (t - lo * n) / np.where(span > 0, span, 1.0), 0.0)
-    frozen = prob.frozen.copy()
-    frozen[:, K] |= span == 0
-    y = np.where(frozen, 0.0, y0)
-    y[:, K] = np.where(span > 0, y0[:, K] * span, 0.0)
-    q, y, it, done = _newton_linear(dn, prob.allowed, prob.rowmask, prob.r, tn, y, frozen, tol, max_iter, grow_cap)
-    y[:, K] = np.where(span > 0, y[:, K] / np.where(span > 0, span, 1.0), 0.0)
-    return q, y, it, done
 
 
 def _attainable(form: ExpectationForm, batch: ListBatch, r: np.ndarray):
@@ -260,8 +84,8 @@ def _attainable(form: ExpectationForm, batch: ListBatch, r: np.ndarray):
     for j in range(K - 1, 0, -1):
         worst += j * ((pos < bottom[:, None]) & (pos >= (bottom - ri[:, j])[:, None]))
         bottom = bottom - ri[:, j]
-    hi = form.value(ListBatch(best, n, batch.counts).onehot())
-    lo = form.value(ListBatch(worst, n, batch.counts).onehot())
+    hi = form.value(onehot(best, n, K))
+    lo = form.value(onehot(worst, n, K))
     return np.minimum(lo, hi), np.maximum(lo, hi)
 
 
@@ -279,8 +103,8 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     n = batch.lengths.astype(float)
     status = np.zeros(L, dtype=np.int8)
     bad_counts = (np.abs(r.sum(1) - n) > 1e-9) | np.any(r < -1e-9, axis=1)
-    onehot = batch.onehot()
-    actual = form.value(onehot)
+    point = batch.onehot()  # the actual lists as point masses
+    actual = form.value(point)
     # undefined: no value, or a form that is undefined for the list (e.g. AP's 1/R with R = 0, which the core
     # library scores 0 by trec_eval's convention)
     undefined = ~np.isfinite(v) | ~np.isfinite(actual)
@@ -295,7 +119,7 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     good = status == OK
     vv = np.where(good, np.clip(v, lo, hi), 0.0)
     rr = np.where(good[:, None], r, np.maximum(r, 0))
-    prob = _problem(batch, rr)
+    prob = problem(batch, rr)
 
     # start: the count-only maximum entropy p_n(j) = r_j / n  (lambda_j = log r_j / r_0, mu = 0)
     y = np.zeros((L, K + 1))
@@ -315,7 +139,7 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
     vv = np.where(good & ~flat, np.clip(vv, lo + inside, hi - inside), vv)
     if form.linear:
         d = np.array(form.grad(P0))
-        P, y, it, done = _solve_linear_direction(d, prob, vv, y, tol, max_iter, grow_cap=True)
+        P, y, it, done = solve_direction(d, prob, vv, y, tol, max_iter, grow_cap=True)
         _on_face(form, P, prob, edge, v, tol, done, stat)
     else:
         # start between the actual list and the count-only distribution (both satisfy the counts); a value close to
@@ -334,14 +158,14 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
         # failed on TREC-COVID; elsewhere a second start rescued 1 of 10 ERR lists for 60 % more of ERR's time)
         other = np.where(mixes == _START_MIX, _START_MIX_NEAR, _START_MIX)
         attempts = [(mixes, False, limit > 0), (other, True, edge)]
-        onehot = onehot * prob.allowed  # the actual lists on the entries the counts allow
-        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, _start(onehot, prob, P0, mixes), tol, limit,
+        point = point * prob.allowed  # the actual lists on the entries the counts allow
+        P, y, it, done, stat = _nonlinear_pass(form, prob, vv, y, P0, _start(point, prob, P0, mixes), tol, limit,
                                                memory, lo, hi, edge, v)
         for mix, grow_cap, which in attempts:
             todo = which & (limit > 0) & ~done
             if not todo.any():
                 continue
-            Pa, ya, ita, da, sa = _nonlinear_pass(form, prob, vv, y_start, P0, _start(onehot, prob, P0, mix), tol,
+            Pa, ya, ita, da, sa = _nonlinear_pass(form, prob, vv, y_start, P0, _start(point, prob, P0, mix), tol,
                                                   limit * todo, memory, lo, hi, edge & todo, v, grow_cap=grow_cap)
             take = todo & da
             P[take], y[take], done[take], stat[take] = Pa[take], ya[take], True, sa[take]
@@ -355,15 +179,15 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
                 on_face=edge & done & (not form.linear))
 
 
-def _start(onehot: np.ndarray, prob: _Problem, P0, mix) -> np.ndarray:
+def _start(point: np.ndarray, prob: Problem, P0, mix) -> np.ndarray:
     """The linearisation's start: each list's actual grades (one-hot, on the allowed entries) mixed with weight
     ``mix`` of the count-only P0."""
     eps = mix[:, None, None]
-    start = (1 - eps) * onehot + eps * P0
+    start = (1 - eps) * point + eps * P0
     return start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
 
 
-def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v, grow_cap=True):
+def _nonlinear_pass(form, prob: Problem, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v, grow_cap=True):
     """:func:`_solve_nonlinear` on the lists with ``limit`` > 0; lists at an extreme (``edge``) then read their face,
     and those whose face could not be read yet take more steps from where they stopped and try again."""
     L = len(limit)
@@ -372,7 +196,7 @@ def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, 
     face_ok = _on_face(form, P, prob, edge, v, tol, done, stat)
     again = np.flatnonzero(edge & ~face_ok & ~done)
     if again.size:
-        Pa, ya, ita, da, sa = _solve_nonlinear(_SubForm(form, again)._restricted(), _sub(prob, again), vv[again],
+        Pa, ya, ita, da, sa = _solve_nonlinear(restrict(form, again), subproblem(prob, again), vv[again],
                                                y[again], P0[again], P[again] * (1 - 1e-9) + 1e-9 * P0[again],
                                                tol, _EDGE_ITER[1], memory, lo=lo[again], hi=hi[again],
                                                grow_cap=grow_cap)
@@ -381,20 +205,28 @@ def _nonlinear_pass(form, prob: _Problem, vv, y, P0, start, tol, limit, memory, 
     return P, y, it, done, stat
 
 
-def _on_face(form, P, prob: _Problem, edge, v, tol, done, stat) -> np.ndarray:
+def _on_face(form, P, prob: Problem, edge, v, tol, done, stat) -> np.ndarray:
     """Replace the iterate of every list at an extreme by the face's maximum-entropy distribution when it can be
-    read off (in place); returns which lists were solved so."""
+    read off (in place); returns which lists were solved so.
+
+    For a non-linear metric, an iterate that converged is kept when the face read off has less entropy (by over
+    1e-6): both meet the constraints within the tolerance, and a support read off too coarse (a metric whose value
+    is flat in floating point near its maximum: ERR, whose extreme is reached once the top ranks hold the top
+    grade) fixes more ranks than the value needs (a demo list: 42.4 nats on the face read off, 66.8 at the converged
+    iterate). A linear metric's face is its exact solution (a convex problem), always taken."""
     solved = np.zeros(len(v), dtype=bool)
     at_edge = np.flatnonzero(edge)
     if at_edge.size:
-        Pf, okf = _face_solution(_SubForm(form, at_edge)._restricted(), P[at_edge], _sub(prob, at_edge),
+        Pf, okf = _face_solution(restrict(form, at_edge), P[at_edge], subproblem(prob, at_edge),
                                  v[at_edge], tol)
+        if not form.linear:
+            okf &= ~done[at_edge] | (entropy(Pf) >= entropy(P[at_edge]) - 1e-6)
         P[at_edge[okf]], done[at_edge[okf]], stat[at_edge[okf]] = Pf[okf], True, 0.0
         solved[at_edge[okf]] = True
     return solved
 
 
-def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2, 0.1, 0.2)):
+def _face_solution(form, P, prob: Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2, 0.1, 0.2)):
     """Maximum entropy on the optimal face, for values at an attainable extreme whose iteration did not settle.
 
     The face's support is read off an iterate close to it: entries with probability below ``cut`` are taken to
@@ -410,7 +242,7 @@ def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2
     for cut in cuts:
         support = prob.allowed & (P > cut)
         ok = np.all(support.any(2) | ~prob.rowmask, axis=1) & np.all(support.any(1) | (prob.r <= 0.5), axis=1)
-        q, _, _, conv = _newton_linear(np.zeros((L, N, K)), support, prob.rowmask, prob.r, np.zeros(L),
+        q, _, _, conv = newton_dual(np.zeros((L, N, K)), support, prob.rowmask, prob.r, np.zeros(L),
                                        np.zeros((L, K + 1)), frozen, 1e-11, 100)
         ok &= conv & np.isfinite(q).all(axis=(1, 2)) & (np.abs(q.sum(1) - prob.r).max(1) <= 1e-9)
         ok &= np.abs(np.where(ok, form.value(np.nan_to_num(q)), np.inf) - v) <= tol
@@ -422,7 +254,7 @@ def _face_solution(form, P, prob: _Problem, v, tol, cuts=(1e-4, 1e-3, 1e-2, 5e-2
     return best, found
 
 
-def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
+def _solve_nonlinear(form, prob: Problem, v, y, P0, start, tol, max_iter, memory, inner_iter=40,
                      damp_after=40, lo=None, hi=None, match=True, grow_cap=True):
     """Sequential linearisation with safeguarded Anderson acceleration on the (centred) logits.
 
@@ -433,21 +265,39 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
 
     With ``match``, a step whose linear subproblem misses the metric value (or fails) is replaced by the
     maximum-entropy distribution along the same direction d whose *metric* value is exactly v
-    (:func:`_match_value`); the outer iteration then only has to settle the direction d = grad E(p). This matters
-    near an attainable extreme, where the tangent overestimates every gain (e.g. ERR: surer top ranks lower the
-    value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi`` are the attainable range.
+    (:func:`meta_eval.statistics.maxent.linear.match_value`); the outer iteration then only has to settle the direction
+    d = grad E(p). This matters near an attainable extreme, where the tangent overestimates every gain (e.g. ERR:
+    surer top ranks lower the value of the deeper ones) and plain steps creep towards the target. ``lo``/``hi``
+    are the attainable range.
+
+    Each step: the form's value and gradient at the live lists' distributions (one call), their linearised problems
+    (:func:`meta_eval.statistics.maxent._newton.linearised_lists`), the form's value at the solutions, the value matched where
+    needed, and the logits moved (:func:`meta_eval.statistics.maxent._iteration.advance_lists`); the state stays in full-size
+    arrays the compiled loops index by the live lists.
     """
-    from meta_eval.statistics.maxent._iteration import anderson, logit_step, softmax_rows, step_change
+    from meta_eval.statistics.maxent._iteration import advance_lists
+    from meta_eval.statistics.maxent._newton import linearised_lists
 
     L, N, K = P0.shape
     lo = np.full(L, -np.inf) if lo is None else lo
     hi = np.full(L, np.inf) if hi is None else hi
-    allowed = prob.allowed
+    allowed = np.ascontiguousarray(prob.allowed)
+    rowmask = np.ascontiguousarray(prob.rowmask)
+    frozen = np.ascontiguousarray(prob.frozen)
+    r = np.ascontiguousarray(prob.r, dtype=float)
+    lengths = rowmask.sum(1).astype(np.int64)
+    active = np.ascontiguousarray(allowed.any(1))  # the allowed entries: these grades at the list's ranks
     D = N * K
     with np.errstate(divide="ignore"):
-        x = _centre(np.where(allowed, np.log(np.where(allowed, start, 1.0)), 0.0), allowed).reshape(L, D)
-    X = np.zeros((L, memory, D))
-    F = np.zeros((L, memory, D))
+        logits = _centre(np.where(allowed, np.log(np.where(allowed, start, 1.0)), 0.0), allowed)
+    x = np.ascontiguousarray(logits.transpose(0, 2, 1))  # grade-major, as the compiled step works
+    # Anderson's history: the last memory - 1 differences of iterates and residuals, their Gram matrix, the last
+    # iterate and residual (:func:`meta_eval.statistics.maxent._iteration.advance_lists`)
+    dX = np.zeros((L, memory - 1, D))
+    dF = np.zeros((L, memory - 1, D))
+    Gd = np.zeros((L, memory - 1, memory - 1))
+    xprev = np.zeros((L, D))
+    fprev = np.zeros((L, D))
     nh = np.zeros(L, dtype=np.int64)
     bt = np.ones(L)
     last_n = np.full(L, np.inf)
@@ -456,153 +306,45 @@ def _solve_nonlinear(form, prob: _Problem, v, y, P0, start, tol, max_iter, memor
     it = np.zeros(L, dtype=np.int64)
     done = np.zeros(L, dtype=bool)
     stat = np.full(L, np.inf)
-    P = start.copy()
-    Y = y.copy()
+    P = np.ascontiguousarray(start, dtype=float).copy()
+    Y = np.ascontiguousarray(y, dtype=float).copy()
     mix = np.ones(L)
-    limit = np.broadcast_to(np.asarray(max_iter), (L,))
+    limit = np.ascontiguousarray(np.broadcast_to(np.asarray(max_iter), (L,)), dtype=np.int64)
+    matching = np.broadcast_to(np.asarray(match, dtype=bool), (L,))
+    v = np.ascontiguousarray(v, dtype=float)
     live = np.flatnonzero(limit > 0)
+    p = np.ascontiguousarray(P[live])  # the start itself: softmax(centre(log start)) on the allowed entries
+    pK = np.ascontiguousarray(p.transpose(0, 2, 1))
     for k in range(int(limit.max(initial=0))):
-        sp = _sub(prob, live)
-        al = sp.allowed
-        th = x[live].reshape(live.size, N, K)
-        p = softmax_rows(th, al, sp.rowmask)
-        sub = _SubForm(form, live)._restricted()
+        sub = restrict(form, live)
         Ep, d = _value_and_grad(sub, p)
-        dp = np.einsum("lnk,lnk->l", d, p)
-        t = dp + bt[live] * (v[live] - Ep)
+        d = np.ascontiguousarray(d, dtype=float)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
         inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, _INNER_TOL_MAX)
         # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
-        q, yl, _, ok = _solve_linear_direction(d, sp, t, Y[live], inner_tol, inner_iter,
-                                               grow_cap=grow_cap)
+        q, yl, _, ok, QK, DK, spans = linearised_lists(d, p, np.ascontiguousarray(Ep, dtype=float), v, bt, live,
+                                                       allowed, rowmask, r, frozen, Y, inner_tol, int(inner_iter),
+                                                       bool(grow_cap), float(STEP_CAP), float(STALL_TOL))
         Eq = sub.value(q)
-        if match:  # the tangent misjudges the value (near an attainable extreme): match it along d exactly
-            fix = np.flatnonzero((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
-            if fix.size:
-                qm, ym, okm = _match_value(_SubForm(sub, fix)._restricted(), d[fix], _sub(prob, live[fix]),
-                                           v[live][fix], np.where(ok[fix, None], yl[fix], Y[live][fix]),
-                                           lo[live][fix], hi[live][fix], tol, inner_iter)
-                take = fix[okm]
-                q[take], yl[take], ok[take] = qm[okm], ym[okm], True
-                Eq[take] = _SubForm(sub, take)._restricted().value(q[take])
-        f, fn = logit_step(np.ascontiguousarray(yl), d, al, th)
-        ok &= np.isfinite(fn) & np.all(np.isfinite(yl), axis=1)
-        it[live] += 1
-        P[live[ok]], Y[live[ok]] = q[ok], yl[ok]
-        stat[live[ok]] = fn[ok]
-        full = ok & (bt[live] == 1.0)
-        resid = np.abs(Eq - v[live])
-        # stationarity: logits unchanged, or (at a boundary, where logits diverge) probabilities unchanged
-        dq, count_residual = step_change(q, p, sp.r)
-        conv = full & (resid <= tol) & ((fn <= _STAT_TOL) | (dq <= 1e-11)) & (count_residual <= 1e-9)
-        done[live[conv]] = True
-        bt[live] = np.where(ok, np.minimum(1.0, 2.0 * bt[live]), 0.5 * bt[live])
-        grew = fn > 1.5 * last_n[live]
-        xb = x[live]
-        fz = np.where(ok[:, None], f, 0.0)
-        slot = k % memory  # histories are ring buffers, read back in time order only where Anderson is used
-        X[live, slot], F[live, slot] = xb, fz
-        last_n[live] = np.where(ok, fn, last_n[live])
-        last_dq[live] = np.where(ok, dq, last_dq[live])
-        near = full & ~grew & (fn < _ANDERSON_START)  # Anderson only near the fixed point
-        # lists still running after damp_after steps (oscillating plain steps): damped steps, Anderson allowed
-        slow = it[live] > damp_after
-        mix[live] = np.where(slow, 0.5, 1.0)
-        near |= full & ~grew & slow
-        nhl = np.where(near, np.minimum(nh[live] + 1, memory), 0)
-        xn = xb + mix[live][:, None] * fz
-        acc = np.flatnonzero(nhl >= 2)
-        if acc.size:
-            order = (k + 1 + np.arange(memory)) % memory  # oldest first
-            rows = live[acc]
-            xa = anderson(X, F, rows, order, nhl[acc], xb[acc], fz[acc], mix[rows])
-            xn[acc] = np.where(np.isfinite(xa), xa, xn[acc])
-        nh[live] = nhl
-        x[live] = xn
-        stalls[live] = np.where(ok, 0, stalls[live] + 1)
-        # stop lists that are done, out of iterations, or whose steps have all failed for a while (flagged)
-        live = live[~conv & (it[live] < limit[live]) & (stalls[live] < _STALLED_STEPS)]
+        # the tangent misjudges the value (near an attainable extreme): match it along d exactly
+        fix = np.flatnonzero(((~ok & (it[live] >= 1)) | ((np.abs(Eq - v[live]) > tol) & (it[live] >= 8)))
+                             & matching[live])
+        if fix.size:
+            qm, ym, okm = match_value(restrict(sub, fix), d[fix], subproblem(prob, live[fix]), v[live][fix],
+                                      np.where(ok[fix, None], yl[fix], Y[live][fix]), lo[live][fix],
+                                      hi[live][fix], tol, inner_iter)
+            take = fix[okm]
+            q[take], yl[take], ok[take] = qm[okm], ym[okm], True
+            QK[take] = q[take].transpose(0, 2, 1)
+            Eq[take] = restrict(sub, take).value(q[take])
+        keep, p, pK = advance_lists(k, live, q, QK, DK, spans, yl, ok, np.ascontiguousarray(Eq, dtype=float), pK, v,
+                                    float(tol), r, active, lengths, x, dX, dF, Gd, xprev, fprev, nh, bt, last_n,
+                                    last_dq, stalls, it, done, stat, P, Y, mix, limit, int(damp_after),
+                                    float(_STAT_TOL), float(_ANDERSON_START), int(_STALLED_STEPS))
+        live = live[keep]
         if live.size == 0:
             break
     return P, Y, it, done, stat
-
-
-def _match_value(form, d, prob: _Problem, v, y0, lo, hi, tol, inner_iter, evaluations=60):
-    """The multiplier mu of direction d at which q(mu), the count-constrained maximum-entropy distribution with
-    logits lambda + mu d, has metric value E[M](q) = v; returns q, y (mu in units of d) and a success flag.
-
-    A root of h(mu) = log gap(E(q(mu))) - log gap(v), gap the distance to the nearer attainable extreme (``lo``
-    or ``hi``): where the metric saturates, E approaches the extreme exponentially in mu, so h is nearly linear in
-    mu. The root is bracketed by doubling steps from the current mu, then found by regula falsi with the Illinois
-    rule. For each mu the count multipliers lambda come from Newton's method on the (convex) dual with mu fixed.
-    """
-    L, N, K = d.shape
-    tol = np.broadcast_to(np.asarray(tol, dtype=float), (L,))  # one tolerance, or one per list
-    dn, dlo, span = _normalise(d, prob.allowed)
-    frozen = prob.frozen.copy()
-    frozen[:, K] = True
-    near_top = (hi - v) <= (v - lo)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ref = np.log(np.where(near_top, hi - v, v - lo))
-        ref = np.where(np.isfinite(ref), ref, 0.0)
-
-    def h(E, idx):
-        top, lo_, hi_ = near_top[idx], lo[idx], hi[idx]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            gap = np.maximum(np.where(top, hi_ - E, E - lo_), 1e-300)
-            out = np.where(top, ref[idx] - np.log(gap), np.log(gap) - ref[idx])
-            return np.where(np.isfinite(lo_) & np.isfinite(hi_), out, E - v[idx])
-
-    def at(idx, mu, y):
-        yy = y.copy()
-        yy[:, K] = mu
-        q, yy, _, ok = _newton_linear(dn[idx], prob.allowed[idx], prob.rowmask[idx], prob.r[idx],
-                                      np.zeros(idx.size), yy, frozen[idx], 1e-12, inner_iter)
-        return q, yy, ok, _SubForm(form, idx)._restricted().value(q)
-
-    everyone = np.arange(L)
-    ya = np.where(frozen, 0.0, y0)
-    mu_a = np.where(span > 0, y0[:, K] * span, 0.0)
-    q, ya, ok, E = at(everyone, mu_a, ya)
-    h_a = h(E, everyone)
-    Q, Y, found = q.copy(), ya.copy(), ok & (np.abs(E - v) <= tol)
-    # bracket: step away from mu_a in the direction that brings E towards v, doubling the step
-    step = np.where(h_a < 0, 1.0, -1.0) * np.maximum(1.0, np.abs(mu_a))
-    mu_b, h_b, y_b = mu_a.copy(), h_a.copy(), ya.copy()
-    live = np.flatnonzero(ok & ~found)
-    for _ in range(40):
-        live = live[np.abs(mu_a[live] + step[live]) <= _MU_MAX]  # beyond: exp overflows, no root to find
-        if live.size == 0:
-            break
-        mu_b[live] = mu_a[live] + step[live]
-        q, yb, okb, Eb = at(live, mu_b[live], y_b[live])
-        h_b[live], y_b[live] = h(Eb, live), yb
-        hit = okb & (np.abs(Eb - v[live]) <= tol[live])
-        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yb[hit], True
-        same = okb & ~hit & (np.sign(h_b[live]) == np.sign(h_a[live]))
-        moved = live[same]
-        mu_a[moved], h_a[moved], ya[moved] = mu_b[moved], h_b[moved], y_b[moved]
-        step[moved] *= 2.0
-        live = moved
-    bracket = ~found & (np.sign(h_a) != np.sign(h_b)) & np.isfinite(h_a) & np.isfinite(h_b)
-    live = np.flatnonzero(bracket)
-    for _ in range(evaluations):
-        if live.size == 0:
-            break
-        a, b = mu_a[live], mu_b[live]
-        mu_c = (a * h_b[live] - b * h_a[live]) / (h_b[live] - h_a[live])
-        q, yc, okc, Ec = at(live, mu_c, y_b[live])
-        h_c = h(Ec, live)
-        hit = okc & (np.abs(Ec - v[live]) <= tol[live])
-        Q[live[hit]], Y[live[hit]], found[live[hit]] = q[hit], yc[hit], True
-        flip = np.sign(h_c) != np.sign(h_b[live])
-        lv = live
-        mu_a[lv] = np.where(flip, mu_b[lv], mu_a[lv])
-        h_a[lv] = np.where(flip, h_b[lv], 0.5 * h_a[lv])  # Illinois: halve the stale end's value
-        mu_b[lv], h_b[lv], y_b[lv] = mu_c, h_c, yc
-        live = live[okc & ~hit]
-    Y[:, K] = np.where(span > 0, Y[:, K] / np.where(span > 0, span, 1.0), 0.0)
-    return Q, Y, found
 
 
 def _value_and_grad(form, P):
@@ -617,33 +359,18 @@ def _rowmean(x, allowed):
     return np.where(allowed, x, 0.0).sum(2, keepdims=True) / np.maximum(cnt, 1)
 
 
-def _sub(prob: _Problem, idx) -> _Problem:
-    return _Problem(prob.rowmask[idx], prob.allowed[idx], prob.r[idx], prob.frozen[idx])
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the solver's kernels -- the dual Newton solves, the linearisation's
+    steps, the forms' values and gradients -- for the signatures the solver uses, by solving a tiny problem with a
+    pairwise, a cascade and a linear form.
 
-
-class _SubForm:
-    """A view of a form restricted to some lists (forms hold per-list arrays on their leading axis)."""
-
-    def __init__(self, form, idx):
-        self.form, self.idx = form, idx
-
-    def _restricted(self):
-        f = self.form
-        if hasattr(f, "take"):  # forms that restrict themselves (views for the built-in forms)
-            return f.take(self.idx)
-        if dataclasses.is_dataclass(f):
-            kw = {}
-            for fld in dataclasses.fields(f):
-                val = getattr(f, fld.name)
-                kw[fld.name] = val[self.idx] if isinstance(val, np.ndarray) and val.ndim >= 1 else val
-            return type(f)(**kw)
-        raise InputError("a user expectation form must be a dataclass of per-list arrays or define take(index)")
-
-    def value(self, P):
-        return self._restricted().value(P)
-
-    def grad(self, P):
-        return self._restricted().grad(P)
+    A study calls this in a thread at its start: most of the compilation runs in LLVM without the GIL, so it
+    overlaps the first stages, and the worker processes of the informativeness stage then load the cached code
+    instead of each compiling it.
+    """
+    batch = ListBatch.from_lists([[2, 0, 1, 0, 1, 0], [1, 0, 0, 2, 0, 0]], counts=[[3, 2, 1]])
+    for measure in ("AP", "ERR", "nDCG"):
+        solve_mem(batch, measure)
 
 
 def solve_mem(batch: ListBatch, measure, values: np.ndarray | None = None, *,
@@ -731,15 +458,32 @@ def solve_mems(batch: ListBatch, measures, values=None, *, counts: str = "retrie
     # costliest chunks first (their lists' total length; ties keep their order)
     order.sort(key=lambda kj: -int(batch.lengths[plans[kj[0]].chunks[kj[1]]].sum()))
     shared = {key: value for key, value in plans[named[0]].common.items()
-              if key not in ("measure", "values")} if named else {}
+              if key not in ("measure", "values", "verified")} if named else {}
     common = dict(shared, measures={k: plans[k].common["measure"] for k in named},
-                  metric_values={k: plans[k].common["values"] for k in named})
+                  metric_values={k: plans[k].common["values"] for k in named},
+                  residuals={k: plans[k].common["verified"] for k in named})
     solved = parallel_map(_solve_measure_chunk_task, [(k, plans[k].chunks[j]) for k, j in order], common=common,
                           jobs=jobs, scheduler=scheduler, desc=f"MEM {len(named)} metric(s)", unit="chunk",
                           progress=progress, weights=[batch.lengths[plans[k].chunks[j]].sum() for k, j in order])
     parts = dict(zip(order, solved))
     return [_assemble(plan, [parts[k, j] if plan.by_name else _solve_chunk_task(idx, **plan.common)
                              for j, idx in enumerate(plan.chunks)]) for k, plan in enumerate(plans)]
+
+
+_CONTROLLER: list = []  # (modules imported when found, threadpoolctl controller): found again after new imports
+
+
+def _one_blas_thread():
+    """A context in which BLAS runs one thread (numpy's small products on a chunk's lists: threads would only
+    cost). Finding the thread pools walks every loaded shared library (about 10 ms): the controller is kept, and
+    found again only when modules were imported since."""
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    if not _CONTROLLER or _CONTROLLER[0][0] != len(sys.modules):
+        _CONTROLLER[:] = [(len(sys.modules), ThreadpoolController())]
+    return _CONTROLLER[0][1].limit(limits=1, user_api="blas")
 
 
 @dataclass
@@ -758,9 +502,7 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
           seed) -> _Plan:
     """Check the arguments, build the form of a metric object (a name is rebuilt in the workers) and split the
     lists into chunks: evenly, sorted by length, at least four when there are 64 lists or more."""
-    from threadpoolctl import threadpool_limits
-
-    from meta_eval.statistics.maxent.forms import MetricForm, check_metric, has_declared_form, metric_form
+    from meta_eval.statistics.maxent.forms import MetricForm, check_metric, metric_form
 
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
@@ -769,22 +511,27 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     if v_all is not None and v_all.shape != (L,):
         raise InputError(f"values must have one entry per list ({L}); got {v_all.shape}")
     by_name = isinstance(measure, str)  # workers rebuild a declared form from the name, for their own chunk
+    verified = None
     if by_name:
         check_metric(measure, rel_level)  # a bad name fails here, not in a worker after other metrics' work
-        if not has_declared_form(measure, rel_level):
-            # derived, prefix-state or sampled: probed and verified once, here, for every list; the (picklable)
-            # form then goes to the workers instead of being probed again for each chunk
-            with threadpool_limits(limits=1, user_api="blas"):
-                measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
+        # the form found and verified once, here, on every list: a declared one is rebuilt by the workers from
+        # the name (without verifying it again for each chunk); a derived, prefix-state or sampled one (picklable)
+        # goes to the workers instead of being probed again for each chunk
+        with _one_blas_thread():
+            found = metric_form(measure, batch, rel_level=rel_level, seed=seed)
+        if found.method == "declared":
+            verified = found.residual
+        else:
+            measure = found
     elif not isinstance(measure, MetricForm):
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _one_blas_thread():
             measure = metric_form(measure, batch, rel_level=rel_level, seed=seed)
     r_all = count_targets(batch, counts)
     order = np.argsort(batch.lengths, kind="stable")
     n_chunks = max(-(-L // chunk_size), min(4, L // 16), 1)
     chunks = [c for c in np.array_split(order, n_chunks) if c.size]
     common = dict(batch=batch, measure=measure, values=v_all, r_all=r_all, counts=counts, tol=tol,
-                  max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed)
+                  max_iter=max_iter, memory=memory, rel_level=rel_level, seed=seed, verified=verified)
     return _Plan(batch, chunks, common, by_name, measure if isinstance(measure, str) else measure.name, errors)
 
 
@@ -825,28 +572,27 @@ def _assemble(plan: _Plan, parts: list) -> MEMResult:
                      info={"form": "; ".join(details)} if details else {}, **out)
 
 
-def _solve_measure_chunk_task(task, *, measures, metric_values, **common):
+def _solve_measure_chunk_task(task, *, measures, metric_values, residuals, **common):
     """One chunk of one metric's lists (a task of :func:`solve_mems`)."""
     k, idx = task
-    return _solve_chunk_task(idx, measure=measures[k], values=metric_values[k], **common)
+    return _solve_chunk_task(idx, measure=measures[k], values=metric_values[k], verified=residuals[k], **common)
 
 
 def _solve_chunk_task(idx, *, batch: ListBatch, measure, values, r_all, counts, tol, max_iter, memory,
-                      rel_level, seed):
-    """One chunk of lists (a task of :func:`solve_mem`): the solver's per-list results and the imposed values."""
-    from threadpoolctl import threadpool_limits
-
+                      rel_level, seed, verified=None):
+    """One chunk of lists (a task of :func:`solve_mem`): the solver's per-list results and the imposed values.
+    ``verified``: the residual of the declared form of a named metric, verified by the caller on all the lists."""
     from meta_eval.statistics.maxent.forms import MetricForm, metric_form
     from meta_eval.statistics.maxent.sampled import solve_sampled
 
-    with threadpool_limits(limits=1, user_api="blas"):  # many tiny (c+2)x(c+2) solves: BLAS threads only cost
+    with _one_blas_thread():  # numpy's small products on these lists: BLAS threads would only cost
         sub = batch.subset(idx)
         if sub.depth == 0:
             sub = ListBatch(np.zeros((idx.size, 1), dtype=np.int64), sub.lengths, sub.counts)
         if isinstance(measure, MetricForm):
             source, form = measure, measure.form(idx, sub)
         else:
-            source = metric_form(measure, sub, rel_level=rel_level, seed=seed)
+            source = metric_form(measure, sub, rel_level=rel_level, seed=seed, verified=verified)
             form = source.form(np.arange(idx.size), sub)
         v = source.observed(sub) if values is None else values[idx]
         if source.exact:

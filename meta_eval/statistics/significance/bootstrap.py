@@ -121,11 +121,7 @@ def paired_bootstrap(
         var -= n_top * (mean * mean)
         var /= n_top - 1
         t_star = abs_studentised(mean, var, n_top, scale[:, None])
-        asl[sl] = np.count_nonzero(t_star >= t_obs[:, None] * (1.0 - TIE_RTOL), axis=1) / n_rep
-        pick = kth_largest_first(t_star, k)
-        rows = np.arange(pick.size)
-        need[sl] = np.abs(mean[rows, pick])
-        critical[sl] = t_star[rows, pick]
+        _record(sl, t_star, t_obs, mean, k, asl, need, critical)
     return PairwiseTest(
         method="bootstrap",
         systems=names,
@@ -209,11 +205,7 @@ def unpaired_bootstrap(
         t_obs = abs_studentised(means[a] - means[b], var_obs[a] + var_obs[b], n_top, scale)
         diff = m1[a] - m2[b]
         t_star = abs_studentised(diff, v1[a] + v2[b], n_top, scale[:, None])
-        asl[sl] = np.count_nonzero(t_star >= t_obs[:, None] * (1.0 - TIE_RTOL), axis=1) / n_rep
-        pick = kth_largest_first(t_star, k)
-        rows = np.arange(pick.size)
-        need[sl] = np.abs(diff[rows, pick])
-        critical[sl] = t_star[rows, pick]
+        _record(sl, t_star, t_obs, diff, k, asl, need, critical)
     return PairwiseTest(
         method="unpaired-bootstrap",
         systems=names,
@@ -227,3 +219,15 @@ def unpaired_bootstrap(
         pair_diff_required=need,
         pair_critical_t=critical,
     )
+
+
+def _record(sl: slice, t_star: np.ndarray, t_obs: np.ndarray, diff: np.ndarray, k: int, asl: np.ndarray,
+            need: np.ndarray, critical: np.ndarray) -> None:
+    """Write one chunk of pairs: the ASL (the share of replicates whose statistic reaches the observed one, ties
+    within :data:`TIE_RTOL`), and at the k-th largest replicate statistic (Sakai's critical value) the replicate's
+    difference (the difference required) and the statistic."""
+    asl[sl] = np.count_nonzero(t_star >= t_obs[:, None] * (1.0 - TIE_RTOL), axis=1) / t_star.shape[1]
+    pick = kth_largest_first(t_star, k)
+    rows = np.arange(pick.size)
+    need[sl] = np.abs(diff[rows, pick])
+    critical[sl] = t_star[rows, pick]
