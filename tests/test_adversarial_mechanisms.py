@@ -454,11 +454,22 @@ def test_a_plugin_raising_a_base_exception_when_imported_is_an_input_error(tmp_p
         me.score(me.demo_collection(), f"{path}:anything")
 
 
-def test_a_real_ctrl_c_while_a_plugin_runs_still_interrupts(tmp_path):
+def _sigint_default() -> None:
+    """A preexec_fn: SIGINT's default disposition in the child, as at a terminal (a test run in the background of
+    a non-interactive shell inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_a_real_ctrl_c_while_a_plugin_runs_still_interrupts(tmp_path, request):
     """A SIGINT that arrives while the plug-in runs is the user's: KeyboardInterrupt goes through; the SIGINT
     handler is the one it was afterwards (a plug-in's own is not kept)."""
     import signal
 
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background: Python's handler, as usual
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        request.addfinalizer(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     body = "import os, signal, time\n\n\ndef ctrl_c(r):\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(5)\n"
     path = _plugin(tmp_path, body)
     before = signal.getsignal(signal.SIGINT)
@@ -477,7 +488,7 @@ def test_cli_a_plugin_base_exception_is_exit_2_and_a_real_ctrl_c_is_130(tmp_path
     assert result.returncode == 2 and "raised KeyboardInterrupt: mine" in result.stderr
     real = _plugin(tmp_path, "import os, signal, time\n\n\ndef ctrl_c(r):\n    os.kill(os.getpid(), signal.SIGINT)\n"
                              "    time.sleep(5)\n    return np.zeros(r.shape)\n", "real.py")
-    result = clean(cli("evaluate", "-m", f"{real}:ctrl_c", "--no-progress"))
+    result = clean(cli("evaluate", "-m", f"{real}:ctrl_c", "--no-progress", preexec_fn=_sigint_default))
     assert result.returncode == 130 and "interrupted" in result.stderr
     exits = _plugin(tmp_path, "import sys\n\n\ndef bad(r):\n    sys.exit(0)\n", "exits.py")
     result = clean(cli("evaluate", "-m", f"{exits}:bad", "--no-progress", "-o", tmp_path / "o.csv"))
