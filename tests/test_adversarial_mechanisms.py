@@ -385,6 +385,8 @@ C = '[[collection]]\nname = "c"\n'  # a collection named c, the rest to follow
     ('[study]\nseed = [1, 2]\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] seed must be a single value; got a list"),
     ('[study]\nmetrics = [["AP"]]\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] metrics must be a list of values"),
     ('[study]\nseed = {a = 1}\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] seed must be a single value; got a table"),
+    ('[study]\nparams = 3\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] params must be \[study.params.ANALYSIS\]"),
+    ('[study.params]\ndiscpower = 0\n[[collection]]\n' + GOOD_ENTRY, r"params must be \[study.params.ANALYSIS\]"),
     ('[collections]\n', r"unknown section\(s\) \['collections'\]"),
     ('', r"no \[\[collection\]\] in the study file"),
 ])
@@ -399,10 +401,10 @@ def test_a_study_file_of_the_wrong_shape_is_an_error_naming_the_file_and_key(tmp
 def test_a_good_study_file_reads_and_a_string_is_a_list_of_one(tmp_path):
     from meta_eval.orchestration.multi_collection_study import read_study_file
 
-    (tmp_path / "study.toml").write_text('[study]\nmetrics = "AP"\nseed = 3\n[[collection]]\n' + GOOD_ENTRY
-                                         + 'depth = 10\n')
+    (tmp_path / "study.toml").write_text('[study]\nmetrics = "AP"\nseed = 3\n[study.params.discpower]\ntop = 0\n'
+                                         '[[collection]]\n' + GOOD_ENTRY + 'depth = 10\n')
     specs, options = read_study_file(tmp_path / "study.toml")
-    assert options == {"metrics": ["AP"], "seed": 3}
+    assert options == {"metrics": ["AP"], "seed": 3, "params": {"discpower": {"top": 0}}}
     assert specs[0].qrels == str(tmp_path / "q.txt") and specs[0].runs == [str(tmp_path / "runs")]
     assert specs[0].load == {"depth": 10}
 

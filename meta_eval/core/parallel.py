@@ -406,8 +406,10 @@ def _threadpools():
 def _in_worker(func: Callable[..., Any], task: Any, common: dict[str, Any]) -> Any:
     """Run one task with BLAS and numba on one thread (the workers share the cores)."""
     with _threadpools().limit(limits=1):
-        if "numba" in sys.modules:
-            sys.modules["numba"].set_num_threads(1)
+        if "numba" in sys.modules:  # numba's own threads too, where a task has loaded it
+            import numba  # a thread of a Dask worker may still be importing it: the import waits for that one
+
+            numba.set_num_threads(1)
         return func(task, **common)
 
 

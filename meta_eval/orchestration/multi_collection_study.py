@@ -185,12 +185,21 @@ def _study_table(study: Any, path: Path) -> dict[str, Any]:
 
     if not isinstance(study, dict):
         raise InputError(f"[study] must be one table of options; got {_toml_kind(study)}", str(path))
-    declared = {f.name: f.default for f in fields(StudyOptions) if f.default is not MISSING}
+    declared = {f.name: f.default if f.default is not MISSING else f.default_factory() for f in fields(StudyOptions)
+                if f.default is not MISSING or f.default_factory is not MISSING}
     unknown = sorted(set(study) - set(declared))
     if unknown:
         raise InputError(f"[study] has unknown option(s) {unknown}; known: {', '.join(sorted(declared))}", str(path))
     out = {}
     for key, value in study.items():
+        if key == "params":  # [study.params.ANALYSIS]: a table of tables of options (each checked by the study)
+            if not isinstance(value, dict) or not all(isinstance(v, dict) and not any(isinstance(x, dict) for x in
+                                                                                      v.values())
+                                                      for v in value.values()):
+                raise InputError("[study] params must be [study.params.ANALYSIS] tables of options; got "
+                                 f"{_toml_kind(value)}", str(path))
+            out[key] = value
+            continue
         many = isinstance(declared[key], tuple)
         if many and isinstance(value, str):
             value = [value]
