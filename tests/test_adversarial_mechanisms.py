@@ -386,7 +386,7 @@ C = '[[collection]]\nname = "c"\n'  # a collection named c, the rest to follow
     ('[study]\nmetrics = [["AP"]]\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] metrics must be a list of values"),
     ('[study]\nseed = {a = 1}\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] seed must be a single value; got a table"),
     ('[study]\nparams = 3\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] params must be \[study.params.ANALYSIS\]"),
-    ('[study.params]\ndiscpower = 0\n[[collection]]\n' + GOOD_ENTRY, r"params must be \[study.params.ANALYSIS\]"),
+    ('[study.params]\ndiscpower = 0\n[[collection]]\n' + GOOD_ENTRY, r"\[study\] params must be \[study.params.ANALYSIS\] tables of options; got a table"),
     ('[collections]\n', r"unknown section\(s\) \['collections'\]"),
     ('', r"no \[\[collection\]\] in the study file"),
 ])
