@@ -200,7 +200,7 @@ def together(trees: dict, lists: Path, jobs: int, repeat: int) -> dict:
 def mix(batch, jobs: int, label: str) -> tuple[float, float]:
     """Solve the mix of built-in metrics and two plug-ins (module docstring); (seconds, lowest converged fraction)."""
     from meta_eval.statistics.maxent import solve_mems
-    from meta_eval.statistics.maxent.result import STATUS
+    from meta_eval.statistics.maxent import STATUS
 
     with tempfile.TemporaryDirectory() as tmp:
         plugin = Path(tmp) / "bench_plugins.py"
@@ -252,7 +252,7 @@ def reference_solvers(batch, sample_size: int, seed: int, ours_cpu: dict) -> flo
 
 def others(batch, jobs: int) -> None:
     from meta_eval.statistics.maxent import solve_mems
-    from meta_eval.statistics.maxent.result import STATUS
+    from meta_eval.statistics.maxent import STATUS
 
     for res in solve_mems(batch, OTHERS, jobs=jobs):
         ok = res.status == 0

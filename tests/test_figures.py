@@ -4,6 +4,9 @@ without a diagonal but with error bars, rank-rank plots on 1..S, grids of small 
 
 from __future__ import annotations
 
+import functools
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -68,9 +71,44 @@ def test_asl_curves_two_panels_zoomed_on_alpha():
     assert ax.get_ylim() == pytest.approx((0, 0.2))
     assert sum(len(ln.get_xdata()) == 6 for ln in ax_top.get_lines()) == 4
     assert "28 pairs" in ax.get_title() and "6 pairs" in ax_top.get_title()
+    # one x axis, the percentage of each panel's pairs from 0: a curve crosses α at the metric's % discriminated
+    assert ax.get_xlim() == ax_top.get_xlim() == (0, 100) and ax.get_shared_x_axes().joined(ax, ax_top)
+    for axis, res in ((ax, dp), (ax_top, top)):
+        told = res.summary().set_index("metric")["proportion"]
+        dots = sorted(ln.get_xdata()[0] for ln in axis.get_lines() if len(ln.get_xdata()) == 1)
+        np.testing.assert_allclose(dots, sorted(100 * told[told > 0]))
     assert len(asl_curve_figure(dp, ymax=1).axes) == 1
     with pytest.raises(InputError, match="not in the result"):
         asl_curve_figure(dp, method="tukey")
+
+
+def test_incomplete_judgments_figure_has_the_tables_units_and_a_true_caption():
+    """The discriminative-power row is in percent, as the table; each curve ends at 100 % with the full-qrels value
+    (hollow); x is the percentage of judgments kept; the caption names the columns (forms), no line style."""
+    from meta_eval.analyses.incomplete_judgments import figure_caption, incomplete_judgments_figure
+    from meta_eval.model.demo import demo_collection
+    from meta_eval.statistics.incomplete_judgments import incomplete_judgments
+
+    res = incomplete_judgments(demo_collection(), ["AP", "nDCG"], fractions=[0.3, 0.6], n_draws=2)
+    fig = incomplete_judgments_figure(res.summary)
+    power = fig.axes[4]  # third row (discriminative power), standard form
+    assert power.get_ylabel() == "% pairs significant (t-test)"
+    rows = res.summary[res.summary["form"] == "standard"].set_index(["metric", "fraction"])
+    lines = [ln for ln in power.get_lines() if len(ln.get_xdata()) == 2 and ln.get_markevery() is None]
+    ends = [ln for ln in power.get_lines() if ln.get_markevery() == [1]]
+    assert len(lines) == len(ends) == 2
+    for line, end, metric in zip(lines, ends, ["AP", "nDCG"]):
+        np.testing.assert_allclose(line.get_ydata(), 100 * rows.loc[metric, "discpower"].to_numpy())
+        assert end.get_ydata()[1] == pytest.approx(100 * rows.loc[metric, "discpower_full"].iloc[0])
+        assert end.get_markerfacecolor() == "white"
+    # dodged around the percentage kept (and 100 % for the full qrels), side by side
+    np.testing.assert_allclose(np.mean([ln.get_xdata() for ln in lines], axis=0), [30, 60])
+    np.testing.assert_allclose(np.mean([ln.get_xdata()[1] for ln in ends]), 100)
+    assert lines[0].get_xdata()[0] < 30 < lines[1].get_xdata()[0]
+    assert [t.get_text() for t in fig.axes[-1].get_xticklabels()] == ["30", "60", "100 (full)"]
+    caption = figure_caption(["standard", "condensed"])
+    assert "standard: unjudged documents count as not relevant" in caption and "condensed: unjudged" in caption
+    assert not re.search(r"solid|dashed|dotted", caption)
 
 
 def test_scatter_has_error_bars_and_no_diagonal():
@@ -190,3 +228,187 @@ def test_background_writer_writes_the_same_files(tmp_path):
             writer.wait()
     finally:
         writer.close()
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Every figure the study writes, checked for what a reviewer would redraw (issue 35)
+# ------------------------------------------------------------------------------------------------------------------
+
+#: Small budgets that still give every figure its full shape (several fractions, a top-k panel, a g grid).
+_BUDGETS = {"incomplete-judgments": dict(fractions=(0.2, 0.5, 0.8), n_draws=2), "discpower": dict(top=8),
+            "informativeness": dict(lists=8, g_grid=0.5)}
+#: Analyses that need data or libraries the demo study does not have by default.
+_NOT_IN_THE_DEMO_STUDY = ("ltr", "compare", "error-rates")
+
+
+def study_results() -> dict:
+    """Every analysis of the registry (but those that need other data) on the demo collection with the study's
+    default metrics and references (six series, the most a figure of the study draws), run once per session."""
+    return _study_results()
+
+
+@functools.cache
+def _study_results() -> dict:
+    import meta_eval as me
+    from meta_eval.analyses import AnalysisData, analyses
+    from meta_eval.analyses._base import DEFAULT_AGAINST, DEFAULT_METRICS
+
+    data = AnalysisData.from_collection(me.demo_collection(), DEFAULT_METRICS, against=DEFAULT_AGAINST)
+    data.colors = metric_colors([*DEFAULT_METRICS, *DEFAULT_AGAINST], references=DEFAULT_AGAINST)
+    out = {}
+    for decl in analyses():
+        if decl.name in _NOT_IN_THE_DEMO_STUDY:
+            continue
+        params = {**decl.quick, **_BUDGETS.get(decl.name, {})}
+        if decl.name == "reusability":
+            params.pop("pool_depth", None)  # the study's default: the collection's own pool depth
+        if decl.name == "informativeness":
+            params["no_cache"] = True
+        data.results[decl.name] = out[decl.name] = decl(data, **decl.bind(params))
+    return out
+
+
+@pytest.fixture(scope="module")
+def study_figures() -> list:
+    """(stem, caption, figure) of every figure of :func:`study_results`, drawn on an Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    out = []
+    for result in study_results().values():
+        for f in result.figures():
+            fig = f.draw()
+            FigureCanvasAgg(fig).draw()
+            out.append((f.stem, f.caption, fig))
+    return out
+
+
+def _drawn_texts(fig) -> list:
+    """Every text matplotlib draws: figure texts, legends, and per axes its texts, titles, axis labels and the
+    labels of the ticks inside its view (the labels of ticks outside it exist but are not drawn)."""
+    texts = list(fig.texts)
+    for legend in fig.legends:
+        texts += [*legend.get_texts(), legend.get_title()]
+    for ax in fig.axes:
+        texts += [*ax.texts, ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        if ax.get_legend() is not None:
+            texts += [*ax.get_legend().get_texts(), ax.get_legend().get_title()]
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis._update_ticks():
+                texts += [tick.label1, tick.label2]
+    return [t for t in texts if t.get_visible() and t.get_text().strip()]
+
+
+def _series(ax) -> list:
+    """The data lines of an axes: every visible line of two points or more but the reference lines (axhline,
+    axvline: two points, one value)."""
+    out = []
+    for line in ax.get_lines():
+        x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+        if line.get_visible() and x.size >= 2 and not (x.size == 2 and (x[0] == x[1] or y[0] == y[1])):
+            out.append(line)
+    return out
+
+
+def _has_markers(line) -> bool:
+    return line.get_marker() not in (None, "None", "none", "", " ")
+
+
+def _marked(line) -> np.ndarray:
+    """Display positions of a line's markers (its integer ``markevery`` forms)."""
+    xy = line.axes.transData.transform(np.column_stack(line.get_data()).astype(float))
+    every = line.get_markevery()
+    index = np.arange(len(xy))
+    if isinstance(every, (int, np.integer)):
+        index = index[::every]
+    elif isinstance(every, tuple):
+        index = index[every[0]::every[1]]
+    elif every is not None:
+        index = index[np.asarray(every)]
+    xy = xy[index]
+    return xy[np.isfinite(xy).all(axis=1)]
+
+
+def _dash_kind(line) -> str:
+    """What a caption calls the line's style: solid, dashed, dotted or dash-dot."""
+    offset, dashes = line._dash_pattern  # the pattern as drawn (scaled by the line width)
+    if not dashes:
+        return "solid"
+    if len(dashes) > 2:
+        return "dash-dot"
+    return "dotted" if dashes[0] <= 1.5 * line.get_linewidth() else "dashed"
+
+
+def test_the_study_draws_every_figure_it_declares(study_figures):
+    stems = {stem for stem, _, _ in study_figures}
+    assert {"asl_curves", "incomplete_judgments", "topic_set_size", "heatmap_agreement", "intuitiveness",
+            "reusability_standard", "inferred_pr_curves", "split_half", "rms_vs_g"} <= stems
+
+
+def test_no_text_runs_off_its_figure(study_figures):
+    """Every drawn text lies inside the figure as designed: a label longer than the figure (the intuitiveness
+    colour bar's) or a title wider than it (the two-coefficient heatmap's) is cut, or, saved with a tight box,
+    makes the figure larger than the column it was sized for."""
+    problems = []
+    for stem, _, fig in study_figures:
+        renderer, box = fig.canvas.get_renderer(), fig.bbox
+        for text in _drawn_texts(fig):
+            e = text.get_window_extent(renderer)
+            if e.x0 < box.x0 - 1 or e.y0 < box.y0 - 1 or e.x1 > box.x1 + 1 or e.y1 > box.y1 + 1:
+                problems.append((stem, text.get_text()[:50]))
+    assert not problems, problems
+
+
+def test_no_two_texts_overlap(study_figures):
+    """No drawn text sits on another (e.g. the x labels of two panels side by side); rotated texts are left out,
+    since their boxes are not their shapes."""
+    problems = []
+    for stem, _, fig in study_figures:
+        renderer = fig.canvas.get_renderer()
+        texts = [t for t in _drawn_texts(fig) if t.get_rotation() % 90 == 0]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        for i, a in enumerate(boxes):
+            for j in range(i + 1, len(boxes)):
+                b = boxes[j]
+                if min(a.x1, b.x1) - max(a.x0, b.x0) > 0.5 and min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5:
+                    problems.append((stem, texts[i].get_text()[:30], texts[j].get_text()[:30]))
+    assert not problems, problems
+
+
+def test_no_series_hides_another(study_figures):
+    """Within a panel, lines without markers have distinct line styles (colour alone does not tell two overlapping
+    lines apart, nor any line in greyscale), and no series has most of its markers on another's (metrics of equal
+    value are dodged, or their markers staggered): a metric under another is still seen."""
+    problems = []
+    for stem, _, fig in study_figures:
+        for ax in fig.axes:
+            plain = [ln for ln in _series(ax) if not _has_markers(ln)]
+            styles = [(str(ln._dash_pattern), round(ln.get_linewidth(), 1)) for ln in plain]
+            for i, style in enumerate(styles):
+                if style in styles[:i]:
+                    problems.append((stem, ax.get_title(), "line style shared", plain[i].get_label()))
+            marked = [ln for ln in _series(ax) if _has_markers(ln)]
+            points = [_marked(ln) for ln in marked]
+            for i, line in enumerate(marked):
+                radius = 0.5 * line.get_markersize() * fig.dpi / 72
+                others = [p for j, p in enumerate(points) if j != i and len(p)]
+                if not len(points[i]) or not others:
+                    continue
+                others = np.concatenate(others)
+                gap = np.linalg.norm(points[i][:, None, :] - others[None, :, :], axis=-1).min(axis=1)
+                if np.mean(gap < radius) > 0.5:
+                    problems.append((stem, ax.get_title(), "markers piled", line.get_color()))
+    assert not problems, problems
+
+
+def test_captions_name_only_line_styles_that_are_drawn(study_figures):
+    """A caption that names a line style (``condensed: dashed``) describes lines drawn in it."""
+    problems = []
+    for stem, caption, fig in study_figures:
+        drawn = {_dash_kind(ln) for ax in fig.axes for ln in _series(ax)}
+        for kind in ("solid", "dashed", "dotted", "dash-dot"):
+            if re.search(rf"\b{kind}\b", caption) and kind not in drawn:
+                problems.append((stem, kind, sorted(drawn)))
+        if "hollow" in caption and not any(ln.get_markerfacecolor() in ("white", "w", "none") for ax in fig.axes
+                                           for ln in ax.get_lines() if _has_markers(ln)):
+            problems.append((stem, "hollow"))
+    assert not problems, problems

@@ -119,7 +119,7 @@ def test_figures_draw_what_the_tables_hold():
     assert len(fig.axes) == 6  # (τ_b, τ_AP, power) x (standard, condensed): small multiples
     assert [ax.get_title() for ax in fig.axes[:2]] == ["standard form", "condensed form"]
     assert [ax.get_ylabel() for ax in fig.axes[::2]] == [r"Kendall's $\tau_b$", r"$\tau_\mathrm{AP}$ (reduced | full)",
-                                                          "pairs significant (t-test)"]
+                                                          "% pairs significant (t-test)"]
     assert len(fig.axes[0].lines) >= 3  # two metrics (+ the 0.9 line)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["AP", "nDCG", "τ = 0.9", "full qrels"]

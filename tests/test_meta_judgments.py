@@ -249,3 +249,56 @@ def test_reusability_options(small):
 def _mean(values, measure: str):
     """Each system's mean over topics as the library takes it (topics added in order, as trec_eval adds them)."""
     return me.aggregate(values, me.resolve(measure)[0])
+
+
+def _reference_judged_depth(col) -> int:
+    """Plain loops: per run, the smallest over topics of the leading judged documents of its list; the largest over
+    runs (at least 1)."""
+    judged = {(t, d) for t, d in zip(col.judgments.topic, col.judgments.doc)}
+    best = 0
+    for s in range(len(col.systems)):
+        depth = None
+        for block in col.blocks:
+            for local, t in enumerate(block.topics):
+                docs = [d for d in block.docs[s, local] if d >= 0]
+                if not docs:
+                    continue
+                lead = next((k for k, d in enumerate(docs) if (t, d) not in judged), len(docs))
+                depth = lead if depth is None else min(depth, lead)
+        best = max(best, depth or 0)
+    return max(best, 1)
+
+
+def test_the_pool_depth_is_the_depth_the_qrels_judged_the_runs_to(small, tmp_path):
+    """The reusability analysis's default pool depth: on the demo collection the depth of its pool (10, the
+    constant of scripts/make_demo.py), on the small collection what plain loops find; a hand-made pool of the top 2
+    of two runs, with a third run outside it, has depth 2."""
+    from meta_eval.analyses.reusability import judged_depth
+
+    assert judged_depth(me.demo_collection()) == 10
+    assert judged_depth(small) == _reference_judged_depth(small)
+    qrels = pd.DataFrame({"topic": ["1"] * 4 + ["2"] * 4, "docid": ["a", "b", "c", "x", "a", "b", "c", "d"],
+                          "grade": [1, 0, 2, 0, 1, 1, 0, 0]})
+    lines = {"A": {"1": "a b z", "2": "a b d y"}, "B": {"1": "c x a", "2": "c d"}, "C": {"1": "q a", "2": "b z"}}
+    runs = pd.DataFrame([{"topic": t, "docid": d, "score": 10 - k, "run": s}
+                         for s, topics in lines.items() for t, docs in topics.items()
+                         for k, d in enumerate(docs.split())])
+    col = me.load_collection(qrels, runs)
+    assert judged_depth(col) == 2 == _reference_judged_depth(col)  # A to 2, B to 2 (its whole list on topic 2)
+    assert judged_depth(col.subset(systems=["C"])) == 1  # no run judged even at rank 1: at least 1
+
+
+def test_the_study_leaves_runs_out_of_the_pool_the_collection_was_built_with():
+    """By default the pool depth is the collection's: on the demo collection (pooled at depth 10) runs lose rank
+    when left out, where depth 100 (the former default) left every change 0 and the table now says why."""
+    from meta_eval.analyses import AnalysisData, get_analysis
+
+    data = AnalysisData.from_collection(me.demo_collection(), ["AP", "nDCG@10"])
+    result = get_analysis("reusability")(data)
+    assert result.depth == 10 and "Pool depth 10" in result.text
+    assert (result.result.runs["rank_change"] > 0).any() and result.figures()
+    deep = get_analysis("reusability")(data, pool_depth=100)
+    table = deep.table()
+    assert deep.still and not deep.figures()
+    assert (table.values.drop(columns="judgments removed").to_numpy(dtype=float) == 0).all()
+    assert "because no relevant document is in the top 100 of one run alone" in table.note

@@ -208,3 +208,69 @@ def test_compact_tables_of_the_analyses():
                                       "lists"]  # compact: a paper's column, no solver internals
     assert i.bold.loc["A", "RMS, grade ≥ 1"] and i.bold.loc["B", "RMS, grade ≥ 2"]
     check_latex(i.to_latex())
+
+
+# ------------------------------------------------------------------------------------------------ the study's tables
+
+
+def _study_tables() -> list:
+    """(stem, caption, PaperTable) of every compact table of the demo study's analyses (tests/test_figures.py)."""
+    from tests.test_figures import study_results
+
+    return [(t.stem, t.caption, t.compact) for result in study_results().values() for t in result.outputs
+            if t.compact is not None]
+
+
+def _numbers(table: PaperTable) -> np.ndarray:
+    values = table.values.apply(pd.to_numeric, errors="coerce")
+    numeric = values.loc[:, values.notna().any()]
+    return numeric.to_numpy(dtype=float)
+
+
+def test_no_table_of_zeros_without_a_reason():
+    """A table whose every number is 0 says why in its caption or note (a reviewer reads six rows of zeros as a
+    bug); the check itself fails on such a table without a reason."""
+    def unexplained(caption: str, table: PaperTable) -> bool:
+        numbers = _numbers(table)
+        zeros = numbers.size > 0 and np.allclose(numbers[np.isfinite(numbers)], 0)
+        return zeros and "because" not in f"{caption} {table.note or ''}"
+
+    problems = [stem for stem, caption, table in _study_tables() if unexplained(caption, table)]
+    assert not problems, problems
+    assert unexplained("six rows", PaperTable(pd.DataFrame({"change": [0.0, 0.0]}, index=["AP", "Q"])))
+
+
+def test_a_drop_is_a_positive_magnitude():
+    """Every column that names a drop or a loss holds magnitudes (>= 0) in every table of the study."""
+    problems = []
+    for stem, _, table in _study_tables():
+        for column in table.values.columns:
+            if re.search(r"\b(drop|loss)", str(column)):
+                values = pd.to_numeric(table.values[column], errors="coerce").dropna()
+                if (values < 0).any():
+                    problems.append((stem, column, values.min()))
+    assert not problems, problems
+
+
+def test_the_reusability_table_reports_drops_as_magnitudes():
+    """Hand-worked: runs r1..r3 lose 0.03, gain 0.01 and keep their score under M; under N every run gains. The
+    largest score drop is 0.03 under M and 0 under N (no run drops), the largest rank drop 2 and 0; the mean score
+    change keeps its sign (reduced - full)."""
+    from meta_eval.analyses.reusability import reusability_table
+    from meta_eval.statistics.reusability import Reusability
+
+    runs = pd.DataFrame({"metric": ["M"] * 3 + ["N"] * 3, "form": "standard", "run": ["r1", "r2", "r3"] * 2,
+                         "removed": [4, 0, 2] * 2, "removed_relevant": [1, 0, 0] * 2,
+                         "score_change": [-0.03, 0.01, 0.0, 0.02, 0.01, 0.005],
+                         "rank_change": [2, -1, 0, -1, 0, 0]})
+    grouped = runs.groupby(["metric", "form"], sort=False)
+    summary = pd.DataFrame({"runs": grouped.size(), "mean_score_change": grouped["score_change"].mean(),
+                            "min_score_change": grouped["score_change"].min(),
+                            "mean_abs_rank_change": grouped["rank_change"].apply(lambda v: v.abs().mean()),
+                            "max_rank_change": grouped["rank_change"].max(),
+                            "runs_dropping": grouped["rank_change"].apply(lambda v: int((v > 0).sum()))}).reset_index()
+    t = reusability_table(Reusability(runs, summary, 5))
+    assert t.text("M", "largest score drop") == "0.0300" and t.text("N", "largest score drop") == "0.0000"
+    assert t.text("M", "largest rank drop") == "2" and t.text("N", "largest rank drop") == "0"
+    assert t.text("M", "mean score change") == "-0.0067" and t.text("N", "mean score change") == "0.0117"
+    assert t.text("M", "judgments removed") == "2.0" and "because" not in t.note

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from meta_eval.core.params import Param
+    from meta_eval.core.progress import CostModel
     from meta_eval.measures import Measure
     from meta_eval.model.collection import Collection
 
@@ -112,6 +113,10 @@ class Analysis:
         applicable and its command refuses before any work.
     source : str
         A plug-in's file or module ("" for meta-eval's own analyses).
+    cost : CostModel or None
+        What a run costs (:class:`~meta_eval.core.progress.CostModel`: seconds of one core, from
+        ``count(data, params)`` units, fitted on measured runs): a study's time left is estimated from it. None:
+        unknown (the study says so).
     """
 
     name: str
@@ -134,6 +139,7 @@ class Analysis:
     before: Callable[[Mapping[str, Any]], Any] | None = None
     min_measures: int = 1
     source: str = ""
+    cost: CostModel | None = None
 
     def input_files(self, params: Mapping[str, Any]) -> list[str]:
         """The files the parameters name (of the ``files`` parameters, the values that are existing files)."""

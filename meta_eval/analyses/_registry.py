@@ -24,6 +24,7 @@ from meta_eval.analyses._result import Result
 from meta_eval.analyses._containment import contain
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import Param, did_you_mean, parse_value
+from meta_eval.core.progress import CostModel
 
 __all__ = ["analyses", "analysis", "builtin_modules", "dependency_order", "get_analysis", "parse_analysis"]
 
@@ -65,7 +66,7 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
              prepare: Callable[[], Any] | None = None, files: Sequence[str] = (), standardised: bool = False,
              parallel: bool = False, quick: Mapping[str, Any] | None = None,
              before: Callable[[Mapping[str, Any]], Any] | None = None, min_measures: int = 1,
-             ) -> Callable[[Callable[..., Result]], Analysis]:
+             cost: CostModel | None = None) -> Callable[[Callable[..., Result]], Analysis]:
     """Declare an analysis: decorate its ``run(data, **params) -> Result`` function.
 
     The decorated name becomes the :class:`Analysis` declaration (its fields are documented there). meta-eval's
@@ -100,7 +101,7 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
         decl = Analysis(name, title, run, declared, tuple(requires), tuple(after),
                         summary or (run.__doc__ or title).strip().split("\n")[0], needs, order,
                         tuple(measures) if measures is not None else None, enabled, memory, prepare, tuple(files),
-                        standardised, parallel, dict(quick or {}), before, min_measures)
+                        standardised, parallel, dict(quick or {}), before, min_measures, cost=cost)
         module = str(getattr(run, "__module__", ""))
         if module.startswith(f"{__package__}."):
             _register(decl, module)

@@ -15,7 +15,9 @@ from meta_eval.analyses._base import AnalysisData
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
-from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, MARKERS, colors_for, need_columns, styled
+from meta_eval.core.progress import CostModel
+from meta_eval.rendering.figure_style import (COLUMN_WIDTH, FULL_WIDTH, LINE_STYLES, MARKERS, colors_for,
+                                              need_columns, styled)
 from meta_eval.rendering.findings import Finding, Quoter, extremes
 from meta_eval.rendering.paper_table import PaperTable, best_mask
 
@@ -61,13 +63,26 @@ class AnovaDesign(Result):
         # the ω² bar chart repeats the table's two columns: drawn by the command, not in the study report
         return [FigureOutput("anova_omega", "Partial ω² of the system and topic effects",
                              lambda: omega_figure(self.anova.table, colors=self.colors), in_report=False),
-                FigureOutput("topic_set_size", "Topics needed against the minimum detectable difference",
+                FigureOutput("topic_set_size", "Topics needed against the minimum detectable difference minD, in "
+                             "each metric's own units (a metric on a smaller scale needs fewer topics at the same "
+                             "minD: the table's first column compares metrics)",
                              lambda: topic_set_size_figure(self.design.table, colors=self.colors))]
 
     def findings(self):
         return [*anova_findings(self.compact, name="anova"),
                 *topic_set_size_findings(self.compact, name="topic_set_size", n_topics=self.n_topics,
                                          power=self.power, alpha=self.alpha)]
+
+
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Scores analysed: systems × topics × metrics."""
+    return len(data.systems) * len(data.topics) * len(data.raw)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 0.92), "demo": (3840, 0.86),
+                                                 "TREC-COVID, quick": (25740, 1.27), "TREC-COVID": (25740, 1.21)})
 
 
 @analysis("anova", summary="Two-way ANOVA of system and topic effects per metric, topic-set size.",
@@ -81,7 +96,7 @@ class AnovaDesign(Result):
                         many=True, flags=("--anova-systems",)),
                   Param("variance", "two-way", str, "σ² of the design: residual variance of the two-way (system + "
                         "topic) or one-way (system) ANOVA", choices=("two-way", "one-way"))),
-          standardised=True)
+          standardised=True, cost=COST)
 def run(data: AnalysisData, *, min_d: tuple[float, ...] | None, alpha: float, power: float,
         n_systems: tuple[int, ...], variance: str) -> AnovaDesign:
     """score = system + topic + error per measure; ω² of each effect; the topics each measure needs for a given
@@ -175,7 +190,11 @@ def topic_set_size_figure(
     shows — the paired t-test and the one-way ANOVA of the most systems (:func:`~meta_eval.rendering.paper_table.
     topic_set_size_columns`; the ANOVA of two systems is the t-test again, nearly to the topic) — one colour and
     marker per metric. A metric whose topic-set size is undefined (zero variance) has no line. ``table`` is
-    :attr:`TopicSetSize.table`; α and the power are in the caption the report writes."""
+    :attr:`TopicSetSize.table`; α and the power are in the caption the report writes.
+
+    Metrics of similar residual variance need the same topics to the unit, so their curves coincide: each metric
+    has its own line style, and its markers sit on every k-th minD of the grid (k metrics, the i-th metric from the
+    i-th point), so that on a shared curve every metric still shows its own markers."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -193,15 +212,17 @@ def topic_set_size_figure(
         for i, metric in enumerate(metrics):
             grp = part[part["metric"] == metric].sort_values("min_d")
             ax.plot(grp["min_d"], pd.to_numeric(grp["n_topics"]).astype(float), color=palette[metric],
-                    marker=MARKERS[i % len(MARKERS)], markersize=2.5, linewidth=1.1)
+                    marker=MARKERS[i % len(MARKERS)], markersize=3.5, linewidth=1.1,
+                    linestyle=LINE_STYLES[i % len(LINE_STYLES)], markevery=(i % len(metrics), len(metrics)),
+                    markeredgecolor="white", markeredgewidth=0.4)
         ax.set_yscale("log")
         ax.set_title("paired t-test" if design == "ttest" else f"one-way ANOVA, m = {m} systems", fontsize="medium")
         ax.grid(True, which="major", axis="both")
     axes[0].set_ylabel("topics needed")
     fig.supxlabel("minimum detectable difference (minD)", fontsize="medium")
-    handles = [Line2D([], [], color=palette[m], marker=MARKERS[i % len(MARKERS)], markersize=3, label=m)
-               for i, m in enumerate(metrics)]
-    fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small")
+    handles = [Line2D([], [], color=palette[m], marker=MARKERS[i % len(MARKERS)], markersize=3.5, label=m,
+                      linestyle=LINE_STYLES[i % len(LINE_STYLES)]) for i, m in enumerate(metrics)]
+    fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small", handlelength=3)
     return fig
 
 

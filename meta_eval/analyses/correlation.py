@@ -22,6 +22,7 @@ from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
 from meta_eval.rendering.findings import Finding, Quoter
 from meta_eval.rendering.heatmap import correlation_heatmap
@@ -197,6 +198,20 @@ def _pvalues(data: AnalysisData, test: str, n_resamples: int, alpha: float, seed
     return {m: classical_test(s, data.systems, test="ttest", alpha=alpha).asl for m, s in data.scores.items()}
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Replicates × metric pairs × system pairs: each replicate's coefficients (τ_AP compares every system
+    pair) for every pair of metrics."""
+    S, M = len(data.systems), len(data.raw)
+    return max(params["n_resamples"], 1) * M * (M - 1) / 2 * S * S
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1, after discpower, whose p-values it reuses): {run: (units, seconds)}.
+COST = CostModel.fit("replicates × metric pairs × systems²", _work,
+                     {"demo, quick": (768000, 2.82), "demo": (1.536e+07, 3.05),
+                      "TREC-COVID, quick": (1.534e+07, 3.52), "TREC-COVID": (3.067e+08, 4.24)})
+
+
 @analysis("correlation", quick=dict(n_resamples=30), min_measures=2,
           summary="Correlate metrics: Kendall's tau-b, tau_AP, Spearman, Pearson.",
           title="Correlation between metrics", after=("discpower",), needs="scores", order=40,
@@ -210,7 +225,7 @@ def _pvalues(data: AnalysisData, test: str, n_resamples: int, alpha: float, seed
                         "significant: Sakai's paired bootstrap, paired t-test, or none", choices=SWAP_TESTS),
                   Param("per_topic", "pearson", str, "coefficient of the per-topic correlations",
                         choices=TOPIC_COEFFICIENTS)),
-          memory=_memory, standardised=True)
+          memory=_memory, standardised=True, cost=COST)
 def run(data: AnalysisData, *, n_resamples: int, seed: int, confidence: float, ci: str, alpha: float, test: str,
         per_topic: str) -> Correlation:
     """Correlate the metrics' system rankings: Kendall's tau-b, tau_AP (both directions, symmetrised, tie-aware),

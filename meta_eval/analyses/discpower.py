@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import FULL_WIDTH, colors_for, styled
 from meta_eval.rendering.findings import Finding, Quoter, ranked
 from meta_eval.rendering.paper_table import PaperTable, best_mask
@@ -102,9 +104,10 @@ class DiscriminativePower(Result):
                 return asl_curve_figure(self.all_systems, top=self.top_systems, method=method, colors=self.colors,
                                         top_label=top_label)
 
-            out.append(FigureOutput(stem, f"ASL curves ({method}): system pairs sorted by ASL, zoomed on ASL ≤ "
-                                    f"{min(1, 4 * self.alpha):g}; the further right a curve crosses α, the more pairs "
-                                    "the metric tells apart", draw))
+            out.append(FigureOutput(stem, f"ASL curves ({method}): system pairs sorted by ASL, as a percentage of "
+                                    f"the pairs (from 0 in every panel), zoomed on ASL ≤ {min(1, 4 * self.alpha):g}; "
+                                    "a curve crosses α at the percentage of pairs the metric tells apart (the table's "
+                                    "% discriminated; the legend gives the counts)", draw))
         return out
 
     def findings(self) -> list[Finding]:
@@ -165,6 +168,25 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                        "n_resamples")]
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """System pairs (all, and the top-k systems') × topics × metrics × replicates, summed over the tests (a test
+    that does not resample counts one replicate)."""
+    from meta_eval.statistics.significance.discriminative_power import DEFAULT_RESAMPLES
+
+    S, k = len(data.systems), params["top"]
+    pairs = S * (S - 1) / 2 + (k * (k - 1) / 2 if 1 < k < S else 0)
+    replicates = sum((params["n_resamples"] or DEFAULT_RESAMPLES[m]) if m in DEFAULT_RESAMPLES else 1
+                     for m in params["methods"])
+    return pairs * len(data.topics) * len(data.raw) * replicates
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("system pairs × topics × metrics × replicates", _work,
+                     {"demo, quick": (3.036e+06, 0.69), "demo": (7.212e+07, 0.82),
+                      "TREC-COVID, quick": (9.147e+07, 1.06), "TREC-COVID": (1.846e+09, 2.52)})
+
+
 @analysis("discpower", quick=dict(n_resamples=50, top=5),
           summary="Discriminative power: how many system pairs each metric tells apart.",
           title="Discriminative power", needs="scores", order=10,
@@ -179,7 +201,7 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                   Param("top", 15, int, "also analyse the top-k systems by every metric at once (0: not)",
                         within="[0, inf)", check=lambda k: "needs at least 2 systems to form a pair (0: not)"
                         if k == 1 else None, domain="0, or an integer >= 2")),
-          memory=_memory, standardised=True, parallel=True)
+          memory=_memory, standardised=True, parallel=True, cost=COST)
 def run(data: AnalysisData, *, methods: tuple[str, ...], n_resamples: int | None, alpha: float, seed: int,
         top: int) -> DiscriminativePower:
     """Test every system pair under every metric (Sakai's paired bootstrap by default, one replicate matrix
@@ -228,18 +250,21 @@ def _curves(result: PairTests, method: str | None) -> tuple[pd.DataFrame, str | 
     return data, style
 
 
-def _draw(ax, data: pd.DataFrame, style: str, alpha: float, ymax: float, x_range: tuple[float, float],
-          palette: dict, legend: bool) -> None:
+def _draw(ax, data: pd.DataFrame, style: str, alpha: float, ymax: float, palette: dict, legend: bool) -> None:
+    """One panel: the curves over the percentage of the panel's pairs, so that panels of different sizes share one
+    x axis from 0 to 100 and a curve crosses α at the metric's % discriminated (the table's column)."""
     import seaborn as sns
 
-    sns.lineplot(data=data, x="rank", y="asl", hue="metric", style=style, palette=palette, ax=ax, legend=legend,
+    n_pairs = max(int(data["rank"].max()) if len(data) else 1, 1)
+    data = data.assign(share=100.0 * data["rank"] / n_pairs)
+    sns.lineplot(data=data, x="share", y="asl", hue="metric", style=style, palette=palette, ax=ax, legend=legend,
                  linewidth=1.3, drawstyle="steps-post", errorbar=None)
     ax.axhline(alpha, color="0.2", linestyle=(0, (4, 2)), linewidth=0.8, zorder=1)
-    _mark_crossings(ax, data, alpha, palette)
-    ax.set_xlim(*x_range)
+    _mark_crossings(ax, data, alpha, palette, n_pairs)
+    ax.set_xlim(0, 100)
     ax.set_ylim(0, ymax)
     _alpha_tick(ax, alpha, ymax)
-    ax.set_xlabel("system pairs, sorted by ASL")
+    ax.set_xlabel("")
 
 
 def _crossings(data: pd.DataFrame, alpha: float) -> pd.Series:
@@ -249,25 +274,13 @@ def _crossings(data: pd.DataFrame, alpha: float) -> pd.Series:
     return below.groupby(keys, sort=False)["rank"].max()
 
 
-def _mark_crossings(ax, data: pd.DataFrame, alpha: float, palette: dict) -> None:
-    """A dot where each curve crosses α: its x is the number of pairs the metric tells apart, readable even where
-    curves run on top of one another."""
+def _mark_crossings(ax, data: pd.DataFrame, alpha: float, palette: dict, n_pairs: int) -> None:
+    """A dot where each curve crosses α: its x is the percentage of pairs the metric tells apart, readable even
+    where curves run on top of one another."""
     for key, rank in _crossings(data, alpha).items():
         metric = key[0] if isinstance(key, tuple) else key
-        ax.plot([rank], [alpha], marker="o", markersize=4, color=palette[metric], markeredgecolor="white",
-                markeredgewidth=0.5, zorder=3, clip_on=False)
-
-
-def _left_share(data: pd.DataFrame, alpha: float) -> float:
-    """Where to start the x axis, as a share of the pairs: a little before the first curve rises to α/4 (pairs left
-    of it are significant under every metric), but never hiding more than 3/4 of the axis."""
-    n_pairs = int(data["rank"].max()) if len(data) else 1
-    risen = data[data["asl"] >= alpha / 4]
-    if risen.empty:
-        return 0.0
-    first = float(risen.groupby("metric", sort=False)["rank"].min().min())
-    left = first - 0.1 * (n_pairs - first)
-    return max(0.0, min(left, 0.75 * n_pairs)) / n_pairs
+        ax.plot([100.0 * rank / n_pairs], [alpha], marker="o", markersize=4, color=palette[metric],
+                markeredgecolor="white", markeredgewidth=0.5, zorder=3, clip_on=False)
 
 
 def _alpha_tick(ax, alpha: float, ymax: float) -> None:
@@ -288,10 +301,9 @@ def asl_curve_figure(result: PairTests, *, top: PairTests | None = None, method:
     """ASL curves of every metric: x = system pair sorted by ASL, y = ASL, and a dashed line at α.
 
     The further right a curve crosses α (a dot marks each crossing), the more pairs the metric tells apart. The x
-    axis starts a little before the first curve rises to α/4: the pairs left of it are significant under every
-    metric, and on a full axis the crossings crowd into its last fifth. With ``top``, a second panel shows the
-    same analysis over the best systems, its x axis starting at the same share of its pairs, so the two panels
-    read alike.
+    axis is the percentage of the panel's pairs, from 0 to 100: a curve crosses α at the metric's % discriminated
+    (the table's column), and with ``top`` the second panel (the same analysis over the best systems, far fewer
+    pairs) shares the axis, so the two panels read alike and compare at a glance.
 
     Parameters
     ----------
@@ -327,17 +339,17 @@ def asl_curve_figure(result: PairTests, *, top: PairTests | None = None, method:
         n_top = int(tdata["rank"].max()) if len(tdata) else 0
         label = f"{top_label} ({n_top} pairs)" if top_label else f"top {_n_systems(top)} systems ({n_top} pairs)"
         panels.append((tdata, top, label))
-    share = min(_left_share(frame, res.alpha) for frame, res, _ in panels)  # one origin for every panel
     palette = colors_for(list(dict.fromkeys(data["metric"])), colors)
     if figsize is None:
         figsize = (FULL_WIDTH if top is not None else FULL_WIDTH * 0.55, 2.7)
     fig = Figure(figsize=figsize, layout="constrained")
-    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    axes = fig.subplots(1, len(panels), squeeze=False, sharex=True, sharey=True)[0]
     for i, (ax, (frame, res, label)) in enumerate(zip(axes, panels)):
-        n_pairs = int(frame["rank"].max()) if len(frame) else 1
-        _draw(ax, frame, style, res.alpha, ymax, (share * n_pairs, max(2, n_pairs)), palette, legend=i == 0)
+        _draw(ax, frame, style, res.alpha, ymax, palette, legend=i == 0)
         ax.set_title(label, fontsize="medium")
         ax.set_ylabel("achieved significance level" if i == 0 else "")
+    fig.supxlabel("system pairs sorted by ASL (% of the panel's pairs)", fontsize="medium")
+    for i, ax in enumerate(axes):
         ax.tick_params(axis="y", labelleft=i == 0)
     legend = axes[0].get_legend()
     if legend is not None:

@@ -29,17 +29,8 @@ from meta_eval.analyses._base import AnalysisData, MemoryNeed
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, MAX_INT, Param
-
-# The engine's choices (meta_eval.statistics.significance.error_rates; a test checks they agree), written here so that
-# reading the registry does not import the engine's package and scipy with it.
-TESTS = ("ttest", "wilcoxon", "sign", "bootstrap", "randomisation")
-CORRECTIONS = ("none", "bonferroni", "holm", "bh", "tukey")
-NULLS = ("exchange", "shift")
-UNITS = ("sd", "score")
-DEFAULT_EFFECTS = (0.1, 0.2, 0.3, 0.5, 0.8)
-DEFAULT_FAMILY_TESTS = ("ttest", "wilcoxon", "sign")
-TEST_LABELS = {"ttest": "t-test", "wilcoxon": "Wilcoxon", "sign": "sign", "bootstrap": "bootstrap",
-               "randomisation": "randomisation"}
+from meta_eval.statistics.error_rate_design import (CORRECTIONS, DEFAULT_EFFECTS, DEFAULT_FAMILY_TESTS, NULLS,
+                                                    TEST_LABELS, TESTS, UNITS)
 
 
 @dataclass
@@ -106,23 +97,19 @@ class ErrorRates(Result):
         q = Quoter(self.compact)
         e = self.errors
         out = []
-        type1 = self.compact["error_rates_type1"]
-        cells = _ranked_cells(type1, key=lambda v: abs(v - e.alpha))
-        if len(cells) > 1:
-            close, far = cells[0], cells[-1]
-            cell = lambda rc: f"{q('error_rates_type1', *rc)} {q.interval('error_rates_type1', *rc)}"  # noqa: E731
-            out.append(q.finding(
+        sentences = (  # (table, the key its cells are ranked by, the sentence on its first and last cell)
+            ("error_rates_type1", lambda v: abs(v - e.alpha), lambda close, far: (
                 f"With {q.param('topics', self.largest)} topics, the Type I error rate at α = "
-                f"{q.param('alpha', e.alpha)} is closest to α for {_phrase(close)} ({cell(close)}) and furthest "
-                f"from it for {_phrase(far)} ({cell(far)})."))
-        cells = _ranked_cells(self.compact["error_rates_power"], key=lambda v: -v)
-        if len(cells) > 1:
-            best, worst = cells[0], cells[-1]
-            cell = lambda rc: f"{q('error_rates_power', *rc)} {q.interval('error_rates_power', *rc)}"  # noqa: E731
-            out.append(q.finding(
+                f"{q.param('alpha', e.alpha)} is closest to α for {_phrase(close[0])} ({close[1]}) and furthest "
+                f"from it for {_phrase(far[0])} ({far[1]}).")),
+            ("error_rates_power", lambda v: -v, lambda best, worst: (
                 f"At an effect of {q.param('effect', self.effect)} {_unit(e)} with {q.param('topics', self.largest)} "
-                f"topics, {_phrase(best)} has the most power ({cell(best)}) and {_phrase(worst)} the least "
-                f"({cell(worst)})."))
+                f"topics, {_phrase(best[0])} has the most power ({best[1]}) and {_phrase(worst[0])} the least "
+                f"({worst[1]}).")))
+        for table, key, sentence in sentences:
+            extremes = _extremes(q, table, key=key)
+            if extremes:
+                out.append(q.finding(sentence(*extremes)))
         if "error_rates_fwer" in self.compact:
             out += self._family_findings(q)
         return out
@@ -151,6 +138,15 @@ class ErrorRates(Result):
                 f"keeps the false discovery rate under {metric} at {q('error_rates_fdr', bh, metric)} "
                 f"{q.interval('error_rates_fdr', bh, metric)} (α = {q.param('alpha', e.alpha)})."))
         return out
+
+
+def _extremes(q, table: str, key) -> tuple | None:
+    """The first and last (metric, test) cells of a compact table ranked by ``key`` of their values, each with its
+    quoted value and interval; None when the table has fewer than two cells."""
+    cells = _ranked_cells(q.tables[table], key=key) if table in q.tables else []
+    if len(cells) < 2:
+        return None
+    return tuple((rc, f"{q(table, *rc)} {q.interval(table, *rc)}") for rc in (cells[0], cells[-1]))
 
 
 _PHRASES = {"t-test": "the t-test", "Wilcoxon": "the Wilcoxon test", "sign": "the sign test",
@@ -254,17 +250,23 @@ def _test_styles(tests) -> dict[str, tuple[str, str]]:
     return {t: (PALETTE[i % len(PALETTE)], markers[i % len(markers)]) for i, t in enumerate(tests)}
 
 
+def _test_lines(ax, frame: pd.DataFrame, metric: str, x: str, band: bool = False) -> None:
+    """A line per test (the styles of every test of ``frame``, the same in every panel): the rate of ``metric``
+    against column ``x``, with its interval as a band when ``band``."""
+    for test, (color, marker) in _test_styles(dict.fromkeys(frame["test"])).items():
+        rows = frame[(frame["metric"] == metric) & (frame["test"] == test)].sort_values(x)
+        ax.plot(rows[x], rows["rate"], color=color, marker=marker, markersize=3, lw=1, label=TEST_LABELS[test])
+        if band:
+            ax.fill_between(rows[x], rows["rate_low"], rows["rate_high"], color=color, alpha=0.12, lw=0)
+
+
 def _type1_figure(errors):
     """Type I error rate against the number of topics: a panel per metric, a line per test, α dashed."""
     frame = errors.type1()
     metrics = list(dict.fromkeys(frame["metric"]))
     fig, axes = _panels(len(metrics))
     for ax, metric in zip(axes, metrics):
-        for test, (color, marker) in _test_styles(dict.fromkeys(frame["test"])).items():
-            rows = frame[(frame["metric"] == metric) & (frame["test"] == test)].sort_values("topics")
-            ax.plot(rows["topics"], rows["rate"], color=color, marker=marker, markersize=3, lw=1,
-                    label=TEST_LABELS[test])
-            ax.fill_between(rows["topics"], rows["rate_low"], rows["rate_high"], color=color, alpha=0.12, lw=0)
+        _test_lines(ax, frame, metric, "topics", band=True)
         ax.axhline(errors.alpha, color="0.3", ls="--", lw=0.8)
         ax.set_title(metric, fontsize="medium")
         ax.set_xlabel("topics")
@@ -280,10 +282,7 @@ def _power_figure(errors, topics: int):
     metrics = list(dict.fromkeys(frame["metric"]))
     fig, axes = _panels(len(metrics))
     for ax, metric in zip(axes, metrics):
-        for test, (color, marker) in _test_styles(dict.fromkeys(frame["test"])).items():
-            rows = frame[(frame["metric"] == metric) & (frame["test"] == test)].sort_values("effect")
-            ax.plot(rows["effect"], rows["rate"], color=color, marker=marker, markersize=3, lw=1,
-                    label=TEST_LABELS[test])
+        _test_lines(ax, frame, metric, "effect")
         theory = frame[frame["metric"] == metric].drop_duplicates("effect").sort_values("effect")
         if theory["theory"].notna().any():
             ax.plot(theory["effect"], theory["theory"], color="0.2", ls=":", lw=1, label="t-test, normal")

@@ -15,13 +15,14 @@ from meta_eval.analyses._base import AnalysisData, MemoryNeed
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import (FULL_WIDTH, MARKERS, colors_for, dodge_offsets, dodged, need_columns,
                                               styled)
 from meta_eval.rendering.findings import Finding, Quoter, extremes, ranked
 from meta_eval.rendering.paper_table import DASH, PaperTable, best_mask, cell_frames, percent, row_labels
 
 _LABELS = {"kendall_tau_b": r"Kendall's $\tau_b$", "tau_ap": r"$\tau_\mathrm{AP}$ (reduced | full)",
-           "tau_ap_b": r"$\tau_{\mathrm{AP}\text{-}b}$", "discpower": "pairs significant (t-test)"}
+           "tau_ap_b": r"$\tau_{\mathrm{AP}\text{-}b}$", "discpower": "% pairs significant (t-test)"}
 
 DEFAULT_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -45,8 +46,8 @@ class IncompleteJudgmentsResult(Result):
                 TableOutput("incomplete_judgments_draws", "Every draw", self.result.draws)]
 
     def figures(self) -> list[FigureOutput]:
-        return [FigureOutput("incomplete_judgments", "Ranking agreement and discriminative power against the fraction "
-                             "of judgments kept (standard: solid; condensed: dashed)",
+        forms = list(dict.fromkeys(self.result.summary["form"]))
+        return [FigureOutput("incomplete_judgments", figure_caption(forms),
                              lambda: incomplete_judgments_figure(self.result.summary, threshold=self.threshold,
                                                                  colors=self.colors))]
 
@@ -67,6 +68,20 @@ def _pct(f: float) -> str:
     return f"{100 * f:.0f} %"
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Documents re-scored: fractions × draws × forms × documents retrieved × metrics."""
+    forms = len(params["forms"]) if params["forms"] else len(data.forms)
+    retrieved = float(data.collection.n_ret.sum()) if data.collection is not None else 0.0
+    return len(params["fractions"]) * params["n_draws"] * forms * retrieved * len(data.raw)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("fractions × draws × forms × documents retrieved × metrics", _work,
+                     {"demo, quick": (1.596e+06, 1.08), "demo": (1.436e+08, 4.25),
+                      "TREC-COVID, quick": (8.423e+07, 2.62), "TREC-COVID": (7.58e+09, 61.51)})
+
+
 @analysis("incomplete-judgments", quick=dict(fractions=(0.5,), n_draws=2),
           summary="Robustness to incomplete judgments.",
           title="Robustness to incomplete judgments", order=60,
@@ -85,7 +100,7 @@ def _pct(f: float) -> str:
                   replace(ANALYSIS_PARAMS["threshold"], doc="τ level the finding reports the smallest fraction for"),
                   ANALYSIS_PARAMS["seed"]),
 
-          memory=_memory, standardised=True, parallel=True)
+          memory=_memory, standardised=True, parallel=True, cost=COST)
 def run(data: AnalysisData, *, fractions: tuple[float, ...], n_draws: int, sampling: str,
         forms: tuple[str, ...] | None, reference: str, alpha: float, threshold: float,
         seed: int) -> IncompleteJudgmentsResult:
@@ -111,6 +126,18 @@ def run(data: AnalysisData, *, fractions: tuple[float, ...], n_draws: int, sampl
 
 # The figure
 
+#: What each score form does with the unjudged documents (the figure's caption names its columns).
+_FORMS = {"standard": "unjudged documents count as not relevant", "condensed": "unjudged documents removed"}
+
+
+def figure_caption(forms: Sequence[str]) -> str:
+    """The caption of :func:`incomplete_judgments_figure`: what its rows and columns show."""
+    columns = "; ".join(f"{f}: {_FORMS.get(f, f)}" for f in forms)
+    return ("Ranking agreement with the full qrels (Kendall's τ_b, τ_AP) and the percentage of system pairs a paired "
+            "t-test separates, against the percentage of judgments kept (mean over draws, 95 % interval; hollow: "
+            f"the full qrels); one column per score form ({columns})")
+
+
 @styled
 def incomplete_judgments_figure(
     summary: pd.DataFrame,
@@ -120,13 +147,14 @@ def incomplete_judgments_figure(
     colors: Mapping[str, object] | None = None,
     height: float | None = None,
 ):
-    """Each metric's agreement with its full-qrels ranking against the fraction of judgments kept: small multiples
-    with one row per coefficient and one column per form (standard: unjudged = not relevant; condensed: unjudged
-    removed), one colour and marker per metric, the mean over draws with its interval as an error bar (dodged).
+    """Each metric's agreement with its full-qrels ranking against the percentage of judgments kept: small
+    multiples with one row per coefficient and one column per form (standard: unjudged = not relevant; condensed:
+    unjudged removed), one colour and marker per metric, the mean over draws with its interval as an error bar
+    (dodged, so that metrics with the same value stand side by side).
 
     ``summary`` is :attr:`IncompleteJudgments.summary`. ``threshold`` draws a reference line on the τ rows (0.9,
-    the usual "equivalent rankings" level); on the discriminative-power row a hollow marker at fraction 1 is the
-    metric's value with the full qrels.
+    the usual "equivalent rankings" level). The discriminative-power row is in percent, as the table has it; its
+    curves end at 100 % with a hollow marker: the metric's value with the full qrels.
     """
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -137,37 +165,44 @@ def incomplete_judgments_figure(
     forms = list(dict.fromkeys(summary["form"]))
     palette = colors_for(metrics, colors)
     fractions = np.sort(summary["fraction"].unique())
-    step = 0.5 * float(np.min(np.diff(fractions))) / max(len(metrics), 1) if len(fractions) > 1 else 0.01
-    offsets = dict(zip(metrics, dodge_offsets(len(metrics), step)))
+    full = "discpower" in coefficients and "discpower_full" in summary
+    ticks = np.append(fractions, 1.0) if full and fractions[-1] < 1 else fractions
+    # the dodge spreads the metrics over 80 % of the gap between two fractions: markers of equal values stand apart
+    gap = float(np.min(np.diff(ticks))) if len(ticks) > 1 else 0.1
+    offsets = dict(zip(metrics, 100 * dodge_offsets(len(metrics), 0.8 * gap / max(len(metrics), 1))))
     fig = Figure(figsize=(FULL_WIDTH, height or 1.7 * len(coefficients) + 0.5), layout="constrained")
     axes = fig.subplots(len(coefficients), len(forms), sharex=True, sharey="row", squeeze=False)
     for row, coef in enumerate(coefficients):
+        scale = 100.0 if coef == "discpower" else 1.0  # a share of pairs is a percentage, as in the table
         for col, form in enumerate(forms):
             ax = axes[row, col]
             for i, metric in enumerate(metrics):
                 grp = summary[(summary["metric"] == metric) & (summary["form"] == form)].sort_values("fraction")
-                dodged(ax, grp["fraction"], grp[coef], grp[f"{coef}_low"], grp[f"{coef}_high"],
-                        color=palette[metric], marker=MARKERS[i % len(MARKERS)], offset=offsets[metric])
-                if coef == "discpower" and "discpower_full" in grp and len(grp):
-                    ax.plot([1.0 + offsets[metric]], [grp["discpower_full"].iloc[0]], marker=MARKERS[
-                        i % len(MARKERS)], markersize=3.5, markerfacecolor="white", color=palette[metric])
+                marker = MARKERS[i % len(MARKERS)]
+                dodged(ax, 100 * grp["fraction"], scale * grp[coef], scale * grp[f"{coef}_low"],
+                       scale * grp[f"{coef}_high"], color=palette[metric], marker=marker, offset=offsets[metric])
+                if coef == "discpower" and full and len(grp):
+                    last = grp.iloc[-1]
+                    ax.plot([100 * last["fraction"] + offsets[metric], 100 + offsets[metric]],
+                            [scale * last["discpower"], scale * last["discpower_full"]], color=palette[metric],
+                            linewidth=0.8, linestyle=(0, (1, 1.5)), marker=marker, markersize=3.5,
+                            markevery=[1], markerfacecolor="white", markeredgewidth=0.8)
             if threshold is not None and coef != "discpower":
                 ax.axhline(threshold, color="0.5", linewidth=0.7, linestyle=(0, (2, 2)), zorder=0)
             if row == 0:
                 ax.set_title(f"{form} form", fontsize="medium")
             if col == 0:
                 ax.set_ylabel(_LABELS.get(coef, coef), fontsize="small")
-            ax.set_xlim(0, 1.05)
-    ticks = [0, 0.25, 0.5, 0.75, 1.0]
+    shown = ticks if len(ticks) <= 6 else ticks[::-2][::-1]  # at most six labels, the last (100 %) always
     for ax in axes[-1]:
-        ax.set_xticks(ticks, [f"{t:g}" for t in ticks[:-1]] + (["1 (full)"] if "discpower" in coefficients else
-                                                                ["1"]))
-    fig.supxlabel("fraction of judgments kept (mean over draws, 95 % interval)", fontsize="medium")
+        ax.set_xticks(100 * shown, [f"{100 * t:.0f}" + (" (full)" if full and t == 1 else "") for t in shown])
+        ax.set_xlim(100 * ticks[0] - 100 * gap / 2, 100 * ticks[-1] + 100 * gap / 2)
+    fig.supxlabel("% of the judgments kept (mean over draws, 95 % interval)", fontsize="medium")
     handles = [Line2D([], [], color=palette[m], marker=MARKERS[i % len(MARKERS)], markersize=3, label=m)
                for i, m in enumerate(metrics)]
     if threshold is not None:
         handles.append(Line2D([], [], color="0.5", linewidth=0.7, linestyle=(0, (2, 2)), label=f"τ = {threshold:g}"))
-    if "discpower" in coefficients and "discpower_full" in summary:
+    if full:
         handles.append(Line2D([], [], color="0.3", marker="o", markerfacecolor="white", markersize=3.5,
                               linestyle="", label="full qrels"))
     fig.legend(handles=handles, loc="outside right upper", frameon=False, fontsize="small")

@@ -21,7 +21,8 @@ from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param, parse_bool
-from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, colors_for, styled
+from meta_eval.core.progress import CostModel
+from meta_eval.rendering.figure_style import COLUMN_WIDTH, FULL_WIDTH, LINE_STYLES, colors_for, styled
 from meta_eval.rendering.findings import Finding, Quoter
 from meta_eval.rendering.paper_table import PaperTable, best_mask
 
@@ -223,6 +224,53 @@ def _warm_solver():
     return thread
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Ranks of the lists solved × metrics solved: the sample's lists under the metrics asked, GAP's g grid and
+    the binary comparison's, less the distributions the MEM cache already holds (they cost nothing)."""
+    if data.collection is None:
+        return 0.0
+    try:
+        sample, _ = _sample(data, params["lists"], params["min_relevant"], params["min_high"], params["seed"])
+    except InputError:  # no list passes the filter: the analysis stops at once
+        return 0.0
+    batch = sample.batch
+    names = [*_asked(data), *_additions(data, params["g_grid"], batch.n_grades)]
+    todo = [m for m in names if m not in _cached(_open_cache(params), batch, names, params["counts"])]
+    return float(batch.lengths.sum()) * (len(todo) + 4 * bool(params["aslam"]))
+
+
+def _asked(data: AnalysisData) -> list[str]:
+    """The metrics of the analysis as the workers rebuild them (each one's specification)."""
+    return [data.specs.get(name, name) for name in data.raw]
+
+
+def _additions(data: AnalysisData, g_grid: float, n_grades: int) -> list[str]:
+    """The metrics solved beyond those asked: GAP over its g grid and the baselines of the GAP paper's Figure 2
+    (grades 0/1/2 only)."""
+    from meta_eval.statistics import maxent as mem
+
+    if not g_grid or n_grades != 3:
+        return []
+    asked = set(_asked(data)) | set(data.raw)
+    return [m for m in mem.figure2_measures(mem.g_grid(g_grid)) if m not in asked]
+
+
+def _cached(cache, batch, names: Sequence[str], counts: str) -> set[str]:
+    """The metrics whose distributions for these lists the cache holds (:class:`~meta_eval.statistics.maxent.
+    cache.MemCache`, or None: none)."""
+    if cache is None:
+        return set()
+    keys = {m: cache.key(batch, m, counts, {}) for m in names}
+    return {m for m, key in keys.items() if key is not None and cache.path(key, m).exists()}
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1 and no cache): {run: (units, seconds)}.
+COST = CostModel.fit("list ranks × metrics solved", _work,
+                     {"demo, quick": (7500, 1.51), "demo": (598320, 2.85),
+                      "TREC-COVID, quick": (64550, 1.74), "TREC-COVID": (4.743e+06, 9.14)})
+
+
 @analysis("informativeness", quick=dict(lists=8, g_grid=0.5, no_cache=True),
           summary="Informativeness by the maximum-entropy method.",
           title="Informativeness (maximum-entropy method)", order=80,
@@ -253,7 +301,7 @@ def _warm_solver():
                   Param("no_cache", False, parse_bool, "solve everything anew, without the cache",
                         flags=("--no-cache",)),
                   ANALYSIS_PARAMS["seed"]),
-          prepare=_warm_solver, before=_open_cache, parallel=True)
+          prepare=_warm_solver, before=_open_cache, parallel=True, cost=COST)
 def run(data: AnalysisData, *, lists: int, min_relevant: int, min_high: int, thresholds: tuple[int, ...] | None,
         protocol: str, align: str, counts: str, g_grid: float, predict: tuple[str, ...] | None, aslam: bool,
         cache: str, no_cache: bool, seed: int) -> Informativeness:
@@ -268,19 +316,19 @@ def run(data: AnalysisData, *, lists: int, min_relevant: int, min_high: int, thr
     ready = data.prepared.pop("informativeness", None)
     if ready is not None:
         ready.join()
-    measures = [data.specs.get(name, name) for name in data.raw]  # workers rebuild each from its specification
+    measures = _asked(data)  # workers rebuild each from its specification
     grid = mem.g_grid(g_grid) if g_grid and sample.batch.n_grades == 3 else None
-    figure2_extra = [m for m in (mem.figure2_measures(grid) if grid is not None else []) if m not in measures]
-    if figure2_extra:  # what is solved beyond what was asked is said, with how to leave it out
-        print(f"meta-eval: informativeness: also solving {len(figure2_extra)} metric(s) for GAP over its g grid "
-              f"(the GAP paper's Figure 2: {', '.join(figure2_extra)}); --g-grid 0 leaves them out", file=sys.stderr)
+    additions = _additions(data, g_grid, sample.batch.n_grades)
+    _announce(data, additions, _cached(cache_dir, sample.batch, measures + additions, counts),
+              float(sample.batch.lengths.sum()))
     mem.check_plugins(sample, measures)
-    # every distribution in one pass of the workers (Figure 2's GAP grid too), so their tails overlap
-    solved = mem.solve_cached_many(sample.batch, measures + figure2_extra, counts=counts, cache_dir=cache_dir,
-                                   progress=data.progress, jobs=data.jobs, scheduler=data.scheduler)
-    by_name = dict(zip(measures + figure2_extra, solved))
+    # what was asked, then what was added (its own progress line, counting the metrics the announcement names)
+    solve = dict(counts=counts, cache_dir=cache_dir, progress=data.progress, jobs=data.jobs, scheduler=data.scheduler)
+    solved = mem.solve_cached_many(sample.batch, measures, **solve)
+    by_name = dict(zip(measures, solved))
+    by_name.update(zip(additions, mem.solve_cached_many(sample.batch, additions, **solve) if additions else []))
     result = mem.informativeness(sample, measures, thresholds, counts=counts, protocol=protocol, align=align,
-                                 solved=solved[:len(measures)])
+                                 solved=solved)
     text = _method_text(sample.batch.n_lists, n_qualifying, lists, min_relevant, min_high, protocol, counts, seed)
     for warning in result.warnings:  # failure rates above 1 % (above 10 %: the metric's row is unreliable)
         print(f"meta-eval: warning: informativeness: {warning}", file=sys.stderr)
@@ -298,6 +346,36 @@ def run(data: AnalysisData, *, lists: int, min_relevant: int, min_high: int, thr
     curves = _inferred_curves(sample, measures, seed=seed)
     return Informativeness(result.summary, result.lists, grid_table, curves, sample.batch.n_lists, n_qualifying,
                            data.targets, list(data.against), prediction, binary, data.colors, text=text)
+
+
+def _announce(data: AnalysisData, additions: list[str], cached: set[str], ranks: float) -> None:
+    """One line on stderr when more is solved than the metrics under study: each group of metrics — those under
+    study, the references they are compared with, GAP's g grid with the GAP paper's Figure 2 baselines — with its
+    estimated cost (the cost model's seconds of one core; nothing for what the MEM cache holds) and how to leave
+    the added ones out."""
+    from meta_eval.core.progress import duration
+
+    references = [m for m in data.raw if m in set(data.against)]
+    targets = [m for m in data.raw if m not in set(references)]
+    if not references and not additions:
+        return
+    specs = {name: data.specs.get(name, name) for name in data.raw}
+
+    def group(what: str, names: list[str], off: str = "") -> str:
+        todo = [m for m in names if specs.get(m, m) not in cached]
+        held = f", {len(names) - len(todo)} cached" if len(todo) < len(names) else ""
+        cost = COST.per_unit_s * ranks * len(todo)
+        return (f"{len(names)} {what} ({', '.join(names)}: {f'{cost:.1f} s' if cost < 60 else duration(cost)}{held}"
+                + (f"; {off}" if off else "") + ")")
+
+    groups = [group("under study", targets)]
+    if references:
+        groups.append(group("reference(s)", references, "--against none leaves them out"))
+    if additions:
+        groups.append(group("for GAP over its g grid and the GAP paper's Figure 2", additions,
+                            "g_grid=0 leaves them out: --g-grid 0, in a study --informativeness-g-grid 0"))
+    print(f"meta-eval: informativeness: solving {len(data.raw) + len(additions)} metrics, estimated in seconds of "
+          f"one core: {', '.join(groups[:-1])} and {groups[-1]}", file=sys.stderr)
 
 
 def _method_text(n_lists: int, n_qualifying: int, limit: int, min_relevant: int, min_high: int, protocol: str,
@@ -497,7 +575,8 @@ def inferred_curves_figure(curves: pd.DataFrame, *, colors: Mapping[str, object]
     """Actual and inferred (maximum-entropy) precision-recall curves, one panel per list.
 
     ``curves`` has columns ``list, source, recall, precision`` (source ``actual`` or ``MEM from <metric>``); the
-    actual curve is black, each inferred curve has its metric's colour.
+    actual curve is a broad light-grey band under the others (black would be GAP's colour, a reference's, and a
+    thin solid line would be AP's style), each inferred curve has its metric's colour and its own line style.
     """
     from matplotlib.figure import Figure
 
@@ -513,11 +592,12 @@ def inferred_curves_figure(curves: pd.DataFrame, *, colors: Mapping[str, object]
     for ax, name in zip(axes, names):
         part = curves[curves["list"] == name]
         actual = part[part.source == "actual"]
-        ax.plot(actual.recall, actual.precision, color="black", lw=1.0, label="actual")
+        ax.plot(actual.recall, actual.precision, color="0.8", lw=3.2, solid_capstyle="butt", zorder=1,
+                label="actual")
         for k, source in enumerate(sources):
             s = part[part.source == source]
-            ax.plot(s.recall, s.precision, color=palette[metric_of[source]], lw=1.3,
-                    linestyle=["-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2))][k % 4], label=source)
+            ax.plot(s.recall, s.precision, color=palette[metric_of[source]], lw=1.2,
+                    linestyle=LINE_STYLES[k % len(LINE_STYLES)], label=source, zorder=2)
         ax.set_title(name, fontsize="small")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.02)

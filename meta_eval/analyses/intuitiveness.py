@@ -13,6 +13,7 @@ from meta_eval.analyses._base import AnalysisData
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.findings import Finding, Quoter
 from meta_eval.rendering.heatmap import correlation_heatmap
 from meta_eval.rendering.paper_table import PaperTable
@@ -47,12 +48,25 @@ def _one_measure(spec: Any) -> str | None:
     return None if len(load_metric(spec)) == 1 else "names several metrics; give one (e.g. P@10)"
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """System pairs × topics × metric pairs: the disagreements of every two metrics, checked against the gold."""
+    S, M = len(data.systems), len(data.raw)
+    return S * (S - 1) / 2 * len(data.topics) * M * (M - 1) / 2
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("system pairs × topics × metric pairs", _work,
+                     {"demo, quick": (148800, 0.59), "demo": (148800, 0.41),
+                      "TREC-COVID, quick": (4.569e+06, 0.51), "TREC-COVID": (4.569e+06, 0.43)})
+
+
 @analysis("intuitiveness", min_measures=2, summary="Intuitiveness: agreement with a simple gold criterion.",
           title="Intuitiveness", order=50,
           params=(Param("gold", "P@10", str, "gold criterion: a measure whose preferences count as right (default: "
                         "the number of relevant documents in the top 10)", check=_one_measure,
                         domain="one measure (e.g. P@10)"),),
-          )
+          cost=COST)
 def run(data: AnalysisData, *, gold: str) -> IntuitivenessResult:
     """Sakai's concordance test of every measure pair against ``gold``, on the metric values themselves
     (standardisation, an increasing map per topic, would change no preference)."""

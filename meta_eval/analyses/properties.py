@@ -11,6 +11,7 @@ constraints the same way, and the counterexamples themselves (rankings, qrels an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -21,6 +22,7 @@ from meta_eval.analyses._base import AnalysisData
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 
 #: The counterexamples table's columns: up to three cases (A, B; the interval scale's C), each as ranking, qrels
 #: and value.
@@ -219,9 +221,21 @@ def _size_params() -> tuple[Param, ...]:
                  for f in fields(SearchSizes) if f.name != "seed")
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Measures whose properties are searched (each over the same spaces of rankings and qrels)."""
+    return len([m for m in data.measures if m.family.input == "rankings"]) or len(data.raw)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("measures searched", _work, {"demo, quick": (6, 3.61), "demo": (6, 3.89),
+                                                  "TREC-COVID, quick": (6, 3.75), "TREC-COVID": (6, 3.68)})
+
+
 @analysis("properties", summary="Formal properties of each metric, with a counterexample for each it lacks.",
           title="Formal properties", params=(*_size_params(), ANALYSIS_PARAMS["seed"]),
-          needs="measures", order=5, measures=("AP", "nDCG@10", "P@10", "RR", "RBP", "ERR", "GAP", "DCG"))
+          needs="measures", order=5, measures=("AP", "nDCG@10", "P@10", "RR", "RBP", "ERR", "GAP", "DCG"),
+          cost=COST)
 def run(data: AnalysisData, **sizes: int) -> PropertiesResult:
     """Decide Moffat's seven numeric properties, Amigó et al.'s ranking constraints, Kishida's top-heaviness and
     response to a newly found relevant document, and the interval scale for every measure, by exhaustive
@@ -231,7 +245,8 @@ def run(data: AnalysisData, **sizes: int) -> PropertiesResult:
 
     measures = [m for m in data.measures if m.family.input == "rankings"]
     new = [m for m in measures if m.family.source]
-    res = formal_properties([*new, *(m for m in measures if m not in new)] or list(data.raw), SearchSizes(**sizes))
+    res = formal_properties([*new, *(m for m in measures if m not in new)] or list(data.raw), SearchSizes(**sizes),
+                            progress=data.progress)
     text = (f"Each property is decided on two spaces, binary (grades 0-1) and graded (grades 0-{sizes['grades']}): "
             f"{res.sizes.describe('binary')}; {res.sizes.describe('graded')}. Probes: Amigó et al.'s thresholds up "
             f"to n = {sizes['threshold_depth']}, boundedness on lists of up to {sizes['growth_length']} documents. "

@@ -16,6 +16,7 @@ from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import FULL_WIDTH, MARKERS, colors_for, need_columns, styled
 from meta_eval.rendering.findings import Finding, Quoter, ranked
 from meta_eval.rendering.paper_table import PaperTable, best_mask, row_labels
@@ -45,7 +46,9 @@ class ReusabilityResult(Result):
     def figures(self) -> list[FigureOutput]:
         if self.still:
             return []
-        return [FigureOutput(f"reusability_{form}", f"Rank change of each run left out of the pool ({form} form)",
+        return [FigureOutput(f"reusability_{form}", f"Rank change of each run left out of the depth-{self.depth} pool "
+                             f"({form} form), one panel per metric: a stem from 0 for each run that moves (> 0: it "
+                             "drops); runs that keep their rank are the zero line",
                              lambda form=form: reusability_figure(self.result.runs, form=form, colors=self.colors))
                 for form in dict.fromkeys(self.result.runs["form"])]
 
@@ -66,30 +69,76 @@ def _groups(group_by):
     return read_run_groups(path)
 
 
+def judged_depth(collection) -> int:
+    """The depth to which the qrels judged the runs: the deepest k such that some run has every one of its top k
+    documents judged on every topic it retrieved for (at least 1).
+
+    Leave-one-out (Zobel 1998; Büttcher et al. 2007) removes what a run alone contributed to the pool *as it was
+    built*: a document counts as contributed by a run when it is in the run's top k, k the pool depth. A k deeper
+    than the pool makes nearly every judged document "contributed" by many runs, so that nothing is unique and no run
+    moves (the demo collection, pooled at depth 10, loses 0.2 judgments per run at k = 100). A run of the pool is
+    judged down to the pool depth on every topic; a run outside it is not, so the deepest such run gives the depth
+    (10 for the demo collection, 7 for TREC-COVID round 1).
+    """
+    from meta_eval.model.rankings import UNJUDGED
+
+    unbounded = np.iinfo(np.int64).max
+    depth = np.full(len(collection.systems), unbounded, dtype=np.int64)
+    for block in collection.blocks:
+        unjudged = block.rankings.grades == UNJUDGED
+        n_ret = block.rankings.n_ret
+        judged_top = np.where(unjudged.any(axis=-1), unjudged.argmax(axis=-1), n_ret)  # leading judged documents
+        depth = np.minimum(depth, np.where(n_ret > 0, judged_top, unbounded).min(axis=1, initial=unbounded))
+    found = depth[depth < unbounded]
+    return max(1, int(found.max())) if found.size else 1
+
+
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Documents re-scored: every run once, without its unique judgments, under every metric and form."""
+    forms = len(params["forms"]) if params["forms"] else 1
+    retrieved = float(data.collection.n_ret.sum()) if data.collection is not None else 0.0
+    return retrieved * len(data.raw) * forms
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("documents retrieved × metrics × forms", _work,
+                     {"demo, quick": (398910, 0.38), "demo": (398910, 0.05),
+                      "TREC-COVID, quick": (2.106e+07, 1.22), "TREC-COVID": (2.106e+07, 1.43)})
+
+
 @analysis("reusability", quick=dict(pool_depth=10),
           summary="Pool reusability: leave each run out of the pool.",
           title="Pool reusability", order=70,
-          params=(Param("pool_depth", 100, int, "pool depth: a run contributed the documents of its top k",
-                        within="[1, inf)", flags=("--pool-depth", "-k")),
+          params=(Param("pool_depth", None, int, "pool depth: a run contributed the documents of its top k; "
+                        "default: the depth the qrels judged the runs to (the deepest k to which some run is judged "
+                        "on every topic)", within="[1, inf)", flags=("--pool-depth", "-k")),
                   Param("group_by", None, str, "leave groups out instead of single runs: 'prefix' (run names "
                         "without their trailing number) or a file of 'run group' lines", flags=("--group-by",)),
                   Param("forms", None, str, "score form; default: standard (condensed without the "
                         "unjudged)", choices=("standard", "condensed"), many=True, flags=("--form",))),
-          files=("group_by",), standardised=True)
-def run(data: AnalysisData, *, pool_depth: int, group_by: str | None,
+          files=("group_by",), standardised=True, cost=COST)
+def run(data: AnalysisData, *, pool_depth: int | None, group_by: str | None,
         forms: tuple[str, ...] | None) -> ReusabilityResult:
     """Leave-one-run-out (or leave-one-group-out): the runs of the left-out unit re-scored without its unique
-    judgments and ranked among the other runs' official scores."""
+    judgments and ranked among the other runs' official scores, at the collection's pool depth by default."""
     from meta_eval.statistics.reusability import reusability
     from meta_eval.statistics.standardise import note
 
     groups = _groups(group_by)
+    inferred = pool_depth is None
+    if inferred:
+        pool_depth = judged_depth(data.collection)
     res = reusability(data.collection, data.measures, groups=groups, depth=pool_depth,
                       forms=tuple(forms) if forms else data.forms[:1], standardise=data.standardise)
     unit = "run" if groups is None else "group"
     text = (f"Leave-one-{unit}-out (Zobel 1998; Büttcher et al. 2007): the judged documents that only the {unit} "
             f"contributed to the depth-{pool_depth} pool are removed for its runs, which are re-scored and ranked "
             "among the other runs' official scores." + note(data.standardise))
+    if inferred:
+        text += (f" Pool depth {pool_depth}: the depth the qrels judged the runs to (the deepest k to which some run "
+                 "is judged on every topic); a deeper k would count nearly every judged document as found by many "
+                 "runs.")
     result = ReusabilityResult(res, pool_depth, unit, data.scale, data.colors, text=text)
     if result.still:  # a figure of zeros says nothing the sentence does not
         result.text += (f"\n\nNo run changes rank under any metric when left out of the pool (at most "
@@ -106,11 +155,12 @@ def reusability_figure(
     *,
     form: str | None = None,
     colors: Mapping[str, object] | None = None,
-    height: float = 2.5,
+    height: float | None = None,
 ):
     """Rank change of each run when the documents only its group contributed are removed from the pool, against
-    its official rank (1 = best): one marker series per metric. Points above zero are runs that lose places
-    when left out of the pool.
+    its official rank (1 = best): small multiples, one panel per metric (shared axes), a stem from 0 for each run
+    that moves (> 0: it loses places when left out of the pool). Runs that keep their rank are the zero line: on a
+    collection of many runs most do, and one panel for all metrics piled their markers on it.
 
     ``runs`` is :attr:`Reusability.runs`; ``form`` picks one form (default: the first in the table).
     """
@@ -124,20 +174,27 @@ def reusability_figure(
         raise InputError(f"no rows of form {form!r}; the table has {sorted(set(runs['form']))}")
     metrics = list(dict.fromkeys(data["metric"]))
     palette = colors_for(metrics, colors)
-    fig = Figure(figsize=(FULL_WIDTH, height), layout="constrained")
-    ax = fig.subplots()
-    offsets = np.linspace(-0.25, 0.25, len(metrics)) if len(metrics) > 1 else [0.0]
-    for i, (metric, dx) in enumerate(zip(metrics, offsets)):
-        part = data[data["metric"] == metric]
-        ax.scatter(part["rank_full"] + dx, part["rank_change"], s=10, color=palette[metric], label=metric,
-                   marker=MARKERS[i % len(MARKERS)], edgecolor="white", linewidth=0.3, zorder=2)
-    ax.axhline(0, color="0.5", linewidth=0.7, zorder=0)
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("official rank of the run (full qrels)")
-    ax.set_ylabel("rank change when left out\n(> 0: the run drops)")
-    ax.set_xlim(0, data["rank_full"].max() + 1)
-    fig.legend(loc="outside right upper", frameon=False, fontsize="small")
-    ax.set_title(f"{form} form", fontsize="medium")
+    n_cols = min(len(metrics), 3)
+    n_rows = -(-len(metrics) // n_cols)
+    fig = Figure(figsize=(FULL_WIDTH, height or 0.5 + 1.45 * n_rows), layout="constrained")
+    axes = fig.subplots(n_rows, n_cols, sharex=True, sharey=True, squeeze=False).ravel()
+    for i, (ax, metric) in enumerate(zip(axes, metrics)):
+        part = data[(data["metric"] == metric) & (data["rank_change"] != 0)]
+        ax.axhline(0, color="0.5", linewidth=0.7, zorder=0)
+        ax.vlines(part["rank_full"], 0, part["rank_change"], color=palette[metric], linewidth=0.9)
+        ax.plot(part["rank_full"], part["rank_change"], linestyle="none", marker=MARKERS[i % len(MARKERS)],
+                markersize=3.5, color=palette[metric], markeredgecolor="white", markeredgewidth=0.4)
+        moved = len(part)
+        ax.set_title(f"{metric} ({moved} of {int((data['metric'] == metric).sum())} runs move)", fontsize="small")
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    axes[0].yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))  # 10 ticks crowd a 1.45-inch panel
+    axes[0].set_xlim(0, data["rank_full"].max() + 1)
+    low, high = min(0, int(data["rank_change"].min())), max(1, int(data["rank_change"].max()))
+    pad = 0.1 * (high - low)
+    axes[0].set_ylim(low - pad, high + pad)
+    fig.supxlabel("official rank of the run (full qrels)", fontsize="medium")
+    fig.supylabel("rank change when left out\n(> 0: the run drops)", fontsize="medium")
     return fig
 
 
@@ -145,9 +202,11 @@ def reusability_figure(
 
 def reusability_table(result) -> PaperTable:
     """Pool reusability (:class:`~meta_eval.statistics.reusability.Reusability`), one row per metric (and form): the judgments
-    removed per run left out of the pool (mean), its mean score change, the largest score drop, the mean |rank
-    change|, the largest rank drop and how many runs drop. Bold: the smallest mean |rank change| and largest drop
-    in rank."""
+    removed per run left out of the pool (mean), its mean score change (reduced - full: negative when runs lose),
+    the largest score drop and the largest rank drop over runs (positive magnitudes, 0 when no run drops), the mean
+    |rank change| and how many runs drop. Bold: the smallest mean |rank change|, the one column that weighs a run
+    that rises (the condensed form's bias) as much as one that drops. When every change is 0 the note says why
+    (what the left-out runs lost)."""
     removed = result.runs.groupby(["metric", "form"], sort=False)["removed"].mean().rename("removed")
     summary = result.summary.join(removed, on=["metric", "form"])
     import pandas as pd
@@ -155,17 +214,36 @@ def reusability_table(result) -> PaperTable:
     values = pd.DataFrame({
         "judgments removed": summary["removed"].to_numpy(),
         "mean score change": summary["mean_score_change"].to_numpy(),
-        "largest score drop": summary["min_score_change"].to_numpy(),
+        # a drop is a magnitude: the engine's changes are reduced - full, so the largest drop is -min(change)
+        "largest score drop": np.maximum(0.0, -summary["min_score_change"].to_numpy(dtype=float)),
         "mean |rank change|": summary["mean_abs_rank_change"].to_numpy(),
-        "largest rank drop": summary["max_rank_change"].to_numpy().astype(int),
+        "largest rank drop": np.maximum(0, summary["max_rank_change"].to_numpy()).astype(int),
         "runs dropping": summary["runs_dropping"].to_numpy().astype(int),
     }, index=pd.Index(row_labels(summary["metric"], summary["form"]), name="metric"))
     digits = {"judgments removed": 1, "mean score change": 4, "largest score drop": 4, "mean |rank change|": 2}
-    best = {"mean |rank change|": "min", "largest rank drop": "min"}
+    best = {"mean |rank change|": "min"}
     runs = int(summary["runs"].max()) if len(summary) else 0
-    return PaperTable(values, decimals=digits, bold=best_mask(values, best, digits),
-                      note=f"Each of the {runs} runs is re-scored without the judgments only it contributed to the "
-                      "pool and ranked among the other runs' official scores; a rank drop is a positive change.")
+    note = (f"Each of the {runs} runs is re-scored without the judgments only it contributed to the depth-"
+            f"{result.depth} pool and ranked among the other runs' official scores; score change: reduced minus "
+            "full (negative: the run loses); a drop, of score or rank, is a positive magnitude (0: no run drops).")
+    changes = values.drop(columns="judgments removed")
+    if len(values) and np.allclose(changes.to_numpy(dtype=float), 0):
+        note += " " + _why_no_change(result.runs, result.depth)
+    return PaperTable(values, decimals=digits, bold=best_mask(values, best, digits), note=note)
+
+
+def _why_no_change(runs: pd.DataFrame, depth: int) -> str:
+    """Why every score and rank change is 0: what the runs left out of the pool lost."""
+    lost = runs.drop_duplicates("run")
+    most, relevant = int(lost["removed"].max()), int(lost["removed_relevant"].max())
+    if most == 0:
+        return (f"Every change is 0 because no judged document is in the top {depth} of one run alone: each run "
+                "shares its whole contribution to the pool with others.")
+    if relevant == 0:
+        return (f"Every change is 0 because no relevant document is in the top {depth} of one run alone: a run loses "
+                f"at most {most} judgments, none of them relevant.")
+    return (f"Every change is 0 because the relevant documents a run alone contributed (at most {relevant} per run) "
+            "change none of its mean scores.")
 
 
 # The findings

@@ -7,7 +7,9 @@ measure declares it, as trec_eval's gm_map); the per-topic scores go to ``scores
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +17,7 @@ import pandas as pd
 from meta_eval.analyses._base import AnalysisData
 from meta_eval.analyses._result import Result, TableOutput
 from meta_eval.analyses._registry import analysis
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.paper_table import PaperTable, best_mask
 
 
@@ -32,8 +35,19 @@ class Scores(Result):
                 TableOutput("scores", "Per-topic scores (run, topic, measure, value)", self.per_topic)]
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Per-topic scores written: systems × topics × metrics."""
+    return len(data.systems) * len(data.topics) * len(data.raw)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables, in a study with jobs=1):
+#: {run: (units, seconds)}.
+COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 0.05), "demo": (3840, 0.05),
+                                                 "TREC-COVID, quick": (25740, 0.11), "TREC-COVID": (25740, 0.12)})
+
+
 @analysis("scores", summary="Mean score of each system under each measure.",
-          title="Scores", needs="scores", order=0)
+          title="Scores", needs="scores", order=0, cost=COST)
 def run(data: AnalysisData) -> Scores:
     """Mean of each measure over the topics per system (the measure's own aggregate: mean, geometric mean or sum),
     and every per-topic value."""

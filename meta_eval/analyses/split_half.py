@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from meta_eval.analyses._base import AnalysisData, MemoryNeed
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
 from meta_eval.analyses._registry import analysis
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import (COLUMN_WIDTH, FULL_WIDTH, MARKERS, colors_for, dodge_offsets, dodged,
                                               need_columns, styled)
 from meta_eval.rendering.findings import Finding, Quoter, extremes
@@ -59,6 +61,21 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                        f"split-half with {params['n_splits']:,} splits", "n_splits")]
 
 
+def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
+    """Splits × half sizes × metrics × systems × (systems + topics): each split averages every system over its
+    halves and compares the two rankings (τ_AP: every system pair)."""
+    S, T = len(data.systems), len(data.topics)
+    n_sizes = len(params["sizes"]) if params["sizes"] else len(half_sizes(T))
+    return params["n_splits"] * n_sizes * len(data.raw) * S * (S + T)
+
+
+#: One core's seconds (scripts/calibrate_study_cost.py: the analysis with its tables and figures, in a study with
+#: jobs=1): {run: (units, seconds)}.
+COST = CostModel.fit("splits × sizes × metrics × systems × (systems + topics)", _work,
+                     {"demo, quick": (99840, 0.53), "demo": (9.984e+06, 0.83),
+                      "TREC-COVID, quick": (1.484e+06, 0.63), "TREC-COVID": (1.484e+08, 1.44)})
+
+
 @analysis("split-half", quick=dict(n_splits=5, sizes=(2, 5)),
           summary="Split-half stability of the system rankings.",
           title="Split-half stability", needs="scores", order=20,
@@ -66,7 +83,7 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
                         "T/2", within="[1, inf)",
                         many=True, flags=("--size",)),
                   replace(ANALYSIS_PARAMS["n_splits"], flags=("--splits",)), ANALYSIS_PARAMS["seed"]),
-          memory=_memory, standardised=True)
+          memory=_memory, standardised=True, cost=COST)
 def run(data: AnalysisData, *, sizes: tuple[int, ...] | None, n_splits: int, seed: int) -> SplitHalfStability:
     """Voorhees' split-half stability of each measure; the same splits for every measure (one seed)."""
     from meta_eval.statistics.stability import split_half

@@ -23,46 +23,19 @@ if TYPE_CHECKING:  # pragma: no cover - the collection (numpy, Arrow) is importe
     from meta_eval.model.collection import Collection
 
 
-class Missing(str, Enum):
-    zero = "zero"
-    skip = "skip"
+def choices(name: str, *values: str) -> type[Enum]:
+    """A command-line choice: an enumeration of strings named by their values (typer lists them in the help and
+    refuses any other, naming the allowed values)."""
+    return Enum(name, [(v, v) for v in values], type=str, module=__name__)
 
 
-class Unjudged(str, Enum):
-    nonrel = "nonrel"
-    remove = "remove"
-
-
-class Ties(str, Enum):
-    trec_eval = "trec_eval"
-    docid_asc = "docid_asc"
-    input = "input"
-    rank = "rank"
-
-
-class RelFormat(str, Enum):
-    qrels = "qrels"
-    qrels_jg = "qrels_jg"
-    prefs = "prefs"
-    qrels_prefs = "qrels_prefs"
-
-
-class FigureFormat(str, Enum):
-    pdf = "pdf"
-    png = "png"
-    svg = "svg"
-
-
-class CIMethod(str, Enum):
-    normal = "normal"
-    percentile = "percentile"
-    basic = "basic"
-    bca = "bca"
-
-
-class Standardise(str, Enum):
-    z = "z"
-    cdf = "cdf"
+Missing = choices("Missing", "zero", "skip")
+Unjudged = choices("Unjudged", "nonrel", "remove")
+Ties = choices("Ties", "trec_eval", "docid_asc", "input", "rank")
+RelFormat = choices("RelFormat", "qrels", "qrels_jg", "prefs", "qrels_prefs")
+FigureFormat = choices("FigureFormat", "pdf", "png", "svg")
+CIMethod = choices("CIMethod", "normal", "percentile", "basic", "bca")
+Standardise = choices("Standardise", "z", "cdf")
 
 
 QrelsOpt = Annotated[Optional[Path], typer.Option("--qrels", "-Q", help="Qrels file (topic iteration docid grade). "

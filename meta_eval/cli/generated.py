@@ -123,7 +123,7 @@ def run_analysis(decl, params: dict[str, Any], data: DataOptions, *, out=None, o
     result = decl(analysis_data, **bound)
     show(result)
     if target is not None:
-        write_result(result, analysis_data, target, formats, dpi, figures, decl.title)
+        write_result(result, analysis_data, target, formats, dpi, figures, decl.title, progress=data.progress)
     return result
 
 
@@ -139,15 +139,18 @@ def show(result) -> None:
         console.print(finding.sentence, highlight=False)
 
 
-def write_result(result, data, target, formats, dpi: int, figures: bool = True, title: str = "") -> None:
+def write_result(result, data, target, formats, dpi: int, figures: bool = True, title: str = "", *,
+                 progress: bool = False) -> None:
     """Write a result into the result folder ``target`` (checked at the command's start by
     :func:`meta_eval.cli.common.folder_target`) through the study's writer (:meth:`meta_eval.rendering.report.
-    Report.add`): each table's CSV, its LaTeX form when it has a compact one, every figure, the data files
-    (``standardisation.csv``), ``report.md``/``report.html`` and the manifest."""
+    Report.add`): each table's CSV, its LaTeX form when it has a compact one, every figure (``progress``: with a
+    display of the figures written), the data files (``standardisation.csv``), ``report.md``/``report.html`` and
+    the manifest."""
     from meta_eval.rendering.report import Report
 
     with target.open() as tmp:
-        report = Report(tmp, f"meta-eval {result.analysis}", formats=formats, dpi=dpi, figures=figures)
+        report = Report(tmp, f"meta-eval {result.analysis}", formats=formats, dpi=dpi, figures=figures,
+                        progress=progress)
         try:
             found = result.finding_list
             report.section("Findings", "\n".join(f"- {f.sentence}" for f in found) if found else

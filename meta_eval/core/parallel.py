@@ -291,7 +291,7 @@ def parallel_map(
     list
         The results, in task order.
     """
-    from meta_eval.core.progress import progress as show
+    from meta_eval.core.progress import progress as show, restart_rate
 
     tasks = list(tasks)
     common = common or {}
@@ -317,7 +317,10 @@ def parallel_map(
 
         runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator",
                           initializer=init_worker, initargs=(os.getpid(),))
+        first = len(out)
         for result in runner(delayed(_in_worker)(func, task, common) for task in tasks[len(out):]):
+            if len(out) == first:
+                restart_rate(bar)  # the workers' start-up is behind: the time left is measured from here
             step(len(out))
             out.append(result)
         return out

@@ -20,6 +20,7 @@ Collections are given as ``NAME=QRELS:RUNS`` (:func:`parse_collection`) or in a 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -258,8 +259,10 @@ def run_multi_study(
     result = MultiStudyResult(Path(out))
     read = named_files([path for spec in specs for path in (spec.qrels, *spec.runs)])
     with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
+        # progress counts the work by the size of each collection's files, not the number of collections
         done = parallel_map(_study_one, specs, common=dict(options=options), jobs=jobs, scheduler=scheduler,
-                            desc="collections", unit="collection", progress=progress)
+                            desc="collections", unit="collection", progress=progress,
+                            weights=[_input_bytes(spec) for spec in specs])
         for spec, (files, info) in zip(specs, done):
             for rel, data in files.items():
                 target = tmp / spec.name / rel
@@ -301,6 +304,11 @@ def run_several(collections: Sequence[str] | None, study_file: str | Path | None
                                                                        else ""), file=sys.stderr)
     print(f"report: {result.out / 'report.html'}", file=sys.stderr)
     return result
+
+
+def _input_bytes(spec: CollectionSpec) -> float:
+    """The size of a collection's files on disk: what its study's cost grows with (0 for what is not a file)."""
+    return float(sum(os.path.getsize(p) for p in (spec.qrels, *spec.runs) if os.path.isfile(p)))
 
 
 def _study_one(spec: CollectionSpec, *, options: StudyOptions) -> tuple[dict[str, bytes], dict]:
@@ -381,7 +389,8 @@ def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> 
     from meta_eval.rendering.report import Report
     from meta_eval.rendering.paper_table import PaperTable
 
-    report = Report(tmp, f"meta-eval study of {len(specs)} collections", formats=options.formats, dpi=options.dpi)
+    title = f"meta-eval study of {len(specs)} collection{'s' if len(specs) > 1 else ''}"
+    report = Report(tmp, title, formats=options.formats, dpi=options.dpi)
     rows = [dict(collection=spec.name, systems=info["systems"], topics=info["topics"], depth=info["depth"],
                  grades=f"0..{info['max_grade']}", failed=", ".join(info["errors"]) or "—")
             for spec, (_, info) in zip(specs, done)]
@@ -395,11 +404,12 @@ def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> 
     tables = result.tables
     if "discpower_by_collection" in tables:
         t = tables["discpower_by_collection"]
-        section = report.section("Discriminative power", f"Proportion of system pairs told apart (ASL < "
+        section = report.section("Discriminative power", f"Percentage of system pairs told apart (ASL < "
                                  f"{options.alpha:g}, Sakai's paired bootstrap, B = {options.n_resamples}) over all "
-                                 "systems of each collection.")
-        report.table(section, "Discriminative power: proportion of system pairs told apart, per collection",
-                     PaperTable(t.set_index("metric"), decimals=3), "discpower_by_collection", full=t)
+                                 "systems of each collection (the CSV holds the proportions).")
+        # in percent, as each collection's own table (% discriminated); the CSV keeps the proportions
+        report.table(section, "Discriminative power: percentage of system pairs told apart, per collection",
+                     PaperTable(100 * t.set_index("metric"), decimals=1), "discpower_by_collection", full=t)
     if "agreement_by_collection" in tables:
         t = tables["agreement_by_collection"]
         section = report.section("Correlation", "Kendall's τ_b and the symmetrised τ_AP between the system "
@@ -438,11 +448,11 @@ def _figure2_panels(table: pd.DataFrame, order: list[str]):
     import numpy as np
     from matplotlib.figure import Figure
 
-    from meta_eval.rendering.figure_style import FULL_WIDTH, colors_for
+    from meta_eval.rendering.figure_style import FULL_WIDTH, metric_colors
 
     levels = sorted(table.threshold.unique())
     lines = list(dict.fromkeys(table.line))
-    palette = colors_for(lines, None)
+    palette = metric_colors(lines, references=("GAP", "nDCG"))  # black and grey, as in each collection's figures
     fig = Figure(figsize=(FULL_WIDTH, 1.2 + 1.9 * len(levels)), layout="constrained")
     axes = fig.subplots(len(levels), len(order), squeeze=False, sharey="row")
     for j, name in enumerate(order):
@@ -463,7 +473,7 @@ def _figure2_panels(table: pd.DataFrame, order: list[str]):
                 else:
                     ax.errorbar(part.g1, part.mean_rms, yerr=sem, color=palette[line], marker="o",
                                 markersize=3, lw=1.2, capsize=1.5, label=line)
-            ax.set_title(f"{name}, relevant = grade ≥ {level}", fontsize="medium")
+            ax.set_title(f"{name}, relevant: grade ≥ {level}", fontsize="medium")
             ax.set_xlim(-0.03, 1.03)
             if i == len(levels) - 1:
                 ax.set_xlabel("GAP's g1 (g2 = 1 − g1)")

@@ -34,12 +34,7 @@ def sensitivity_figure(profile: pd.DataFrame, title: str = "Increment when rank 
     """Δ metric against the rank j of the newly relevant document (Kishida Eq. 10 for AP), one line per metric;
     ``profile`` is :func:`meta_eval.statistics.metric_properties.sensitivity_profile`'s output."""
     _need(profile, {"metric", "rank", "delta"}, "sensitivity_figure")
-    fig = Figure(figsize=(6, 4), layout="constrained")
-    ax = fig.add_subplot()
-    sns.lineplot(profile, x="rank", y="delta", hue="metric", marker="o", ax=ax)
-    ax.set(xlabel="rank j", ylabel="Δ metric", title=title)
-    _integer_ticks(ax)
-    return fig
+    return _metric_lines(profile, "rank", "delta", xlabel="rank j", ylabel="Δ metric", title=title)
 
 
 @styled
@@ -49,10 +44,16 @@ def position_profile_figure(profile: pd.DataFrame, title: str = "One relevant do
     if not isinstance(profile, pd.DataFrame) or profile.index.name != "position":
         raise InputError("position_profile_figure needs a DataFrame indexed by 'position'")
     long = profile.reset_index().melt(id_vars="position", var_name="metric", value_name="value")
+    return _metric_lines(long, "position", "value", xlabel="position of the relevant document", ylabel="value",
+                         title=title)
+
+
+def _metric_lines(data: pd.DataFrame, x: str, y: str, **labels: str) -> Figure:
+    """One line with markers per metric of ``data`` (long form), integer ticks on x."""
     fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()
-    sns.lineplot(long, x="position", y="value", hue="metric", marker="o", ax=ax)
-    ax.set(xlabel="position of the relevant document", ylabel="value", title=title)
+    sns.lineplot(data, x=x, y=y, hue="metric", marker="o", ax=ax)
+    ax.set(**labels)
     _integer_ticks(ax)
     return fig
 

@@ -38,10 +38,12 @@ from meta_eval.analyses import (DEFAULT_AGAINST, DEFAULT_METRICS, NEEDS, Analysi
                                 dependency_order, parse_analysis)
 from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS
+from meta_eval.core.progress import CostModel
 from meta_eval.rendering.report import Report
 
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.analyses import Result
+    from meta_eval.core.progress import StageProgress
 
 #: The parameters the study sets once for every analysis that declares them (paired comparisons need one seed).
 SHARED = ("seed", "alpha", "n_resamples", "confidence")
@@ -226,7 +228,10 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     inputs : dict, optional
         Descriptions of the input files for the manifest (paths; checksums are computed here).
     progress : bool
-        Show progress (:func:`meta_eval.core.progress.progress`).
+        Show progress: a line as each analysis begins, with the one that ended (its measured and estimated time),
+        what follows and the time left — the analyses' cost models (:attr:`Analysis.cost`) at the speed measured
+        so far (:class:`meta_eval.core.progress.StageProgress`); each analysis's own progress in its units; the
+        figures the report waits for.
     jobs, scheduler
         Worker processes (None: every core) or a Dask cluster (``"local"``, ``"tcp://HOST:PORT"``) for the
         analyses' independent tasks (:mod:`meta_eval.core.parallel`); the numbers do not depend on them.
@@ -240,7 +245,6 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     """
     from meta_eval.core.file_identity import named_files
     from meta_eval.core.parallel import resolve_jobs
-    from meta_eval.core.progress import progress as progress_bar
     from meta_eval.outputs.result_folder import result_folder
 
     options = (options or StudyOptions()).check()
@@ -257,7 +261,9 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     read = named_files([*(_source_files(source)), *(f for decl, params in plan for f in decl.input_files(params))])
     with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
         report = Report(tmp, "meta-eval study", formats=options.formats, dpi=options.dpi, figures=options.figures,
-                        background=resolve_jobs(jobs) > 1)  # figures drawn on a spare core
+                        background=resolve_jobs(jobs) > 1, progress=progress)  # figures drawn on a spare core
+        stages = study_progress(data, plan, enabled=progress)
+        stages.beside = lambda: figure_backlog(report, stages.speed())
         try:
             data.scores  # noqa: B018 - standardised once, before the first analysis
             findings = report.section("Findings")
@@ -267,7 +273,8 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
                 if decl.prepare is not None:
                     data.prepared[decl.name] = decl.prepare()
             found: dict[str, list] = {}
-            for decl, params in progress_bar(plan, desc="analyses", unit="analysis", enabled=progress):
+            for decl, params in plan:
+                stages.begin(decl.name)
                 section = report.section(decl.title)
                 start = time.perf_counter()
                 first = len(report.written)
@@ -293,13 +300,65 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
                            "file of this folder (with checksums, and which analysis wrote it) are in manifest.json; "
                            "rerun with the same options to get the same numbers.")
             start = time.perf_counter()
+            waiting = report.backlog()[0]  # figures still drawn in the background: the report waits for them
+            stages.begin("report", estimate=figure_backlog(report, stages.speed()) + REPORT_COST.seconds(len(plan))
+                         if waiting else None)
             report.write()  # after the last figure is written (in the background on several cores)
+            stages.close()
             result.timings["report"] = round(time.perf_counter() - start, 3)
             result.timings["total"] = round(time.perf_counter() - started, 3)
         finally:
+            stages.close(completed=False)
             report.close()
         _write_manifest(report, result, data, options, inputs or {}, collection)
     return result
+
+
+#: One core's seconds of the report phase after the analyses (the Markdown and HTML of every section, the
+#: manifest), per analysis in the report (scripts/calibrate_study_cost.py, in a study with jobs=1; the figures are
+#: the analyses' own cost, or the backlog of the background writer, measured when the phase begins).
+REPORT_COST = CostModel.fit("analyses in the report", float,
+                            {"demo, quick": (10, 0.008), "demo": (10, 0.008), "TREC-COVID, quick": (10, 0.007),
+                             "TREC-COVID": (10, 0.008)})
+
+
+#: The figures of a study drawn and written (PDF and its PNG preview), one core's seconds in all
+#: (scripts/calibrate_study_cost.py: "figures", counted in their analyses' seconds too): {run: (figures, seconds)}.
+FIGURE_RUNS = {"demo, quick": (13, 7.753), "demo": (12, 7.494), "TREC-COVID, quick": (13, 8.478),
+               "TREC-COVID": (13, 7.956)}
+#: One core's seconds per figure: the runs' seconds over their figures (a figure costs about the same whatever the
+#: collection's size: it draws a table of metrics, not the collection), 0.62 s.
+FIGURE_COST = CostModel("figures", float, per_unit_s=sum(s for _, s in FIGURE_RUNS.values())
+                        / sum(n for n, _ in FIGURE_RUNS.values()), measured=FIGURE_RUNS)
+
+
+def figure_backlog(report: Report, speed: float = 1.0) -> float:
+    """Seconds the background figure writer still needs: the figures waiting at the measured time of those
+    written, or before the first is written at :data:`FIGURE_COST` times ``speed`` (0 without a writer)."""
+    waiting, seconds = report.backlog()
+    return seconds if seconds is not None else FIGURE_COST.seconds(waiting) * speed
+
+
+def study_progress(data: AnalysisData, plan: list[tuple[Analysis, dict[str, Any]]], *,
+                   enabled: bool = True) -> StageProgress:
+    """The study's progress over its analyses and its report: each estimated by its cost model
+    (:attr:`Analysis.cost`; None without one)."""
+    from meta_eval.core.progress import StageProgress
+
+    estimates = [(decl.name, estimated_seconds(decl, data, params) if enabled else None) for decl, params in plan]
+    return StageProgress(estimates, closing=("report", REPORT_COST.seconds(len(plan))), desc="study",
+                         noun="analyses", enabled=enabled)
+
+
+def estimated_seconds(decl: Analysis, data: AnalysisData, params: dict[str, Any]) -> float | None:
+    """One core's seconds ``decl`` is estimated to take on ``data`` (its cost model), or None: it has none, or its
+    model fails on these data (a plug-in's — an estimate never stops a study)."""
+    if decl.cost is None:
+        return None
+    try:
+        return decl.cost.seconds(data, params)
+    except Exception:  # noqa: BLE001 -- a plug-in's cost model is its own; the study says "unknown cost"
+        return None
 
 
 def _data(source: Any, options: StudyOptions, how: dict) -> AnalysisData:

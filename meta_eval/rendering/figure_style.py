@@ -192,12 +192,14 @@ class BackgroundWriter:
     fonts) costs about as much as a study's computations; a study on several cores hands each finished figure to
     this writer (pickled, as matplotlib supports) instead of waiting for it. A figure that cannot be pickled
     (e.g. a lambda tick formatter) is saved in the calling process. :meth:`wait` blocks until every file is
-    written and raises the first error; :meth:`close` also stops the process.
+    written (showing its progress) and raises the first error; :meth:`backlog` says what is left and what a figure
+    has cost; :meth:`close` also stops the process.
     """
 
     def __init__(self) -> None:
         self._executor = None
         self._pending: list = []
+        self._seconds: list[float] = []  # the measured time of each figure written
 
     def save(self, fig: Figure, stem: str | Path, formats: Iterable[str] | str = ("pdf",), *, dpi: int = 300,
              preview_dpi: int | None = None) -> list[Path]:
@@ -224,15 +226,36 @@ class BackgroundWriter:
         plt.close(fig)
         return paths
 
-    def wait(self) -> None:
+    def backlog(self) -> tuple[int, float | None]:
+        """Figures not yet written, and the estimated seconds to write them: their number times the mean measured
+        time of those written (None before the first)."""
+        waiting = sum(not future.done() for _, future in self._pending)
+        done = [future for _, future in self._pending if future.done() and future.exception() is None]
+        seconds = self._seconds + [future.result() for future in done]
+        return waiting, waiting * sum(seconds) / len(seconds) if seconds else None
+
+    def wait(self, progress: bool = False) -> None:
+        """Block until every figure is written (``progress``: a display of the figures written, of all handed to
+        this writer since the last wait, with the time left); raise the first error."""
+        from concurrent.futures import as_completed
+
+        from meta_eval.core.progress import progress as progress_display
+
         pending, self._pending = self._pending, []
         errors, first = [], None
-        for name, future in pending:
-            try:
-                future.result()
-            except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
-                errors.append(f"{name}: {type(exc).__name__}: {exc}")
-                first = first or exc
+        names = {future: name for name, future in pending}
+        with progress_display(total=len(pending), desc="report: figures", unit="figure", enabled=progress) as bar:
+            written = {future for future in names if future.done()}
+            if written:
+                bar.update(len(written))  # the time left is measured on the figures written while waiting
+            for future in as_completed(names):
+                try:
+                    self._seconds.append(future.result())
+                except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
+                    errors.append(f"{names[future]}: {type(exc).__name__}: {exc}")
+                    first = first or exc
+                if future not in written:
+                    bar.update(1)
         if errors:  # caused by the first (a result folder names the file of a failed write from it)
             raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})") from first
 
@@ -265,16 +288,20 @@ def _writer_init(parent: int) -> None:
         pass
 
 
-def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int, preview_dpi: int | None) -> None:
+def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int, preview_dpi: int | None) -> float:
+    """Save a pickled figure; returns the seconds it took (the writer's measure of what a figure costs)."""
     import pickle
+    import time
 
     import matplotlib.pyplot as plt
 
+    started = time.perf_counter()
     fig = pickle.loads(payload)
     try:
         save_figure(fig, stem, formats, dpi=dpi, preview_dpi=preview_dpi)
     finally:
         plt.close(fig)
+    return time.perf_counter() - started
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -282,8 +309,10 @@ def _save_pickled(payload: bytes, stem: str, formats: tuple[str, ...], dpi: int,
 # ------------------------------------------------------------------------------------------------------------------
 
 
-#: Line styles and markers of the series of one figure, in order (a metric keeps its colour from metric_colors).
-LINE_STYLES = ("-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))
+#: Line styles and markers of the series of one figure, in order (a metric keeps its colour from metric_colors):
+#: six dash patterns, so that the six metrics of a default study never share one, and lines that coincide still
+#: show each (solid, dashed, dotted, dash-dot, long dash, dash-dot-dot).
+LINE_STYLES = ("-", (0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (9, 3)), (0, (5, 1.5, 1, 1.5, 1, 1.5)))
 MARKERS = ("o", "s", "D", "^", "v", "P")
 
 
@@ -313,3 +342,20 @@ def dodge_offsets(n: int, step: float):
     import numpy as np
 
     return (np.arange(n) - (n - 1) / 2) * step
+
+
+def fit_length(text, length: float, max_lines: int = 4) -> None:
+    """Break ``text`` (a matplotlib Text) into as few lines, of even length, as keep its long side within
+    ``length`` display units (pixels at the figure's dpi): a colour bar's label longer than the figure is high
+    runs off it. Left as it is when even ``max_lines`` lines do not fit."""
+    import math
+    import textwrap
+
+    words = " ".join(text.get_text().split())
+    renderer = text.figure._get_renderer()
+    for lines in range(1, max_lines + 1):
+        text.set_text(textwrap.fill(words, width=math.ceil(len(words) / lines)) if lines > 1 else words)
+        extent = text.get_window_extent(renderer)
+        if max(extent.width, extent.height) <= length:
+            return
+    text.set_text(words)

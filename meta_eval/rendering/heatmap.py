@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from meta_eval.core.errors import InputError
-from meta_eval.rendering.figure_style import FULL_WIDTH, styled
+from meta_eval.rendering.figure_style import FULL_WIDTH, fit_length, styled
 
 __all__ = ["correlation_heatmap"]
 
@@ -57,8 +57,8 @@ def correlation_heatmap(
     lower : bool
         Show only the lower triangle and the diagonal (for symmetric coefficients).
     colorbar_label : str
-        What the colours mean, beside the colour bar (with ``title=""``, the figure carries no title: a report or
-        paper gives the caption).
+        What the colours mean, beside the colour bar, on as many lines as it takes to fit the figure's height (with
+        ``title=""``, the figure carries no title: a report or paper gives the caption).
     """
     import seaborn as sns
     from matplotlib.figure import Figure
@@ -81,19 +81,22 @@ def correlation_heatmap(
     ax = fig.add_subplot()
     frame = pd.DataFrame(values, index=matrix.index, columns=matrix.columns)
     sns.heatmap(frame, ax=ax, vmin=vmin, vmax=vmax, annot=annot, fmt=fmt, cmap=cmap, mask=mask, square=True,
-                cbar_kws={"shrink": 0.8, "label": colorbar_label}, annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white")
+                cbar_kws={"shrink": 0.8, "label": colorbar_label}, annot_kws={"fontsize": "small"}, linewidths=0.5,
+                linecolor="white")
     ax.grid(False)
     ax.tick_params(length=0)
     ax.set_ylabel(matrix.index.name or "")
     ax.set_xlabel("evaluated" if matrix.index.name == "reference" else "")
     if title is None:
         low = _LABELS.get(matrix.attrs.get("coefficient", ""), matrix.attrs.get("coefficient", ""))
-        if upper is not None:
+        if upper is not None:  # one line per triangle: on one line the title was wider than a heatmap of few metrics
             high = _LABELS.get(upper.attrs.get("coefficient", ""), upper.attrs.get("coefficient", ""))
-            title = f"below the diagonal: {low}; above: {high}"
+            title = f"below the diagonal: {low}\nabove: {high}"
         else:
             title = low
     ax.set_title(title, fontsize="medium")
+    if colorbar_label:
+        fit_length(ax.collections[0].colorbar.ax.yaxis.label, 0.95 * fig.get_figheight() * fig.dpi)
     return fig
 
 

@@ -83,16 +83,20 @@ class Report:
         BackgroundWriter`); :meth:`write` waits for them. For callers with a spare core.
     figures : bool
         Draw the figures (False: tables and text only).
+    progress : bool
+        Show the figures written (:func:`meta_eval.core.progress.progress`): an analysis's, drawn here, and those
+        :meth:`write` waits for.
 
     Every file goes through :meth:`write_text` or :meth:`write_frame`, so a write error (a full disk, a file-size
     limit) is an :class:`~meta_eval.core.errors.OutputError` naming the file, whoever writes.
     """
 
     def __init__(self, out: Path, title: str, *, formats=("pdf",), dpi: int = 300, preview_dpi: int = PREVIEW_DPI,
-                 background: bool = False, figures: bool = True):
+                 background: bool = False, figures: bool = True, progress: bool = False):
         from meta_eval.rendering.figure_style import BackgroundWriter
 
         self.draw_figures = figures
+        self.progress = progress
         self.out = Path(out)
         self._writer = BackgroundWriter() if background else None
         self.out.mkdir(parents=True, exist_ok=True)
@@ -161,9 +165,11 @@ class Report:
                 self.table(section, t.caption, t.compact, t.stem, full=t.frame, folder=folder)
             else:
                 self.data(t.stem, t.frame, folder=folder)
-        for f in result.figure_outputs if self.draw_figures else ():
-            if f.in_report or every_figure:
-                self.figure(section, f.caption, f.draw(), f.stem, folder=folder)
+        from meta_eval.core.progress import progress
+
+        drawn = [f for f in (result.figure_outputs if self.draw_figures else ()) if f.in_report or every_figure]
+        for f in progress(drawn, desc=f"{section.title}: figures", unit="figure", enabled=self.progress):
+            self.figure(section, f.caption, f.draw(), f.stem, folder=folder)
 
     def figure(self, section: Section, caption: str, fig: Figure, name: str, folder: str = "") -> ReportFigure:
         """Save ``fig`` in every format (and a PNG preview) and show it in ``section``."""
@@ -183,10 +189,16 @@ class Report:
         section.figures.append(entry)
         return entry
 
+    def backlog(self) -> tuple[int, float | None]:
+        """Figures still being written in the background, and the estimated seconds to write them
+        (:meth:`~meta_eval.rendering.figure_style.BackgroundWriter.backlog`; (0, 0.0) without a background
+        writer)."""
+        return self._writer.backlog() if self._writer is not None else (0, 0.0)
+
     def write(self) -> tuple[Path, Path]:
         """Write report.md and report.html, once every figure is on disk."""
         if self._writer is not None:
-            self._writer.wait()
+            self._writer.wait(progress=self.progress)
         return self.write_text("report.md", self.markdown()), self.write_text("report.html", self.html())
 
     def close(self) -> None:
@@ -227,7 +239,8 @@ class Report:
                 body.extend(_html_paragraph(p) for p in s.text.strip().split("\n\n"))
             for t in s.tables:
                 links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in (t.csv, t.tex))
-                body.append(f"<p><b>{e(t.caption)}</b> ({links})</p>{t.table.to_html()}")
+                # a table wider than the window scrolls in its own box: the page (and its text) keeps the window's width
+                body.append(f"<p><b>{e(t.caption)}</b> ({links})</p><div class='wide'>{t.table.to_html()}</div>")
             for f in s.figures:
                 links = " · ".join(f"<a href='{n}'>{Path(n).suffix[1:].upper()}</a>" for n in f.files
                                    if n != f.preview)
@@ -236,7 +249,8 @@ class Report:
         style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;line-height:1.4}"
                  "table{border-collapse:collapse;font-size:90%;margin-bottom:.5em}"
                  "td,th{padding:2px 8px;border-bottom:1px solid #ddd}td.num{text-align:right}"
-                 "th{border-bottom:2px solid #444}img{max-width:100%}.error{color:#a00}.note{font-size:85%}")
+                 "th{border-bottom:2px solid #444}img{max-width:100%}.error{color:#a00}.note{font-size:85%}"
+                 ".wide{overflow-x:auto}")
         return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(self.title)}</title>"
                 f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
 

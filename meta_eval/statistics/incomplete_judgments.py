@@ -36,6 +36,7 @@ from meta_eval.model.collection import Collection
 from meta_eval.core.errors import InputError
 from meta_eval.measures import Measure
 from meta_eval.statistics.rejudge import Rejudger, check_forms, resolve_measures
+from meta_eval.statistics.stability import smallest_from_which_all_hold
 from meta_eval.core.memory_budget import require
 from meta_eval.core.params import check as check_params
 from meta_eval.core.params import rng as rng_from_seed
@@ -186,14 +187,7 @@ class IncompleteJudgments:
         rows = []
         for (metric, form), grp in self.summary.groupby(["metric", "form"], sort=False):
             grp = grp.sort_values("fraction")
-            ok = (grp[coefficient] >= threshold).to_numpy()
-            bad = np.flatnonzero(~ok)
-            if bad.size == 0:
-                f = float(grp["fraction"].iloc[0])
-            elif bad[-1] + 1 < len(grp):
-                f = float(grp["fraction"].iloc[bad[-1] + 1])
-            else:
-                f = float("nan")
+            f = smallest_from_which_all_hold(grp["fraction"].to_numpy(), (grp[coefficient] >= threshold).to_numpy())
             rows.append({"metric": metric, "form": form, "min_fraction": f})
         return pd.DataFrame(rows)
 

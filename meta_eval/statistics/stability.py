@@ -16,6 +16,16 @@ from meta_eval.core.memory_budget import require
 from meta_eval.core.params import rng as rng_from_seed
 
 
+def smallest_from_which_all_hold(values: np.ndarray, holds: np.ndarray) -> float:
+    """The smallest of the ascending ``values`` from which on ``holds`` is true at every value (NaN when it fails at
+    the last): how a curve is read at a threshold (Voorhees & Buckley's "difference needed", the fraction of
+    judgments needed)."""
+    failing = np.flatnonzero(~np.asarray(holds, dtype=bool))
+    if failing.size == 0:
+        return float(values[0])
+    return float(values[failing[-1] + 1]) if failing[-1] + 1 < len(values) else float("nan")
+
+
 @dataclass(frozen=True, eq=False)
 class SwapRates:
     """Voorhees-Buckley swap rates.
@@ -41,13 +51,7 @@ class SwapRates:
         rows = []
         for size, grp in self.table.groupby("size", sort=True):
             grp = grp.sort_values("bin_lo")
-            bad = np.flatnonzero(grp["swap_rate"].to_numpy() > max_rate)
-            if bad.size == 0:
-                d = float(grp["bin_lo"].iloc[0])
-            elif bad[-1] + 1 < len(grp):
-                d = float(grp["bin_lo"].iloc[bad[-1] + 1])
-            else:
-                d = float("nan")
+            d = smallest_from_which_all_hold(grp["bin_lo"].to_numpy(), ~(grp["swap_rate"].to_numpy() > max_rate))
             rows.append({"size": size, "min_difference": d})
         return pd.DataFrame(rows)
 

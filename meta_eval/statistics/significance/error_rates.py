@@ -81,19 +81,12 @@ from meta_eval.statistics.significance.pairs import TIE_RTOL, abs_studentised, c
     pair_indices
 from meta_eval.statistics.significance.classical import sign_test_pvalues
 from meta_eval.core.errors import InputError
+from meta_eval.statistics.error_rate_design import (CORRECTION_LABELS, CORRECTIONS, DEFAULT_EFFECTS,  # noqa: F401
+                                                    DEFAULT_FAMILY_TESTS, NULLS, TEST_LABELS, TESTS, UNITS)
 
 __all__ = ["CORRECTIONS", "DEFAULT_EFFECTS", "NULLS", "SignificanceErrors", "TESTS", "default_sizes",
            "significance_error_rates", "wilson_interval", "work_bytes"]
 
-TESTS = ("ttest", "wilcoxon", "sign", "bootstrap", "randomisation")
-CORRECTIONS = ("none", "bonferroni", "holm", "bh", "tukey")
-NULLS = ("exchange", "shift")
-UNITS = ("sd", "score")
-DEFAULT_EFFECTS = (0.1, 0.2, 0.3, 0.5, 0.8)
-DEFAULT_FAMILY_TESTS = ("ttest", "wilcoxon", "sign")
-TEST_LABELS = {"ttest": "t-test", "wilcoxon": "Wilcoxon", "sign": "sign", "bootstrap": "bootstrap",
-               "randomisation": "randomisation"}
-CORRECTION_LABELS = {"none": "", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "BH", "tukey": "Tukey HSD"}
 #: Trials drawn together (fixed: the numbers depend only on the seed and the budget, not on memory settings).
 TRIAL_BATCH = 25
 #: Elements of the largest work array (trials x rows x replicates) computed at once.

@@ -210,7 +210,8 @@ class Space:
                               claim="" if checked else "no comparison with defined values")
 
 
-def formal_properties(metrics, sizes: SearchSizes | None = None, **size_overrides) -> FormalProperties:
+def formal_properties(metrics, sizes: SearchSizes | None = None, *, progress: bool = False,
+                      **size_overrides) -> FormalProperties:
     """Decide every formal property of every metric by exhaustive enumeration of small cases and a seeded random
     search beyond them.
 
@@ -222,6 +223,8 @@ def formal_properties(metrics, sizes: SearchSizes | None = None, **size_override
     sizes : SearchSizes, optional
         The search sizes (default :class:`SearchSizes`); ``size_overrides`` replace single fields
         (``formal_properties("AP", length=5, seed=1)``).
+    progress : bool
+        Show progress over the metrics (:func:`meta_eval.core.progress.progress`).
 
     Returns
     -------
@@ -246,6 +249,7 @@ def formal_properties(metrics, sizes: SearchSizes | None = None, **size_override
     from dataclasses import fields, replace
 
     from meta_eval.core.params import did_you_mean
+    from meta_eval.core.progress import progress as progress_display
 
     if sizes is not None and not isinstance(sizes, SearchSizes):
         raise InputError(f"formal properties: sizes must be a SearchSizes, got {type(sizes).__name__}")
@@ -260,7 +264,8 @@ def formal_properties(metrics, sizes: SearchSizes | None = None, **size_override
     cutoffs = {m.cutoff for m in chosen}
     spaces = [Space("binary", 1, sizes.binary_length, sizes, cutoffs),
               Space("graded", sizes.grades, sizes.length, sizes, cutoffs)]
-    verdicts = [v for m in chosen for space in spaces for v in space.judge(m)]
+    verdicts = [v for m in progress_display(chosen, desc="formal properties", unit="metric", enabled=progress)
+                for space in spaces for v in space.judge(m)]
     return FormalProperties([m.name for m in chosen], list(PROPERTIES), verdicts, sizes)
 
 
