@@ -8,6 +8,7 @@ the analyses package's files; ``tests/test_cli_startup.py`` checks that the tabl
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -56,9 +57,21 @@ class LazyGroup(TyperGroup):
 
     def main(self, *args, **kwargs):
         """Run the command line (only then: importing meta_eval.cli leaves the host process's settings alone)."""
+        standard_streams()
         if "TERMINAL_WIDTH" not in os.environ and "COLUMNS" not in os.environ and not sys.stdout.isatty():
             os.environ["TERMINAL_WIDTH"] = os.environ["COLUMNS"] = str(PIPE_WIDTH)
         return super().main(*args, **kwargs)
+
+    def invoke(self, ctx):
+        """Run the subcommand; a reader of standard output that went away (``meta-eval evaluate | head -1``) ends
+        it as it ends a Unix tool: quietly, status 141 (128 + SIGPIPE), never a ``BrokenPipeError`` traceback,
+        rich's status 1 or Python's "Exception ignored" line at exit."""
+        pipe_closed_raises()
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            stdout_to_devnull()
+            raise typer.Exit(code=PIPE_CLOSED) from None
 
     def list_commands(self, ctx) -> list[str]:
         registered = [command_name(info) for info in app.registered_commands]
@@ -91,6 +104,67 @@ class LazyGroup(TyperGroup):
         rows = [(name, table[name][1] if name in table else "") for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def standard_streams() -> None:
+    """Make the standard streams usable whatever state the process was started in.
+
+    * A closed standard input, output or error (``meta-eval evaluate <&- >&-``, as cron and daemons may run
+      commands) is opened on ``/dev/null``, as daemon(3) does: the next file the command opens would otherwise get
+      descriptor 1 and receive the results meant for standard output; what is printed there is discarded (said on
+      stderr), files written with ``-o`` are complete.
+    * A stream whose encoding cannot write every character (``PYTHONIOENCODING=ascii``, a C locale) writes the
+      others as escapes (``\\u03c4`` for τ) instead of failing in the middle of a table.
+    """
+    closed = []
+    for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, flags)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            closed.append(name)
+        if getattr(sys, name) is None:  # Python sets a stream that was closed at start-up to None
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False, errors="backslashreplace",
+                                    buffering=1 if fd == 2 else -1))
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    if "stdout" in closed:
+        print("meta-eval: note: standard output is closed; what is printed there is discarded (give -o FILE to "
+              "keep the results)", file=sys.stderr)
+
+
+#: The exit status of a command whose reader went away: a shell's for a process ended by SIGPIPE (Python ignores the
+#: signal and raises BrokenPipeError instead: https://docs.python.org/3/library/signal.html#note-on-sigpipe).
+PIPE_CLOSED = 128 + 13
+
+
+def pipe_closed_raises() -> None:
+    """Make rich's consoles raise ``BrokenPipeError`` when their reader went away, as ``print`` does: rich's own
+    handling (``Console.on_broken_pipe``, meant to be replaced) exits with status 1, as if the command had failed.
+    Set when a command runs, not at import: ``meta-eval --help`` imports no rich console."""
+    import rich.console
+
+    def reader_gone(console) -> None:
+        console.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader of standard output went away")
+
+    rich.console.Console.on_broken_pipe = reader_gone
+
+
+def stdout_to_devnull() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what is left in its buffer does
+    not fail again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # pragma: no cover - no real stdout
+        pass
 
 
 def load_all() -> None:

@@ -390,13 +390,9 @@ def _stop_workers() -> None:
 
 def _silence_stdout() -> None:
     """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not fail again."""
-    import os
+    from meta_eval.cli.app import stdout_to_devnull
 
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # pragma: no cover - no real stdout
-        pass
+    stdout_to_devnull()
 
 
 # --------------------------------------------------------------------------------------------- what an analysis reads
@@ -464,6 +460,15 @@ class DataOptions:
     default_measures: tuple[str, ...] | None = None
     _table: Any = field(default=None, repr=False)  # the --scores tables, read once
 
+    def __post_init__(self) -> None:
+        """Each value of a repeatable option once, refused before any work (:func:`meta_eval.core.params.unique`:
+        ``--topic 2 --topic 2`` would weigh one topic double, ``-m AP -m AP`` study one measure twice)."""
+        from meta_eval.core.params import unique
+
+        for name, flag in _REPEATABLE.items():
+            if getattr(self, name):
+                setattr(self, name, list(unique(getattr(self, name), flag)))
+
     @classmethod
     def from_command(cls, given: dict, needs: str = "collection", defaults: tuple[str, ...] | None = None
                      ) -> "DataOptions":
@@ -509,6 +514,8 @@ class DataOptions:
         from meta_eval.measures.resolver import resolve
 
         metrics, against = self._measures()
+        _one_measure_each(metrics, "-m")
+        _one_measure_each(against, "--against")
         measures = resolve([*metrics, *against])
         reason = decl.too_few([m.name for m in measures]) if decl is not None else None
         if reason:
@@ -564,4 +571,24 @@ class DataOptions:
 
 
 _COLLECTION_NAMES = {p.name for p in COLLECTION_PARAMETERS}
+#: The repeatable options of :class:`DataOptions` whose values must differ, and their spelling in a message (the
+#: runs are files: a run named twice is read once, :mod:`meta_eval.core.file_identity`).
+_REPEATABLE = {"measures": "-m", "against": "--against", "systems": "--system", "topics": "--topic"}
+
+
+def _one_measure_each(specs: list[str], flag: str) -> None:
+    """Refuse two specifications of one option that name one measure (``-m AP -m ap``, ``-m map -m MAP``: names are
+    case-insensitive, :func:`meta_eval.measures.resolver.resolve`); :func:`unique` refused the exact repeats."""
+    from meta_eval.core.errors import InputError
+    from meta_eval.measures.resolver import load_metric
+
+    first: dict[str, str] = {}
+    for spec in specs:
+        for name in {m.output_name.lower(): m.output_name for m in load_metric(spec)}.values():
+            if name.lower() in first and first[name.lower()] != spec:
+                raise InputError(f"option {flag}: {first[name.lower()]} and {spec} name one measure ({name}); "
+                                 "give it once")
+            first.setdefault(name.lower(), spec)
+
+
 _DATA_NAMES = {p.name for p in DATA_PARAMETERS} | {"measures_args", "standardise", "jobs", "scheduler"}

@@ -21,6 +21,7 @@ from meta_eval.cli.app import app
 from meta_eval.cli.common import (DATA_PARAMETERS, DataOptions, DpiOpt, FiguresOpt, FormatOpt, JobsOpt, OverwriteOpt,
                                   SchedulerOpt, StandardiseOpt, declared_inputs, figure_formats, reports_errors)
 from meta_eval.cli.generated import param_option
+from meta_eval.core.params import unique
 
 #: Options whose names changed when the study's options came to follow the analyses (what the help tells).
 RENAMED = {"--top": "--discpower-top", "--ci": "--correlation-ci", "--mem-lists": "--informativeness-lists",
@@ -94,7 +95,8 @@ def study(**given) -> None:
     for key, (name, param) in where.items():
         value = given.pop(key, None)
         if value is not None and value != []:
-            params.setdefault(name, {})[param] = _plain(value)
+            params.setdefault(name, {})[param] = _unique(name, param, value) if isinstance(value, list) \
+                else _plain(value)
     out, overwrite = given.pop("out"), given.pop("overwrite")
     collections, study_file = given.pop("collection"), given.pop("study_file")
     skip, added = given.pop("skip"), given.pop("analysis")
@@ -103,7 +105,7 @@ def study(**given) -> None:
     data = DataOptions.from_command(given)
     metrics, against = data._measures()
     options = StudyOptions(metrics=tuple(metrics), against=tuple(against), params=params,
-                           skip=tuple(s.value for s in skip or ()), analyses=tuple(added or ()),
+                           skip=unique(_plain(skip or []), "--skip"), analyses=tuple(added or ()),
                            standardise=data.standardise, formats=formats, dpi=dpi, figures=figures,
                            **shared).check()
     declared = declared_inputs(data.collection.qrels, [*(data.collection.runs or ()), *(data.scores or ())],
@@ -132,6 +134,15 @@ def study(**given) -> None:
         print(f"meta-eval: error: {len(failed)} analysis(es) failed ({', '.join(failed)}); the report marks them",
               file=sys.stderr)
         raise typer.Exit(code=1)
+
+
+def _unique(analysis: str, param: str, values: list) -> tuple:
+    """The values of a repeatable option of the study, each once (:func:`unique`, with the study's spelling)."""
+    from meta_eval.analyses import analyses
+    from meta_eval.orchestration.study import study_flag
+
+    decl = next(d for d in analyses() if d.name == analysis)
+    return unique(_plain(values), study_flag(decl, decl.param(param)))
 
 
 def _plain(value):

@@ -13,7 +13,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["identity", "inputs", "record_input", "record_inputs", "is_input", "inputs_inside", "named_files"]
+__all__ = ["identity", "inputs", "record_input", "record_inputs", "is_input", "inputs_inside", "named_files",
+           "is_pattern", "GLOB_CHARACTERS"]
 
 _LOCK = threading.Lock()
 _INPUTS: dict[tuple[int, int], str] = {}  # (st_dev, st_ino) -> the path it was read as
@@ -74,10 +75,22 @@ def inputs_inside(folder: str | os.PathLike, declared: Iterable[str | os.PathLik
     return sorted(set(found))
 
 
+#: The characters that make a name a glob pattern (:mod:`glob`).
+GLOB_CHARACTERS = "*?["
+
+
+def is_pattern(spec: str | os.PathLike) -> bool:
+    """Whether an input specification is read as a glob pattern: it holds a glob character (``*?[``) and no file
+    of that name exists. A path is a path: a file really named ``run[1].txt`` is that file, never the pattern that
+    matches ``run1.txt`` (:func:`meta_eval.inputs.trec.expand_paths` and :func:`named_files` both decide here)."""
+    text = os.fspath(spec)
+    return any(ch in text for ch in GLOB_CHARACTERS) and not os.path.lexists(text)
+
+
 def named_files(specs: Iterable[str | os.PathLike | object]) -> list[str]:
     """The files named by input specifications before they are read: paths as they are, folders by their entries,
-    glob patterns by their matches (what is not a path, e.g. a DataFrame, is skipped). Used to refuse an output that
-    would replace an input before any work; nothing here raises."""
+    glob patterns (:func:`is_pattern`) by their matches (what is not a path, e.g. a DataFrame, is skipped). Used to
+    refuse an output that would replace an input before any work; nothing here raises."""
     import glob
 
     found: list[str] = []
@@ -88,7 +101,7 @@ def named_files(specs: Iterable[str | os.PathLike | object]) -> list[str]:
         try:
             if os.path.isdir(spec):
                 found.extend(os.path.join(spec, name) for name in os.listdir(spec))
-            elif any(ch in spec for ch in "*?["):
+            elif is_pattern(spec):
                 found.extend(glob.glob(spec))
             else:
                 found.append(spec)

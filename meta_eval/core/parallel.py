@@ -30,15 +30,16 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import re
 import signal
 import sys
 import threading
 import time
 from typing import Any, Callable, Sequence
 
-from meta_eval.core.errors import InputError
+from meta_eval.core.errors import InputError, MetaEvalWarning
 
-__all__ = ["parallel_map", "resolve_jobs", "usable_cores", "free_cores", "IdleCores", "check_scheduler",
+__all__ = ["parallel_map", "resolve_jobs", "usable_cores", "usable_jobs", "free_cores", "IdleCores", "check_scheduler",
            "connect_scheduler", "close_clusters", "terminate_workers", "init_worker"]
 
 _CLIENTS: dict[tuple[str, int], Any] = {}
@@ -162,14 +163,88 @@ def _affinity() -> set[int] | None:
         return None
 
 
+#: Dask's default scheduler port, taken when an address gives none (``tcp://HOST``), as Dask itself does.
+DASK_PORT = 8786
+# SCHEME://HOST[:PORT][/]: HOST a name, an IPv4 address or a bracketed IPv6 one
+_ADDRESS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://"
+                      r"(?P<host>\[[^\[\]/]*\]|[^\[\]/:]*)(?::(?P<port>[^/]*))?/?")
+_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+class WorkersNote(MetaEvalWarning):
+    """How many workers run, when it is not what was asked (a line on stderr)."""
+
+
+def usable_jobs(n_jobs: int, asked: int | None = None) -> int:
+    """``n_jobs`` workers, at most as many as the cores this process may use (:func:`usable_cores`). More worker
+    processes than cores only take turns on them, each with its own start-up and copy of the data: ``-j 200`` on 2
+    cores ran 10 times longer than the default. A number the user asked for (``asked``) that is cut is said once."""
+    if n_jobs <= 1:
+        return n_jobs
+    usable = usable_cores()
+    if n_jobs > usable and asked is not None and asked > 0:
+        import warnings
+
+        warnings.warn(f"--jobs {asked}: this machine lets meta-eval use {usable} core(s); running {usable} "
+                      "worker(s) (more would only take turns on them)", WorkersNote, stacklevel=3)
+    return min(n_jobs, usable)
+
+
 def check_scheduler(scheduler: str | None) -> str | None:
-    """``None`` (joblib), ``"local"`` (a Dask LocalCluster) or a Dask scheduler address ``tcp://HOST:PORT``."""
+    """``None`` (joblib), ``"local"`` (a Dask LocalCluster) or a Dask scheduler address ``SCHEME://HOST[:PORT]``,
+    returned in its one spelling ``scheme://host:port``: the scheme in lower case (``TCP://`` is ``tcp://``), a
+    trailing ``/`` dropped, Dask's default port 8786 when none is given.
+
+    Raises
+    ------
+    InputError
+        Not ``local`` nor an address; a malformed one (``tcp://[::1``, no host, a port outside 1..65535); a scheme
+        Dask cannot reach from another process (``inproc://``) or does not know; ``tls://``/``wss://`` without the
+        certificates Dask's configuration must name.
+    """
     if scheduler is None or scheduler == "local":
         return scheduler
-    if not isinstance(scheduler, str) or "://" not in scheduler:
-        raise InputError(f"scheduler must be 'local' or a Dask scheduler address such as tcp://127.0.0.1:8786; "
-                         f"got {scheduler!r}")
-    return scheduler
+    hint = "a Dask scheduler address such as tcp://127.0.0.1:8786"
+    if isinstance(scheduler, str) and scheduler.lower().startswith("inproc://"):
+        raise InputError(f"scheduler {scheduler!r}: an inproc:// address lives inside one process and cannot be "
+                         "reached from meta-eval; use 'local' or tcp://HOST:PORT")
+    match = _ADDRESS.fullmatch(scheduler) if isinstance(scheduler, str) else None
+    if match is None:
+        bracket = " (an IPv6 address is written in brackets: tcp://[::1]:8786)" if "[" in str(scheduler) else ""
+        raise InputError(f"scheduler must be 'local' or {hint}; got {scheduler!r}{bracket}")
+    scheme, host, port = match["scheme"].lower(), match["host"], match["port"]
+    if not host:
+        raise InputError(f"scheduler {scheduler!r}: no host; expected {hint}")
+    if scheme not in _SCHEMES:
+        raise InputError(f"scheduler {scheduler!r}: unknown scheme {scheme}://; expected {hint} "
+                         f"(schemes: {', '.join(_SCHEMES)})")
+    if host.startswith("["):
+        import ipaddress  # (here: the readers import this module)
+
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise InputError(f"scheduler {scheduler!r}: {host} is not an IPv6 address") from None
+    if port is not None and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise InputError(f"scheduler {scheduler!r}: the port must be a number in 1..65535; got {port!r}")
+    if scheme in ("tls", "wss"):
+        _check_tls(scheduler)
+    return f"{scheme}://{host}:{int(port) if port is not None else DASK_PORT}"
+
+
+def _check_tls(scheduler: str) -> None:
+    """A TLS address needs the client's certificate, key and CA from Dask's configuration (read by Dask's
+    ``Security()``): without them Dask fails deep inside the connection."""
+    try:
+        import dask
+    except ImportError:
+        return  # the missing Dask is said when the connection is made
+    tls = dask.config.get("distributed.comm.tls", {}) or {}
+    client = tls.get("client") or {}
+    if not (tls.get("ca-file") and client.get("cert")):
+        raise InputError(f"scheduler {scheduler!r}: a TLS address needs certificates; set distributed.comm.tls.ca-file"
+                         " and distributed.comm.tls.client.cert (and .key) in Dask's configuration (e.g. "
+                         "DASK_DISTRIBUTED__COMM__TLS__CA_FILE=...), or use tcp://")
 
 
 def parallel_map(
@@ -221,7 +296,7 @@ def parallel_map(
     tasks = list(tasks)
     common = common or {}
     scheduler = check_scheduler(scheduler)
-    n_jobs = usable_cores() if jobs is None and scheduler is None else resolve_jobs(jobs)
+    n_jobs = usable_jobs(usable_cores() if jobs is None and scheduler is None else resolve_jobs(jobs), jobs)
     share = _shares(weights, len(tasks))
     bar = show(total=len(tasks) if share is None else 100.0, desc=desc or "tasks", unit=unit if share is None
                else "% of the work", enabled=progress)
@@ -433,6 +508,10 @@ def _client(scheduler: str, n_jobs: int):
                                host="127.0.0.1", local_directory=scratch)
         client = Client(cluster)
     else:
+        problem = _handshake(scheduler, CONNECT_TIMEOUT)
+        if problem is not None:
+            raise InputError(f"--scheduler {scheduler}: {problem}; start a scheduler there (dask scheduler --host "
+                             "127.0.0.1 --port PORT) or drop --scheduler")
         try:
             client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s")
         except (OSError, TimeoutError) as exc:
@@ -447,13 +526,47 @@ def _client(scheduler: str, n_jobs: int):
     return client
 
 
+def _handshake(address: str, seconds: float) -> str | None:
+    """None when a Dask scheduler at ``address`` completes Dask's handshake in time, else why not.
+
+    Dask's own connection gives up on the TCP connection after its timeout, but then waits for the handshake
+    without any: a server that accepts the connection and never answers (a wrong port, a hung scheduler) held
+    ``Client()`` for minutes. Here the connection and the handshake share one deadline, ``seconds`` to connect and
+    as long again to answer; the probe runs in a thread of its own (a notebook's event loop may be running in this
+    one)."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    outcome: list[str | None] = []
+
+    async def shake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=seconds), 2 * seconds)
+        await comm.close()
+
+    def probe() -> None:
+        try:
+            asyncio.run(shake())
+            outcome.append(None)
+        except asyncio.TimeoutError:
+            outcome.append(f"the server there accepted the connection but did not answer Dask's handshake within "
+                           f"{2 * seconds:g} s (not a Dask scheduler, or a hung one)")
+        except Exception as exc:  # noqa: BLE001 - any failure to connect is the message
+            outcome.append(f"cannot reach the Dask scheduler within {seconds:g} s ({type(exc).__name__}: {exc})")
+
+    thread = threading.Thread(target=probe, name="meta-eval-dask-handshake", daemon=True)
+    thread.start()
+    thread.join(2 * seconds + 5)
+    return outcome[0] if outcome else f"no answer from the Dask scheduler within {2 * seconds:g} s"
+
+
 def connect_scheduler(scheduler: str | None, jobs: int | None = None) -> str | None:
     """Check ``--scheduler`` before any work: the address is well formed, Dask is installed, and the scheduler
     answers within :data:`CONNECT_TIMEOUT` seconds with at least one worker (a local cluster is started). Returns
     the scheduler; the connection is kept for the work that follows."""
     scheduler = check_scheduler(scheduler)
     if scheduler is not None:
-        _client(scheduler, resolve_jobs(jobs))
+        _client(scheduler, usable_jobs(resolve_jobs(jobs), jobs))
     return scheduler
 
 

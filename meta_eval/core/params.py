@@ -87,7 +87,10 @@ class Param:
             values = tuple(one.validate(v, where, kind) for v in value)
             if not values:
                 raise InputError(f"{where}: {kind} {self.name} is empty; allowed: {self.domain_text}")
-            return values
+            try:  # after parsing: --min-d 0.1 --min-d 0.10 is one value given twice
+                return unique(values, self.name, kind)
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from None
         if isinstance(value, str) and self.parse is not str and not self.choices:
             value = parse_value(self, value, where)
         problem = self._problem(value)
@@ -193,7 +196,11 @@ def parse_value(param: Param, text: str, where: str) -> Any:
 
 
 def format_value(value: Any) -> str:
-    """A parameter value as it is written in a name: ``0.5,0.5``, ``1:3,2:9``, ``true``."""
+    """A parameter value as it is written in a name: ``0.5,0.5``, ``1:3,2:9``, ``true``.
+
+    A real number is written exactly: the shortest text that reads back as the same float (``repr``, without a
+    trailing ``.0``: ``1``, ``0.5``, ``0.5000001``, ``1e-07``). Names and the cache keys made of them must never
+    round: ``RBP(p=0.5000001)`` printed as ``RBP(p=0.5)`` was one row for two measures."""
     np = sys.modules.get("numpy")  # a numpy object exists only once numpy is imported: no import here
     if isinstance(value, (tuple, list)) or (np is not None and isinstance(value, np.ndarray)):
         return ",".join(format_value(v) for v in value)
@@ -201,12 +208,15 @@ def format_value(value: Any) -> str:
         return ",".join(f"{format_value(k)}:{format_value(v)}" for k, v in value.items())
     if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return str(bool(value)).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
+        text = float.__repr__(float(value))  # numpy 2's repr of its scalars is "np.float64(0.5)"
+        return text.removesuffix(".0")
+    if np is not None and isinstance(value, np.integer):
+        return str(int(value))
     return str(value)
 
 
-def unique(values: Iterable[Any], option: str) -> tuple[Any, ...]:
+def unique(values: Iterable[Any], option: str, kind: str = "option") -> tuple[Any, ...]:
     """The values of a repeatable option, each once: a value given twice is refused (``--topic 2 --topic 2`` would
     run a one-topic analysis where one ``--topic 2`` is refused, and ``--fraction 0.5 --fraction 0.5`` would count
     one fraction twice), the same way for every option and analysis."""
@@ -215,7 +225,7 @@ def unique(values: Iterable[Any], option: str) -> tuple[Any, ...]:
     for v in values:
         key = v if isinstance(v, collections.abc.Hashable) else repr(v)
         if key in seen:
-            raise InputError(f"option {option}: {format_value(v)} is given twice")
+            raise InputError(f"{kind} {option}: {format_value(v)} is given twice")
         seen.add(key)
     return values
 

@@ -8,6 +8,7 @@ line in Python, so the error names the exact line; this slow path only runs on b
 
 from __future__ import annotations
 
+import errno
 import glob
 import math
 import os
@@ -26,8 +27,8 @@ import pyarrow.csv as pacsv
 
 from meta_eval.inputs import adapters
 from meta_eval.inputs.arrow_numpy import has_empty, to_numpy
-from meta_eval.core.errors import InputError
-from meta_eval.core.file_identity import record_input
+from meta_eval.core.errors import InputError, MetaEvalWarning
+from meta_eval.core.file_identity import identity, is_pattern, record_input
 from meta_eval.core.parallel import usable_cores
 from meta_eval.inputs.tables import MAX_GRADE, PrefsTable, QrelsTable, RunTable, ZScoresTable
 
@@ -180,22 +181,122 @@ def read_text(path: PathLike) -> str:
                          data.count(b"\n", 0, exc.start) + 1) from None
 
 
+class RunFilesNote(MetaEvalWarning):
+    """How run specifications were read, said on stderr: what a glob pattern matched, the names of one file merged
+    into one run, entries of a run folder that are not files."""
+
+
 def expand_paths(specs: Iterable[PathLike]) -> list[Path]:
-    """Expand run specifications (files, directories, glob patterns) into a sorted, de-duplicated file list."""
+    """The run files that run specifications name, in order, each file once.
+
+    * ``-`` is standard input;
+    * a name that exists is a path, whatever characters it holds (``run[1].txt`` is that file): a folder gives its
+      entries (sorted; hidden ones and subfolders skipped), anything else is read as it is;
+    * a name that exists nowhere and holds ``*?[`` is a glob pattern
+      (:func:`~meta_eval.core.file_identity.is_pattern`), which must match a file; a :class:`RunFilesNote` (a line
+      on stderr) says what it matched;
+    * one file is one run whatever its names: a symlink or a hard link to a file named already, or one file named
+      twice, is read once (a note names the aliases merged);
+    * a dangling symbolic link (in a folder, or matched by a pattern) is an error naming it, never a run dropped.
+
+    Raises
+    ------
+    InputError
+        A pattern that matches no file, a folder without files, a dangling or looping link, an unreadable folder.
+    """
     files: list[Path] = []
     for spec in specs:
-        spec_path = Path(spec)
-        if spec_path.is_dir():
-            found = sorted(p for p in spec_path.iterdir() if p.is_file() and not p.name.startswith("."))
-        elif any(ch in str(spec) for ch in "*?["):
-            found = sorted(Path(p) for p in glob.glob(str(spec)) if Path(p).is_file())
+        text = os.fspath(spec)
+        if text == STDIN:
+            files.append(Path(STDIN))
+        elif is_pattern(text):
+            files.extend(_pattern_files(text))
+        elif os.path.isdir(text):
+            files.extend(_folder_files(text))
         else:
-            found = [spec_path]
-        if not found:
-            raise InputError("no run files found", str(spec))
-        files.extend(found)
-    unique = list(dict.fromkeys(files))
-    return unique
+            files.append(Path(text))  # a file, a stream, or missing: read_run says which
+    return _one_per_file(files)
+
+
+def _pattern_files(pattern: str) -> list[Path]:
+    found = _regular_files(sorted(glob.glob(pattern)), pattern)
+    if not found:
+        raise InputError("no run files match this glob pattern (and no file has this name)", pattern)
+    _note(f"no file is named {pattern!r}: read as a glob pattern, it matched {_listing(found)}")
+    return found
+
+
+def _folder_files(folder: str) -> list[Path]:
+    try:
+        entries = sorted(os.path.join(folder, name) for name in os.listdir(folder) if not name.startswith("."))
+    except OSError as exc:
+        raise InputError(f"cannot list the run folder ({exc.strerror or exc})", folder) from None
+    found = _regular_files(entries, folder)
+    if not found:
+        raise InputError("no run files found in this folder", folder)
+    return found
+
+
+def _regular_files(names: list[str], where: str) -> list[Path]:
+    """The regular files among ``names`` (symlinks followed; folders skipped). A dangling or looping link is an
+    error naming it; a FIFO, socket or device is skipped with a note (a folder's FIFO would block the reading)."""
+    found, skipped = [], []
+    for name in names:
+        try:
+            mode = os.stat(name).st_mode
+        except OSError as exc:
+            if not os.path.islink(name):
+                raise InputError(f"cannot read ({exc.strerror or exc})", name) from None
+            problem = "a symbolic link loop" if exc.errno == errno.ELOOP else \
+                f"a dangling symbolic link (its target {_link_target(name)} does not exist)"
+            raise InputError(f"{problem}: the run it names cannot be read; remove the link or restore its target",
+                             name) from None
+        if stat.S_ISREG(mode):
+            found.append(Path(name))
+        elif not stat.S_ISDIR(mode):
+            skipped.append(name)
+    if skipped:
+        _note(f"{where}: skipped {_listing(skipped)}, not regular files")
+    return found
+
+
+def _link_target(name: str) -> str:
+    try:
+        return repr(os.readlink(name))
+    except OSError:
+        return "?"
+
+
+def _one_per_file(paths: list[Path]) -> list[Path]:
+    """Each file once, where it was first named, by a name that is not a symlink when it has one: aliases
+    (symlinks, hard links, ``x`` and ``./x``, a name given twice) are one file (device and inode), so one run."""
+    names: dict[object, list[Path]] = {}
+    for path in paths:
+        key = ("stdin",) if str(path) == STDIN else identity(path) or ("name", os.path.abspath(path))
+        names.setdefault(key, []).append(path)
+    out = []
+    for aliases in names.values():
+        chosen = next((p for p in aliases if not p.is_symlink()), aliases[0])
+        if len(aliases) > 1:
+            others = sorted({str(p) for p in aliases} - {str(chosen)})
+            also = f" (also named {_listing([Path(p) for p in others])})" if others else ""
+            _note(f"{chosen} is named {len(aliases)} times{also}: one file, read as one run")
+        out.append(chosen)
+    return out
+
+
+def _listing(paths: Sequence[str | Path], shown: int = 5) -> str:
+    """``a, b and c`` (at most ``shown`` names, then how many more)."""
+    names = [str(p) for p in paths]
+    if len(names) > shown:
+        return ", ".join(names[:shown]) + f" and {len(names) - shown} more"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _note(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, RunFilesNote, stacklevel=4)
 
 
 # --------------------------------------------------------------------------------------------- tables

@@ -21,6 +21,13 @@ Contract, checked on every call (:func:`guarded`)
     like the built-in RHL, such values are left out of the means. Anything else (an exception, a wrong shape,
     text, None, complex numbers, inf, a generator, a masked array) is a :class:`PluginError` naming the plug-in and
     the list: its run and topic where the caller knows them, else its grades.
+What a plug-in raises
+    Every exception, ``BaseException`` included (``SystemExit``, ``GeneratorExit``, a ``BaseException`` subclass
+    of its own, a ``KeyboardInterrupt`` it raises itself), is contained as a :class:`PluginError` naming it, when
+    the plug-in is imported and when it is called: a plug-in cannot end or silently stop a command. One exception
+    is not the plug-in's: a ``KeyboardInterrupt`` from a real Ctrl-C (a SIGINT that arrived while the plug-in ran,
+    :class:`InterruptWatch`) still interrupts the command (exit status 130). A plug-in that changes the working
+    folder finds it put back when its code returns (:func:`folder_kept`).
 
 Examples
 --------
@@ -45,6 +52,7 @@ import inspect
 import numbers
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -154,14 +162,17 @@ class _Guard:
 
     def __call__(self, r: Rankings, **params) -> np.ndarray:
         view = read_only(r)
+        watch = InterruptWatch()
         try:
             # what a plug-in prints goes to stderr: on stdout it would end up inside `-o -` results (a CSV, JSON)
-            with contextlib.redirect_stdout(sys.stderr):
+            with contextlib.redirect_stdout(sys.stderr), watch, folder_kept():
                 out = self.__wrapped__(view, **params)
         except PluginError as exc:  # a per-list function, which knows the list but not the plug-in's label
             index = exc.index
             raise PluginError(self.label, exc.problem, index, _describe(view, index) if index else "") from None
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: report, never a traceback
+        except BaseException as exc:  # noqa: BLE001 - the user's code: report, never a traceback
+            if watch.interrupted(exc):
+                raise
             raise PluginError(self.label, describe_failure(exc)) from None
         values = _as_values(out, r.shape)
         if isinstance(values, str):
@@ -187,6 +198,81 @@ def guarded(func: Callable, label: str, undefined: str = "") -> Callable[..., np
     if isinstance(func, _Guard):
         func = func.__wrapped__
     return _Guard(func, label, undefined)
+
+
+_WATCH = threading.local()  # per thread: the outermost InterruptWatch on, if any
+
+
+class InterruptWatch:
+    """While a plug-in runs (``with InterruptWatch() as watch:``), tell a real Ctrl-C from a ``KeyboardInterrupt``
+    the plug-in raises itself (:meth:`interrupted`).
+
+    In the main thread, with a Python-level SIGINT handler, the handler is wrapped for the duration to record that
+    a SIGINT arrived (then it runs as before: Python's default raises KeyboardInterrupt), and put back afterwards
+    (so a plug-in cannot keep a handler of its own either). Nested watches share the outermost one. Elsewhere no
+    SIGINT can raise: signals reach only the main thread, and workers ignore SIGINT
+    (:func:`meta_eval.core.parallel.init_worker`)."""
+
+    def __init__(self) -> None:
+        self.sigint = False
+        self._outer: InterruptWatch | None = None
+        self._previous = None
+
+    def __enter__(self) -> "InterruptWatch":
+        self._outer = getattr(_WATCH, "current", None)
+        if self._outer is None:
+            handler = signal.getsignal(signal.SIGINT) if _in_main_thread() else None
+            if callable(handler):
+                def recording(signum, frame):
+                    self.sigint = True
+                    return handler(signum, frame)
+
+                self._previous = signal.signal(signal.SIGINT, recording)
+            _WATCH.current = self
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._outer is None:
+            _WATCH.current = None
+            if self._previous is not None:
+                signal.signal(signal.SIGINT, self._previous)
+
+    def interrupted(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the user's Ctrl-C (to let through) rather than the plug-in's own (to contain)."""
+        return isinstance(exc, KeyboardInterrupt) and _in_main_thread() and (self._outer or self).sigint
+
+
+@contextlib.contextmanager
+def folder_kept():
+    """Run a plug-in's code and put the working folder back as it was: a plug-in that changes it (``os.chdir``)
+    would move every relative path read or written after it — the runs, the qrels, ``-o out.csv``."""
+    try:
+        before = os.getcwd()
+    except OSError:  # the working folder was removed: there is nothing to put back
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            changed = os.getcwd() != before
+        except OSError:
+            changed = True
+        if changed:
+            os.chdir(before)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def is_interruption(exc: BaseException) -> bool:
+    """:meth:`InterruptWatch.interrupted` of the watch on in this thread; with none, a KeyboardInterrupt in the main
+    thread that a SIGINT handler could have raised counts as the user's (when in doubt, let Ctrl-C interrupt)."""
+    watch = getattr(_WATCH, "current", None)
+    if watch is not None:
+        return watch.interrupted(exc)
+    return isinstance(exc, KeyboardInterrupt) and _in_main_thread() and callable(signal.getsignal(signal.SIGINT))
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -337,7 +423,9 @@ class _PerList:
         for i, n in zip(positions.tolist(), lists.lengths[positions].tolist()):
             try:
                 value = func(grades[i, :n], counts[i])  # views of read-only arrays are read-only
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
+            except BaseException as exc:  # noqa: BLE001 - the user's code (module docstring)
+                if is_interruption(exc):
+                    raise
                 raise PluginError(func.__name__, describe_failure(exc), _position(i, shape)) from None
             value = _as_real(value)
             if isinstance(value, str):
@@ -616,11 +704,14 @@ def _load_file(target: str, what: str = "metric plug-in") -> _Module:
     if folder not in sys.path:
         sys.path.append(folder)  # its neighbours can be imported (appended: it never shadows an installed module)
     sys.modules[name] = module
+    watch = InterruptWatch()
     try:
-        with plugin_registrations() as found:
+        with plugin_registrations() as found, watch, folder_kept():
             exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the user's plug-in is code
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: report where, never a traceback
+    except BaseException as exc:  # noqa: BLE001 - the user's code: report where, never a traceback
         sys.modules.pop(name, None)
+        if watch.interrupted(exc):
+            raise
         line = _line_in(exc, path)
         raise InputError(f"cannot import {what}: {type(exc).__name__}: {exc}", str(path), line) from None
     loaded = _Module(module, str(path), _shown(path), digest)
@@ -681,10 +772,13 @@ def _load_module(target: str, what: str = "metric plug-in") -> _Module:
         if not _stale(known):
             return known
         sys.modules.pop(target, None)  # its code changed: import it anew
+    watch = InterruptWatch()
     try:
-        with plugin_registrations() as found:
+        with plugin_registrations() as found, watch, folder_kept():
             module = importlib.import_module(target)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
+    except BaseException as exc:  # noqa: BLE001 - the user's code (module docstring)
+        if watch.interrupted(exc):
+            raise
         raise InputError(f"cannot import {what} module {target!r}: {type(exc).__name__}: {exc}") from None
     loaded = _Module(module, target, target, "")
     _record(loaded, found, module.__name__)

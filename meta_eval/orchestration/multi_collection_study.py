@@ -97,6 +97,13 @@ def read_study_file(path: str | Path) -> tuple[list[CollectionSpec], dict[str, A
     Returns
     -------
     (collections, study options as a dict)
+
+    Raises
+    ------
+    InputError
+        Naming the file and the key: not TOML, an unknown section or key, ``[collection]`` for
+        ``[[collection]]``, a value of the wrong type (``qrels = 5``, a list where a string belongs, a table where
+        a value belongs), a collection without name, qrels or runs.
     """
     import tomllib
 
@@ -110,20 +117,100 @@ def read_study_file(path: str | Path) -> tuple[list[CollectionSpec], dict[str, A
     unknown = sorted(set(data) - {"study", "collection"})
     if unknown:
         raise InputError(f"unknown section(s) {unknown}; a study file has [study] and [[collection]]", str(path))
-    base = path.parent
-    specs = []
-    for i, entry in enumerate(data.get("collection", [])):
-        entry = dict(entry)
-        missing = [key for key in ("name", "qrels", "runs") if key not in entry]
-        if missing:
-            raise InputError(f"collection {i + 1} lacks {', '.join(missing)}", str(path))
-        runs = entry.pop("runs")
-        runs = [runs] if isinstance(runs, str) else list(runs)
-        specs.append(CollectionSpec(str(entry.pop("name")), str(base / entry.pop("qrels")),
-                                    [str(base / r) for r in runs], entry).check())
+    collections = data.get("collection", [])
+    if isinstance(collections, dict):
+        raise InputError("[collection] is a single table: write [[collection]] (double brackets), one such section "
+                         "per collection", str(path))
+    if not isinstance(collections, list) or not all(isinstance(entry, dict) for entry in collections):
+        raise InputError("'collection' must be [[collection]] sections (tables with name, qrels and runs), not "
+                         f"{_toml_kind(collections)}", str(path))
+    specs = [_collection_entry(entry, i, path) for i, entry in enumerate(collections)]
     if not specs:
         raise InputError("no [[collection]] in the study file", str(path))
-    return specs, dict(data.get("study", {}))
+    return specs, _study_table(data.get("study", {}), path)
+
+
+#: The type of every key of a [[collection]] table: the files, then the loading options.
+_ENTRY_TYPES: dict[str, tuple[type, str]] = {
+    "name": (str, "a string"), "qrels": (str, "a string (a path)"), "depth": (int, "an integer"),
+    "rel_level": (int, "an integer"), "missing": (str, "a string"), "unjudged": (str, "a string"),
+    "ties": (str, "a string"), "score_precision": (str, "a string"),
+}
+
+
+def _toml_kind(value: Any) -> str:
+    """A TOML value's kind in words, for messages."""
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+             dict: "a table"}
+    return next((words for kind, words in kinds.items() if isinstance(value, kind)), type(value).__name__)
+
+
+def _collection_entry(entry: dict, i: int, path: Path) -> CollectionSpec:
+    """One [[collection]] table as a spec, every key checked for its name and type (the message names the file,
+    the collection and the key); relative paths are relative to the file's folder."""
+    where = f"collection {i + 1}" + (f" ({entry['name']})" if isinstance(entry.get("name"), str) else "")
+    missing = [key for key in ("name", "qrels", "runs") if key not in entry]
+    if missing:
+        raise InputError(f"collection {i + 1} lacks {', '.join(missing)}", str(path))
+    unknown = sorted(set(entry) - {"runs", *_ENTRY_TYPES})
+    if unknown:
+        raise InputError(f"{where}: unknown option(s) {unknown}; allowed: name, qrels, runs, "
+                         f"{', '.join(LOAD_OPTIONS)}", str(path))
+    for key, value in entry.items():
+        kind, words = _ENTRY_TYPES.get(key, (str, ""))
+        runs_ok = key == "runs" and (isinstance(value, str) or isinstance(value, list) and value
+                                     and all(isinstance(r, str) for r in value))
+        if key == "runs" and not runs_ok:
+            raise InputError(f"{where}: runs must be a string or a non-empty list of strings (files, folders or "
+                             f"globs); got {_toml_kind(value)}", str(path))
+        if key != "runs" and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise InputError(f"{where}: {key} must be {words}; got {_toml_kind(value)} ({value!r})", str(path))
+    entry = dict(entry)
+    runs = entry.pop("runs")
+    runs = [runs] if isinstance(runs, str) else runs
+    base = path.parent
+    try:
+        return CollectionSpec(entry.pop("name"), str(base / entry.pop("qrels")), [str(base / r) for r in runs],
+                              entry).check()
+    except InputError as exc:
+        raise InputError(str(exc), str(path)) from None
+
+
+def _study_table(study: Any, path: Path) -> dict[str, Any]:
+    """The [study] table: a table whose keys are :class:`~meta_eval.orchestration.study.StudyOptions` fields; a
+    list where one value belongs (or a table anywhere) is refused, a single string where a list belongs is that
+    list of one."""
+    from dataclasses import MISSING, fields
+
+    from meta_eval.orchestration.study import StudyOptions
+
+    if not isinstance(study, dict):
+        raise InputError(f"[study] must be one table of options; got {_toml_kind(study)}", str(path))
+    declared = {f.name: f.default if f.default is not MISSING else f.default_factory() for f in fields(StudyOptions)
+                if f.default is not MISSING or f.default_factory is not MISSING}
+    unknown = sorted(set(study) - set(declared))
+    if unknown:
+        raise InputError(f"[study] has unknown option(s) {unknown}; known: {', '.join(sorted(declared))}", str(path))
+    out = {}
+    for key, value in study.items():
+        if key == "params":  # [study.params.ANALYSIS]: a table of tables of options (each checked by the study)
+            if not isinstance(value, dict) or not all(isinstance(v, dict) and not any(isinstance(x, dict) for x in
+                                                                                      v.values())
+                                                      for v in value.values()):
+                raise InputError("[study] params must be [study.params.ANALYSIS] tables of options; got "
+                                 f"{_toml_kind(value)}", str(path))
+            out[key] = value
+            continue
+        many = isinstance(declared[key], tuple)
+        if many and isinstance(value, str):
+            value = [value]
+        shape_ok = (isinstance(value, list) and not any(isinstance(v, (list, dict)) for v in value)) if many \
+            else not isinstance(value, (list, dict))
+        if not shape_ok:
+            wanted = "a list of values" if many else "a single value"
+            raise InputError(f"[study] {key} must be {wanted}; got {_toml_kind(value)}", str(path))
+        out[key] = value
+    return out
 
 
 def run_multi_study(

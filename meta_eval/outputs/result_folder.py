@@ -16,6 +16,19 @@ What is never replaced (:func:`check_output_folder`, before any work and again u
 
 A symlink to a folder is followed: the folder it points to is written, and the link stays a link.
 
+What cannot be swapped is refused before any work: a mount point (``-o /out`` on a container's volume cannot be
+renamed: write into a folder inside it), a parent folder with less free space than the results need (at least the
+size of the folder replaced, and :data:`MIN_FREE_BYTES`). A name too long for its hidden twins (NAME_MAX) gives
+them a shortened name of its own. The path is absolute from its first check, so code that changes the working
+folder meanwhile (a plug-in) cannot move it.
+
+The swap is crash-safe: where the system can (Linux's ``renameat2(RENAME_EXCHANGE)``, on local file systems) the
+new folder and the old one trade places in one atomic step, so the target always exists; elsewhere two renames,
+and a run killed between them (SIGKILL, a power cut) leaves the earlier folder under its hidden ``.old-`` name,
+which the next run writing the same target moves back (never deleting the only copy). A write that fails inside
+the folder (no space left, a file-size limit: ENOSPC, EFBIG) is an :class:`OutputError` naming the file, whatever
+command wrote it.
+
 One writer at a time: a lock file ``.NAME.lock`` beside the target is held with ``flock`` while the folder is
 written (owner pid, host, start time and command recorded in it for the message a second writer gets). The kernel
 releases the lock when its holder dies however it dies, so a lock left by a killed run is simply free again, and two
@@ -26,9 +39,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -69,18 +84,21 @@ def _foreign_files(folder: Path, manifest: dict) -> list[str]:
     return sorted(found)
 
 
-def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), overwrite: bool = False) -> Path:
+def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), overwrite: bool = False,
+                        free_space: bool = True) -> Path:
     """Check before any work that ``out`` can become a result folder of the command ``kind``; returns the folder
-    to write (absolute; a symlink followed to the folder it names).
+    to write (absolute, from its first check on; a symlink followed to the folder it names).
 
-    Errors (:class:`OutputError`): ``out`` is a file or a device, or a non-empty folder that is not a meta-eval
-    result folder, or (unless ``overwrite``) a result folder of another command or one holding files meta-eval did
-    not write, or a folder holding one of ``inputs`` (or of the files this process has read); or its parent cannot
-    be created or written.
+    Errors (:class:`OutputError`): ``out`` is a file or a device, a mount point, or a non-empty folder that is not
+    a meta-eval result folder, or (unless ``overwrite``) a result folder of another command or one holding files
+    meta-eval did not write, or a folder holding one of ``inputs`` (or of the files this process has read); or its
+    parent cannot be created or written, or (``free_space``: before the work, not after it, when the new results
+    take their room) has less free space than the results need.
     """
     given = Path(out).expanduser()
     try:
-        out = Path(os.path.realpath(given)) if given.is_symlink() else given.absolute()
+        out = _CHECKED.get(os.fspath(given)) or \
+            (Path(os.path.realpath(given)) if given.is_symlink() else given.absolute())
     except OSError as exc:
         raise OutputError(f"--out {given}: {exc.strerror or exc}") from None
     try:
@@ -91,6 +109,10 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
         raise OutputError(f"--out {given}: is a symbolic link to {out}, which does not exist")
     if exists and not out.is_dir():
         raise OutputError(f"--out {given}: exists and is not a folder")
+    if exists and is_mount_point(out):
+        raise OutputError(f"--out {given}: is a mount point ({out}); a result folder is replaced as a whole by "
+                          "renaming it, which a mount point cannot be: write the results into a folder inside it, "
+                          f"e.g. --out {given / 'results'}")
     held = inputs_inside(out, inputs)
     if held:
         raise OutputError(f"--out {given}: holds {held[0]}, an input of this command; writing the results there "
@@ -115,7 +137,61 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
         raise OutputError(f"--out {given}: cannot create its parent folder ({exc.strerror or exc})") from None
     if not os.access(out.parent, os.W_OK | os.X_OK):
         raise OutputError(f"--out {given}: the folder {out.parent} is not writable")
+    if free_space:
+        _check_space(out, given)
+    _CHECKED[os.fspath(given)] = out
     return out
+
+
+#: Each result folder as given -> its absolute path when first checked (the working folder may change before it
+#: is written: a plug-in's code runs in between); forgotten once the folder is written.
+_CHECKED: dict[str, Path] = {}
+
+#: Free space a result folder needs at least, beside the size of the folder it replaces (which the new one, about
+#: as large, holds again until the swap): a discriminative-power folder with its figure is ~0.1 MB.
+MIN_FREE_BYTES = 1 << 20
+
+
+def is_mount_point(path: Path) -> bool:
+    """Whether ``path`` is a mount point: :func:`os.path.ismount` (another device than its parent), or a mount point
+    in ``/proc/self/mountinfo``, which lists the bind mount of a folder of the same file system too (a container's
+    volume: ismount misses it)."""
+    if os.path.ismount(path):
+        return True
+    try:
+        with open("/proc/self/mountinfo", "rb") as table:
+            points = {_unescape(line.split()[4]) for line in table if len(line.split()) > 4}
+    except OSError:
+        return False
+    return os.fsencode(os.path.realpath(path)) in points
+
+
+def _unescape(field: bytes) -> bytes:
+    """A mountinfo path: the kernel writes space, tab, newline and backslash as octal escapes (``\\040``)."""
+    return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), field)
+
+
+def free_bytes(folder: Path) -> int | None:
+    """Bytes free for this user in ``folder``'s file system (None when unknown)."""
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
+def _check_space(out: Path, given: Path) -> None:
+    """Refuse a result folder whose parent has less free space than the results need, before any work."""
+    replaced = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) if out.is_dir() else 0
+    need = replaced + MIN_FREE_BYTES
+    free = free_bytes(out.parent)
+    if free is not None and free < need:
+        raise OutputError(f"--out {given}: {out.parent} has {_megabytes(free)} free; writing the results there needs "
+                          f"at least {_megabytes(need)} ({'the size of the folder replaced and ' if replaced else ''}"
+                          "a margin): free some space or choose another --out")
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -129,7 +205,25 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _lock_path(out: Path) -> Path:
-    return out.parent / f".{out.name}.lock"
+    return out.parent / f".{_stem(out)}.lock"
+
+
+_TWIN_BYTES = 32  # what a twin adds to its stem: "." and ".partial-" + a pid (up to 10 digits) + "-" + 6 hex digits
+
+
+def _stem(out: Path) -> str:
+    """What the hidden twins of ``out`` are named from (``.STEM.partial-PID-XXXXXX``, ``.STEM.old-...``,
+    ``.STEM.lock``): the folder's name, or, when a twin would be longer than the file system allows (NAME_MAX,
+    255 bytes on most), its head and a hash of the whole name."""
+    name = os.fsencode(out.name)
+    try:
+        limit = os.pathconf(out.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(name) + _TWIN_BYTES <= limit:
+        return out.name
+    digest = hashlib.sha256(name).hexdigest()[:16]
+    return f"{os.fsdecode(name[:max(0, limit - _TWIN_BYTES - 17)])}~{digest}"
 
 
 def _acquire(out: Path) -> int:
@@ -184,13 +278,29 @@ def _release(out: Path, fd: int) -> None:
     os.close(fd)
 
 
-def _clean_leftovers(out: Path) -> None:
-    """Remove hidden partial/old folders of ``out`` left by processes of this host that no longer exist."""
-    for prefix in (f".{out.name}.partial-", f".{out.name}.old-"):
-        for path in out.parent.glob(prefix + "*"):
-            pid = path.name[len(prefix):].split("-", 1)[0]
-            if pid.isdigit() and not _pid_alive(int(pid)):
-                shutil.rmtree(path, ignore_errors=True)
+def _leftovers(out: Path, kind: str) -> list[Path]:
+    """Hidden ``partial`` or ``old`` folders of ``out`` left by processes of this host that no longer exist."""
+    prefix = f".{_stem(out)}.{kind}-"
+    found = []
+    for path in out.parent.glob(glob.escape(prefix) + "*"):
+        pid = path.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            found.append(path)
+    return found
+
+
+def _recover_leftovers(out: Path) -> None:
+    """Clear what killed runs left (under the lock): partial folders go; an ``old`` folder is an earlier result a
+    swap moved aside — when ``out`` is missing (the run was killed between the two renames of the swap) the latest
+    one is moved back into place and said, never deleted; otherwise ``out`` holds the results and it goes."""
+    olds = sorted(_leftovers(out, "old"), key=lambda p: p.stat().st_mtime_ns)
+    if olds and not os.path.lexists(out):
+        os.rename(olds[-1], out)
+        print(f"meta-eval: {out} restored: a run killed while replacing it had left it as {olds[-1].name}",
+              file=sys.stderr)
+        olds.pop()
+    for path in [*olds, *_leftovers(out, "partial")]:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _sha256(path: Path) -> str:
@@ -255,46 +365,113 @@ def _sigterm_as_exit():
 
 
 def _swap(tmp: Path, out: Path) -> None:
+    """Put ``tmp`` in the place of ``out``: one atomic exchange where the system can (``out`` never missing), else
+    two renames (a run killed between them leaves the earlier folder as ``.old-``: :func:`_recover_leftovers`)."""
     with _signals_blocked():
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}-{secrets.token_hex(3)}"
+        if not out.exists():
+            os.rename(tmp, out)
+        elif _exchange(tmp, out):
+            shutil.rmtree(tmp, ignore_errors=True)  # the earlier folder, now under the temporary name
+        else:
+            old = out.parent / f".{_stem(out)}.old-{os.getpid()}-{secrets.token_hex(3)}"
             os.rename(out, old)
             os.rename(tmp, out)
             shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
+
+
+_RENAME_EXCHANGE, _AT_FDCWD = 2, -100  # <linux/fs.h>, <fcntl.h>
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Exchange two paths atomically: Linux's ``renameat2(..., RENAME_EXCHANGE)`` (glibc >= 2.28). False where the
+    system or the file system cannot (then the caller renames twice). Called through ctypes: Python's os module
+    does not expose renameat2."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
 
 
 @contextmanager
-def result_folder(out: str | Path, *, kind: str, inputs=(), overwrite: bool = False) -> Iterator[Path]:
+def result_folder(out: str | Path, *, kind: str, inputs=(), overwrite: bool = False,
+                  free_space: bool = True) -> Iterator[Path]:
     """Write a result folder atomically: ``with result_folder(out, kind="study") as tmp: ...`` (write into tmp).
 
     On normal exit the manifest is completed (:func:`_finish`) and ``tmp`` replaces ``out``; on any exception
     (including KeyboardInterrupt and SIGTERM) ``tmp`` is removed and ``out`` is left as it was. ``out`` is checked
     by :func:`check_output_folder` (``kind``, ``inputs``, ``overwrite``) before, under the lock, and again before
     the swap (against every file the work read). A second writer of the same ``out`` gets an
-    :class:`OutputError` while the first holds the lock.
+    :class:`OutputError` while the first holds the lock. ``free_space``: check the free space too (False when the
+    work is done already: :class:`FolderTarget` checked it before).
     """
-    out = check_output_folder(out, kind=kind, inputs=inputs, overwrite=overwrite)
+    out = check_output_folder(out, kind=kind, inputs=inputs, overwrite=overwrite, free_space=free_space)
     lock = _acquire(out)
     tmp = None
     try:
-        _clean_leftovers(out)
+        _recover_leftovers(out)
         # again under the lock: a run that held it may have just written the folder
-        check_output_folder(out, kind=kind, inputs=inputs, overwrite=overwrite)
-        tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{secrets.token_hex(3)}"
+        check_output_folder(out, kind=kind, inputs=inputs, overwrite=overwrite, free_space=free_space)
+        tmp = out.parent / f".{_stem(out)}.partial-{os.getpid()}-{secrets.token_hex(3)}"
         tmp.mkdir()
         with _sigterm_as_exit():
             yield tmp
             _finish(tmp, kind)
-            check_output_folder(out, kind=kind, inputs=inputs, overwrite=overwrite)  # inputs the work read
-            _swap(tmp, out)
-    except BaseException:
+            check_output_folder(out, kind=kind, inputs=inputs, overwrite=overwrite, free_space=False)  # inputs read
+            try:
+                _swap(tmp, out)
+            except OSError as exc:
+                raise OutputError(f"--out {out}: cannot put the results in place ({exc.strerror or exc}); nothing "
+                                  "was replaced") from None
+    except BaseException as exc:
+        failed = _write_error(exc, tmp, out) if tmp is not None else None
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+        if failed is not None:
+            raise failed from None
         raise
     finally:
         _release(out, lock)
+        for given in [key for key, value in _CHECKED.items() if value == out]:
+            del _CHECKED[given]
+
+
+#: Errors of writing a file, whichever call made them (the file is then the one written last).
+_WRITE_ERRORS = {errno.ENOSPC: "no space left on the device", errno.EFBIG: "larger than the file-size limit "
+                 "(ulimit -f)", errno.EDQUOT: "over the disk quota", errno.EROFS: "a read-only file system",
+                 errno.EIO: "an input/output error"}
+
+
+def _write_error(exc: BaseException, tmp: Path, out: Path) -> OutputError | None:
+    """The OutputError naming the file of a write that failed inside the temporary folder ``tmp`` (as it would be
+    named in ``out``; a writer's own OutputError with its hidden name shown as ``out``), or None for any other
+    exception. The OSError is ``exc`` or the one it was raised from (a
+    figure written in another process). It names its file when it comes from ``open``; a failed ``write`` does
+    not, and then the file written last in ``tmp`` is the one."""
+    if isinstance(exc, OutputError) and str(tmp) in str(exc):  # a writer named the file in the hidden folder
+        return OutputError(str(exc).replace(str(tmp), str(out)))
+    while exc is not None and not isinstance(exc, OSError):  # a write error another error was raised from
+        exc = exc.__cause__
+    if exc is None:
+        return None
+    named = Path(os.path.abspath(exc.filename)) if isinstance(exc.filename, (str, os.PathLike)) else None
+    if named is not None and named.is_relative_to(tmp):
+        file = named.relative_to(tmp)
+    elif named is None and exc.errno in _WRITE_ERRORS:
+        written = [p for p in tmp.rglob("*") if p.is_file()]
+        file = max(written, key=lambda p: p.stat().st_mtime_ns).relative_to(tmp) if written else None
+    else:
+        return None
+    reason = _WRITE_ERRORS.get(exc.errno, exc.strerror or str(exc))
+    where = out / file if file is not None else out
+    return OutputError(f"--out {out}: writing {where} failed: {reason}; nothing was replaced")
 
 
 class FolderTarget:
@@ -306,8 +483,10 @@ class FolderTarget:
         self.out = check_output_folder(out, kind=kind, inputs=self.inputs, overwrite=overwrite)
 
     def open(self):
-        """``with target.open() as tmp:`` — :func:`result_folder` of this target."""
-        return result_folder(self.out, kind=self.kind, inputs=self.inputs, overwrite=self.overwrite)
+        """``with target.open() as tmp:`` — :func:`result_folder` of this target (its free space was checked
+        before the work, at its creation)."""
+        return result_folder(self.out, kind=self.kind, inputs=self.inputs, overwrite=self.overwrite,
+                             free_space=False)
 
 
 def read_manifest(folder: str | Path) -> dict:

@@ -17,6 +17,9 @@ that is safe:
 * a file that is an input of the same command (``-o qrels.txt -Q qrels.txt``, a symlink or hard link to a run, a
   plug-in's module): refused, before any work (:func:`check_output`) and again when writing.
 
+A path is made absolute when it is checked, before any work (:func:`check_output`): code that runs in between (a
+plug-in that changes the working folder) cannot move ``-o out.csv`` into another folder.
+
 Errors are :class:`~meta_eval.core.errors.OutputError` naming the option and the path.
 """
 
@@ -120,16 +123,26 @@ def check_output(path: str | os.PathLike | None, *, inputs: Iterable[str | os.Pa
     if _is_stdout(path):
         return None
     _plan(path, inputs, what)
-    return Path(path)
+    target = Path(path).absolute()  # lexically: a symlink or ".." in the name is still the kernel's to follow
+    _CHECKED[os.fspath(path)] = target
+    return target
+
+
+#: Each output as given -> its absolute path when it was checked: written there whatever the working folder is by
+#: then (a command that writes ``path`` rather than the path check_output returned).
+_CHECKED: dict[str, Path] = {}
 
 
 def write_output(path: str | os.PathLike | None, data: str | bytes, *, inputs: Iterable[str | os.PathLike] = (),
                  what: str = "--out") -> None:
-    """Write ``data`` (text is UTF-8 encoded) to ``path`` as the module docstring describes."""
-    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    """Write ``data`` to ``path`` as the module docstring describes. Text is UTF-8 encoded in a file, and on
+    standard output as the stream declares (``PYTHONIOENCODING=ascii``: characters it cannot hold as escapes,
+    ``\\u03c4``, never bytes the reader did not ask for)."""
     if _is_stdout(path):
-        _write_stdout(payload, inputs)
+        _write_stdout(_stdout_bytes(data), inputs)
         return
+    path = _CHECKED.pop(os.fspath(path), path)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     how, target = _plan(path, inputs, what)
     try:
         if how in ("create", "replace"):
@@ -187,6 +200,12 @@ def _stream(target: Path, payload: bytes, *, truncate: bool) -> None:
         _write_all(fd, payload)
     finally:
         os.close(fd)
+
+
+def _stdout_bytes(data: str | bytes) -> bytes:
+    if not isinstance(data, str):
+        return bytes(data)
+    return data.encode(getattr(sys.stdout, "encoding", None) or "utf-8", "backslashreplace")
 
 
 def _write_stdout(payload: bytes, inputs: Iterable[str | os.PathLike]) -> None:

@@ -242,7 +242,7 @@ class BackgroundWriter:
         from meta_eval.core.progress import progress as progress_display
 
         pending, self._pending = self._pending, []
-        errors = []
+        errors, first = [], None
         names = {future: name for name, future in pending}
         with progress_display(total=len(pending), desc="report: figures", unit="figure", enabled=progress) as bar:
             written = {future for future in names if future.done()}
@@ -253,10 +253,11 @@ class BackgroundWriter:
                     self._seconds.append(future.result())
                 except Exception as exc:  # noqa: BLE001 -- reported below with the figure's name
                     errors.append(f"{names[future]}: {type(exc).__name__}: {exc}")
+                    first = first or exc
                 if future not in written:
                     bar.update(1)
-        if errors:
-            raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})")
+        if errors:  # caused by the first (a result folder names the file of a failed write from it)
+            raise RuntimeError(f"{len(errors)} figure(s) could not be written ({'; '.join(errors)})") from first
 
     def close(self) -> None:
         if self._executor is not None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from meta_eval.core.errors import InputError
+from meta_eval.core.params import unique
 
 RULES = ("both", "intersection", "union")
 
@@ -65,20 +66,21 @@ def best_systems(
 
 
 def select_systems(scores, systems: Sequence[str], subset: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-    """Rows of ``scores`` for the named systems, in the order given."""
+    """Rows of ``scores`` for the named systems, in the order given, each named once
+    (:func:`meta_eval.core.params.unique`)."""
     names = list(systems)
     where = {s: i for i, s in enumerate(names)}
+    subset = unique(subset, "systems")
     missing = [s for s in subset if s not in where]
     if missing:
         raise InputError(f"unknown systems {missing[:5]}; known systems are e.g. {names[:5]}")
-    if len(set(subset)) != len(subset):
-        raise InputError("the system subset names a system twice")
     rows = np.array([where[s] for s in subset], dtype=np.intp)
     return np.asarray(scores)[rows], list(subset)
 
 
 def select_topics(scores, topics) -> np.ndarray:
-    """Columns of ``scores`` for a topic subset: integer positions or a boolean mask of length T."""
+    """Columns of ``scores`` for a topic subset: integer positions (each once:
+    :func:`meta_eval.core.params.unique`) or a boolean mask of length T."""
     x = np.asarray(scores)
     sel = np.asarray(topics)
     n_top = x.shape[1]
@@ -89,4 +91,5 @@ def select_topics(scores, topics) -> np.ndarray:
     in_range = sel.size == 0 or (sel.min() >= 0 and sel.max() < n_top)
     if sel.ndim != 1 or not np.issubdtype(sel.dtype, np.integer) or not in_range:
         raise InputError(f"topics must be positions in [0, {n_top}) or a boolean mask; got {sel.tolist()[:10]}")
+    unique(sel.tolist(), "topics")  # a topic counted twice would weigh double in every resample
     return x[:, sel]

@@ -29,7 +29,7 @@ from meta_eval.inputs.letor import Fold, load_folds
 from meta_eval.statistics.learning_to_rank.groups import ranked_rankings
 from meta_eval.measures.resolver import resolve
 
-__all__ = ["ALGORITHMS", "LTRResult", "ltr_stage_table", "run_ltr"]
+__all__ = ["ALGORITHMS", "LTRResult", "check_features", "ltr_stage_table", "run_ltr"]
 
 ALGORITHMS = ("lambdamart", "softrank")
 RESULT_COLUMNS = ["algorithm", "trained_for", "test_measure", "mean", "sem", "p_value", "best"]
@@ -104,6 +104,7 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
     source = data if data is not None and not isinstance(data, (str, Path)) else None
     folds = list(source) if source is not None else load_folds(data or demo_ltr_data(), k=k, seed=seed,
                                                                max_folds=max_folds)
+    check_features(folds, algorithms, lambdamart)
     max_label = max(f.max_label for f in folds)
     models = [(f, algorithm, o) for f in range(len(folds)) for algorithm in algorithms for o in range(len(objectives))]
     # the workers rebuild the objectives from their specifications (a measure object need not pickle)
@@ -132,6 +133,72 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
                 "max_label": max_label, "n_test_queries": n_test, "skipped_queries": skipped,
                 "lambdamart": dict(lambdamart or {}), "softrank": dict(softrank or {})}
     return LTRResult(table, per_query, skipped, settings)
+
+
+#: LightGBM's memory per feature column of a data set, whether the column holds values or not (measured about
+#: 0.8 kB a column from 10^5 to 4·10^6 columns, LightGBM 4); the number of columns is the highest feature index.
+LIGHTGBM_BYTES_PER_FEATURE = 1024
+
+
+def check_features(folds: Sequence[Fold], algorithms: Sequence[str], lambdamart: Mapping | None = None) -> None:
+    """Refuse, before any model is built, what the learners cannot train on, and say what they can only train on
+    to no effect.
+
+    * The memory the feature columns need: LETOR numbers features 1..N and N is the highest index in the files
+      (``2000000000:0.5`` declares two billion columns: LightGBM died of ``std::bad_alloc``); LightGBM takes
+      :data:`LIGHTGBM_BYTES_PER_FEATURE` per column, SoftRank a dense copy of the training documents (three
+      arrays of 8-byte numbers: the features, their standardised form, the network's input).
+    * A fold whose training documents vary in no feature (none given, or each constant): a ranker has nothing to
+      learn from (LightGBM stopped with "Check failed: num_features() > 0").
+    * A LambdaMART training set smaller than twice ``min_data_in_leaf`` cannot be split: its model scores every
+      document alike (trained, with a warning; LightGBM's feature pre-filter made it the same failure).
+
+    Raises
+    ------
+    InputError
+        The memory estimate exceeds what is available (:func:`meta_eval.core.memory_budget.require`), or a fold's
+        training documents vary in no feature.
+    """
+    import warnings
+
+    from meta_eval.core.errors import MetaEvalWarning
+    from meta_eval.core.memory_budget import require
+
+    width = max(f.train.X.shape[1] for f in folds)
+    rows = max(f.train.X.shape[0] for f in folds)
+    need = (LIGHTGBM_BYTES_PER_FEATURE * float(width) if "lambdamart" in algorithms else 0.0) + \
+        (3 * 8 * float(rows) * width if "softrank" in algorithms else 0.0)
+    require(need, f"learning to rank on {width:,} feature columns (LETOR numbers features 1..N, N the highest "
+                  f"feature index in the files) and up to {rows:,} training documents", "the feature indices")
+    from meta_eval.statistics.learning_to_rank.lambdamart import DEFAULT_PARAMS
+
+    min_leaf = int({**DEFAULT_PARAMS, **dict((lambdamart or {}).get("params") or {})}.get("min_data_in_leaf", 20))
+    for fold in folds:
+        if not _any_feature_varies(fold.train.X):
+            raise InputError(f"no feature varies across the {fold.train.X.shape[0]:,} training documents of "
+                             f"{fold.name} (each is absent or constant): a ranker has nothing to learn from",
+                             fold.train.source)
+    small = [f for f in folds if f.train.X.shape[0] < 2 * min_leaf] if "lambdamart" in algorithms else []
+    if small:
+        warnings.warn(f"LambdaMART on {', '.join(f.name for f in small)}: fewer training documents "
+                      f"({min(f.train.X.shape[0] for f in small)} at least) than twice min_data_in_leaf = {min_leaf}: "
+                      "no tree can split, the models score every document alike", MetaEvalWarning, stacklevel=3)
+
+
+def _any_feature_varies(X) -> bool:
+    """Whether some column of a sparse matrix takes two different values (an absent entry is 0). Computed on the
+    stored entries only: a column-wise reduction would allocate one number per column, billions for a wide file."""
+    coo = X.tocoo()
+    nonzero = coo.data != 0
+    cols, values = coo.col[nonzero], coo.data[nonzero]
+    if cols.size == 0:
+        return False
+    order = np.lexsort((values, cols))
+    cols, values = cols[order], values[order]
+    starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
+    counts = np.diff(np.r_[starts, cols.size])
+    ends = np.r_[starts[1:], cols.size] - 1
+    return bool(np.any((counts < X.shape[0]) | (values[starts] != values[ends])))
 
 
 def _scored_queries(fold: Fold, rel_level: int) -> np.ndarray:

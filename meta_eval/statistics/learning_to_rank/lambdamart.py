@@ -45,6 +45,10 @@ DEFAULT_PARAMS = {
     "deterministic": True,
     "force_row_wise": True,
     "verbosity": -1,
+    # Keep every feature: the pre-filter drops those no split could use at min_data_in_leaf, and with all dropped
+    # (a small fold) LightGBM stops ("num_features() > 0") instead of training a model without splits. The trees
+    # are the same either way: a dropped feature is never split on.
+    "feature_pre_filter": False,
     # One thread: on LTR sets of this size OpenMP's busy-waiting costs more than it saves, and on a shared
     # 2-core machine it made a boosting round 13x slower (measured); pass num_threads for large sets.
     "num_threads": 1,

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from meta_eval.core.errors import InputError
+from meta_eval.core.params import format_value
 from meta_eval.statistics.maxent.batch import ListBatch
 from meta_eval.statistics.maxent.cache import MemCache, open_cache
 from meta_eval.statistics.maxent.curves import pr_error
@@ -449,7 +450,8 @@ def g_grid(step: float = 0.1) -> list[tuple[float, float]]:
 
 
 def gap_measure(g: Sequence[float]) -> str:
-    return "GAP(g=" + ",".join(f"{x:g}" for x in g) + ")"
+    """The name of GAP with threshold probabilities ``g``, exact (:func:`meta_eval.core.params.format_value`)."""
+    return f"GAP(g={format_value(tuple(g))})"
 
 
 @dataclass
