@@ -19,7 +19,9 @@ TARBALL = ("data", "trec_eval-10.0-src.tar.gz")
 def extract(target: Path) -> Path:
     """The source tree (``trec_eval/``, with ``test/`` and ``Makefile``) extracted under ``target``."""
     with tarfile.open(shared_path(*TARBALL)) as tar:
-        tar.extractall(target, filter="data")
+        # the "data" filter (refuse links out of the tree, absolute names, device files) where Python has it
+        # (3.11.4 on; 3.11.0-3.11.3 lack the argument): the tarball is trec_eval's own, from ../shared
+        tar.extractall(target, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     found = [p.parent for p in target.rglob("Makefile") if (p.parent / "test" / "out.test").exists()]
     assert len(found) == 1, found
     return found[0]
