@@ -144,3 +144,22 @@ def test_err_at_its_maximum_has_at_least_the_entropy_of_any_feasible_top_block()
         if abs((P @ stop) @ _stop_weights(P, stop) - res.target[0]) <= TOL:
             best = max(best, -(n - m) * np.sum(rest[rest > 0] * np.log(rest[rest > 0])))
     assert np.isfinite(best) and res.entropy[0] >= best - 1e-6
+
+
+def test_a_face_read_too_early_is_not_taken_when_the_iterate_has_more_entropy(monkeypatch):
+    """A demo ERR list at its maximum (sys32, topic 415): the face read off the iterate after the first edge steps
+    holds 80.5 nats, the iterate 106.8; the solver must take the extra steps rather than that face. Reference: the
+    same list solved with many more steps towards the face before it is read (the face is then read off an iterate
+    close to it)."""
+    import meta_eval as me
+    import meta_eval.statistics.maxent.solver as solver
+    from meta_eval.statistics.maxent import lists_from_collection
+
+    lists = lists_from_collection(me.demo_collection())
+    runs, topics = np.asarray(lists.runs).astype(str), np.asarray(lists.topics).astype(str)
+    batch = lists.subset(np.flatnonzero((runs == "sys32") & (topics == "415"))).batch
+    default = solve_mem(batch, "ERR", jobs=1)
+    monkeypatch.setattr(solver, "_EDGE_ITER", (200, 200))
+    patient = solve_mem(batch, "ERR", jobs=1)
+    assert default.status[0] == OK == patient.status[0] and default.on_face[0]
+    assert default.entropy[0] >= patient.entropy[0] * (1 - 1e-2), (default.entropy, patient.entropy)
