@@ -66,6 +66,30 @@ def test_tidy_csv_of_evaluate_reads_back_exactly_without_its_summary_rows(writte
     assert table.source == str(written / "scores.csv") and table.filled == 0 and table.dropped == ()
 
 
+def test_a_fifo_is_read_as_a_stream(tmp_path, written, demo):
+    """A score table written into a FIFO (a shell's process substitution) is read once, as text: checking for
+    Parquet must not open it and swallow its first bytes (the reader then waited for a writer that had gone)."""
+    import threading
+
+    col, scores = demo
+    fifo = tmp_path / "scores.fifo"
+    os.mkfifo(fifo)
+    data = (written / "scores.csv").read_bytes()
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    read: list = []
+    threads = [threading.Thread(target=write, daemon=True),
+               threading.Thread(target=lambda: read.append(read_scores(fifo)), daemon=True)]
+    for thread in threads:
+        thread.start()
+    threads[1].join(timeout=60)  # a reader waiting for a second writer never returns: a failure, not a hang
+    assert read, "the reader is still waiting on the FIFO"
+    same_as(read[0], col, scores)
+
+
 def test_trec_layout_of_evaluate_reads_back_to_four_decimals(written, demo):
     col, scores = demo
     table = read_scores(written / "scores.trec")

@@ -41,6 +41,7 @@ altogether is an error under every policy.
 from __future__ import annotations
 
 import csv
+import os
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -297,12 +298,18 @@ def _file_cells(path: Any, layout: str | None, measure: str | None, name: str | 
 
 
 def _is_parquet(path: Any) -> bool:
-    """Whether a file is Parquet: its ``PAR1`` magic number (standard input never is)."""
+    """Whether a file is Parquet: its ``PAR1`` magic number. Only a regular file can be (Parquet is read by
+    seeking); standard input, a FIFO or a device is text, and is not opened here: its first bytes, once read, would
+    be gone for the text reader."""
+    import stat
+
     from meta_eval.inputs.trec import STDIN
 
     if str(path) == STDIN:
         return False
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as f:
             return f.read(4) == b"PAR1"
     except OSError:
