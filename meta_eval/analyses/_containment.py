@@ -8,8 +8,8 @@ it failed on; a ``KeyboardInterrupt`` stays one (the user's Ctrl-C) and meta-eva
 declaration's callables are wrapped once, when the plug-in is loaded (:func:`contain`), so no caller can forget.
 
 What a result returns is checked for every analysis, built-in or not (:func:`checked`): lists of
-:class:`~meta_eval.analyses._base.TableOutput`, :class:`~meta_eval.rendering.findings.Finding` and
-:class:`~meta_eval.analyses._base.FigureOutput`; file stems that are plain file names and distinct; a ``draw()``
+:class:`~meta_eval.analyses._result.TableOutput`, :class:`~meta_eval.rendering.findings.Finding` and
+:class:`~meta_eval.analyses._result.FigureOutput`; file stems that are plain file names and distinct; a ``draw()``
 that returns a matplotlib figure. They are computed once, here, and the writers read the checked lists
 (:attr:`Result.outputs`, :attr:`Result.figure_outputs`, :attr:`Result.finding_list`).
 """

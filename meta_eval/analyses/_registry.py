@@ -36,13 +36,16 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 def builtin_modules() -> dict[str, str]:
     """The built-in analyses without importing them: command name -> its ``summary`` (what ``meta-eval --help``
     lists), read from the module's source. A module of this package whose name has no leading underscore is one."""
-    out = {}
-    for info in sorted(pkgutil.iter_modules([str(_PACKAGE)]), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        path = _PACKAGE / (f"{info.name}/__init__.py" if info.ispkg else f"{info.name}.py")
-        out[info.name.replace("_", "-")] = _declared_summary(ast.parse(path.read_text(encoding="utf-8")))
-    return out
+    return {info.name.replace("_", "-"): _declared_summary(ast.parse(path.read_text(encoding="utf-8")))
+            for info, path in _builtin_files()}
+
+
+def _builtin_files() -> list[tuple[pkgutil.ModuleInfo, Path]]:
+    """The modules of this package whose names have no leading underscore, and their source files, by name (a
+    listing of the folder: nothing is read or imported)."""
+    return [(info, _PACKAGE / (f"{info.name}/__init__.py" if info.ispkg else f"{info.name}.py"))
+            for info in sorted(pkgutil.iter_modules([str(_PACKAGE)]), key=lambda i: i.name)
+            if not info.name.startswith("_")]
 
 
 def _declared_summary(tree: ast.Module) -> str:
@@ -124,8 +127,9 @@ def _register(decl: Analysis, module: str) -> None:
 
 
 def _load_builtins() -> None:
-    for name in builtin_modules():
-        importlib.import_module(f"{__package__}.{name.replace('-', '_')}")
+    """Import every built-in analysis module (those imported already cost a dictionary lookup)."""
+    for info, _ in _builtin_files():
+        importlib.import_module(f"{__package__}.{info.name}")
 
 
 def analyses() -> list[Analysis]:

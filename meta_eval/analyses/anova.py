@@ -187,10 +187,10 @@ def topic_set_size_figure(
     height: float = 2.4,
 ):
     """Topics needed against the minimum detectable difference (log scale), one panel per design the paper table
-    shows — the paired t-test and the one-way ANOVA of the most systems (:func:`~meta_eval.rendering.paper_table.
-    topic_set_size_columns`; the ANOVA of two systems is the t-test again, nearly to the topic) — one colour and
-    marker per metric. A metric whose topic-set size is undefined (zero variance) has no line. ``table`` is
-    :attr:`TopicSetSize.table`; α and the power are in the caption the report writes.
+    shows — the paired t-test and the one-way ANOVA of the most systems (:func:`topic_set_size_columns`; the ANOVA
+    of two systems is the t-test again, nearly to the topic) — one colour and marker per metric. A metric whose
+    topic-set size is undefined (zero variance) has no line. ``table`` is :attr:`TopicSetSize.table`; α and the
+    power are in the caption the report writes.
 
     Metrics of similar residual variance need the same topics to the unit, so their curves coincide: each metric
     has its own line style, and its markers sit on every k-th minD of the grid (k metrics, the i-th metric from the
@@ -231,8 +231,6 @@ def topic_set_size_figure(
 def anova_table(table: pd.DataFrame) -> PaperTable:
     """Two-way ANOVA per metric (:attr:`~meta_eval.statistics.anova.Anova.table`): F and partial ω² of the system and topic
     effects, and the residual variance V_E. Bold: the largest system ω² (the system effect explains most)."""
-    import pandas as pd
-
     wide = {}
     for metric, f in table.groupby("metric", sort=False):
         f = f.set_index("effect")
@@ -251,8 +249,6 @@ def topic_set_size_columns(table: pd.DataFrame) -> list[tuple[str, int, float]]:
     """The (design, m, minD) cells :func:`topic_set_size_table` shows: the t-test at two minimum detectable
     differences of the grid (0.05 and 0.10 on raw scores, 0.25 and 0.5 on standardised ones, else the grid's
     quartiles) and the ANOVA design of the most systems at the larger one."""
-    import numpy as np
-
     grid = sorted(set(np.round(table["min_d"], 6)))
     wanted = [d for d in ((0.05, 0.1) if grid[-1] < 0.5 else (0.25, 0.5)) if any(np.isclose(grid, d))]
     if len(wanted) < 2:

@@ -209,8 +209,6 @@ def reusability_table(result) -> PaperTable:
     (what the left-out runs lost)."""
     removed = result.runs.groupby(["metric", "form"], sort=False)["removed"].mean().rename("removed")
     summary = result.summary.join(removed, on=["metric", "form"])
-    import pandas as pd
-
     values = pd.DataFrame({
         "judgments removed": summary["removed"].to_numpy(),
         "mean score change": summary["mean_score_change"].to_numpy(),

@@ -114,44 +114,6 @@ def folder_target(out, kind: str, *, overwrite: bool = False, qrels=None, runs=N
     return FolderTarget(out, kind, inputs=inputs, overwrite=overwrite)
 
 
-def standardise_scores(scores: dict, method, topics=None) -> tuple[dict, object]:
-    """``--standardise``: every (S, T) array standardised per topic against its own systems
-    (:mod:`meta_eval.statistics.standardise`), and the per-topic reference (``measure, topic, mean, sd``) to write beside
-    the results; the scores unchanged and None without a method."""
-    method = _value(method)
-    if method is None:
-        return scores, None
-    import pandas as pd
-
-    from meta_eval.statistics.standardise import fit_standardisation
-
-    refs = {name: fit_standardisation(x, method, topics=topics) for name, x in scores.items()}
-    frame = pd.concat([r.to_frame().assign(measure=name) for name, r in refs.items()], ignore_index=True)
-    return {name: refs[name](x) for name, x in scores.items()}, frame[["measure", "topic", "mean", "sd"]]
-
-
-def standardise_label(method) -> str:
-    """What ``--standardise`` makes of the scores, for console lines, notes and manifests."""
-    return {None: "raw scores", "z": "per-topic z-scores (Webber et al. 2008)",
-            "cdf": "per-topic normal-CDF standardised scores (Urbano et al. 2019)"}[_value(method)]
-
-
-def write_standardisation(folder: Path, method, reference) -> None:
-    """Record ``--standardise`` in a result folder: the method in ``manifest.json`` (completed when the folder
-    is) and the per-topic reference as ``standardisation.csv``."""
-    import json
-
-    (folder / "manifest.json").write_text(json.dumps({"standardise": _value(method)}) + "\n")
-    if reference is not None:
-        reference.to_csv(folder / "standardisation.csv", index=False)
-
-
-def resamples_option(default_help: str) -> object:
-    """``--resamples/-B``: one name and help for the replicates of every randomised procedure."""
-    return Annotated[Optional[int], typer.Option("--resamples", "-B", min=1, help="Replicates of the randomised "
-                     f"procedures ({default_help}).")]
-
-
 def measures_option(defaults: tuple[str, ...] | list[str], what: str = "Measure") -> object:
     """``--measure/-m`` (alias ``--metric``): one name and help for measure names everywhere."""
     return Annotated[Optional[list[str]], typer.Option(

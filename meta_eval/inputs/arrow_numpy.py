@@ -95,7 +95,7 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     values : pyarrow.Array or pyarrow.ChunkedArray
         string, large_string, binary or large_binary values (or a dictionary of them), without nulls.
     """
-    values = _one_array(values)
+    values = one_array(values)
     if pa.types.is_dictionary(values.type):
         return string_hashes(values.dictionary)[to_numpy(values.indices)]
     words, start, lengths = _words(values)
@@ -131,7 +131,7 @@ def byte_order(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     words (and the lengths, last) are the keys of one ``lexsort``. Written by hand: Arrow's ``sort_indices`` on
     strings costs about 0.4 µs a value, these sort keys a tenth of that.
     """
-    values = _one_array(values)
+    values = one_array(values)
     if pa.types.is_dictionary(values.type):
         values = values.dictionary.take(values.indices)
     words, start, lengths = _words(values)
@@ -161,7 +161,8 @@ def has_empty(values: pa.Array) -> bool:
     return bool((offsets[1:] == offsets[:-1]).any())
 
 
-def _one_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+def one_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A column as one array (a file larger than a parse block was read in several chunks)."""
     if isinstance(values, pa.ChunkedArray):
         return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     return values

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from meta_eval.inputs import adapters
-from meta_eval.inputs.arrow_numpy import has_empty, to_numpy
+from meta_eval.inputs.arrow_numpy import has_empty, one_array, to_numpy
 from meta_eval.core.errors import InputError, MetaEvalWarning
 from meta_eval.core.file_identity import identity, is_pattern, record_input
 from meta_eval.core.parallel import usable_cores
@@ -544,16 +544,11 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     return RunTable(
         name=name or _last_tag(data, label),
         source=label,
-        topic=_one_array(table.column("topic")),
-        docid=_one_array(table.column("docid")),
+        topic=one_array(table.column("topic")),
+        docid=one_array(table.column("docid")),
         score=score,
         rank=rank,
     )
-
-
-def _one_array(column: pa.ChunkedArray) -> pa.Array:
-    """A column as one array (a file larger than :data:`MAX_BLOCK` was parsed in several blocks)."""
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _last_tag(data: bytes, source: str) -> str:

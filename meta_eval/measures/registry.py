@@ -36,8 +36,8 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from meta_eval.core.errors import InputError
-from meta_eval.core.params import (Param, parse_value, choice, did_you_mean, format_value, parse_bool,  # noqa: F401
-                               parse_floats)
+from meta_eval.core.params import (Param, parse_value, did_you_mean, format_value, parse_bool,  # noqa: F401
+                               parse_floats)  # parse_bool, parse_floats: for the measure modules that import them here
 from meta_eval.core.trec_eval_names import is_trec_spelling, known_trec_names
 from meta_eval.inputs.tables import MAX_GRADE
 from meta_eval.model.rankings import Rankings

@@ -792,9 +792,9 @@ class _Regions:
 class _RunLists:
     """One run's ranked lists, ordered, cut to the depth and graded: the documents of each list in rank order.
 
-    Built from a parsed run on its own, in the reading thread (runs are prepared in parallel and their text dropped
+    Built from a parsed run on its own, one run after the other by :func:`load_collection_pieces` (its text dropped
     at once). What is kept is what the blocks need, 5 bytes a document: its code (the qrels' code of a judged
-    document, :data:`UNJUDGED_DOC` for the others) and its grade code; the lists are ``lengths[i]`` documents of
+    document, -1 for the others) and its grade code; the lists are ``lengths[i]`` documents of
     topic ``topics[i]``, one after the other."""
 
     name: str

@@ -96,10 +96,10 @@ def _scores_from(data, measures, systems):
         if not measures:
             raise InputError("compare needs at least one measure (e.g. measures=['AP', 'nDCG@10'])")
         from meta_eval.measures.resolver import resolve
-        from meta_eval.measures.scoring import per_topic
+        from meta_eval.measures.scoring import per_topic_many
 
-        scores = {m.output_name: per_topic(data, m) for m in resolve(measures)}
-        return scores, list(data.systems)
+        resolved = resolve(measures)  # one pass over the lists for every measure
+        return dict(zip((m.output_name for m in resolved), per_topic_many(data, resolved))), list(data.systems)
     if not isinstance(data, Mapping) or not data:
         raise InputError("compare takes a Collection or a non-empty mapping measure -> (runs x topics) scores; got "
                          f"{type(data).__name__}")
@@ -220,7 +220,7 @@ def compare(
     Returns
     -------
     Comparison
-        ``.table`` (one row per comparison), ``.means``, ``.paper_table()``, ``.to_markdown()``, ``.to_latex()``.
+        ``.table`` (one row per comparison), ``.means``, ``.significant()``, ``.letters()``, ``.to_csv()``.
 
     Notes
     -----

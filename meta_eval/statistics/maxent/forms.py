@@ -204,18 +204,6 @@ def _given(form):
     return lambda index, batch: restrict(form, index)
 
 
-def has_declared_form(metric, rel_level: int = 1) -> bool:
-    """Whether a metric named by ``metric`` has a declared form (cheap: no list is scored)."""
-    return isinstance(metric, str) and _resolve(metric, rel_level)[2] is not None
-
-
-def check_metric(metric, rel_level: int = 1) -> None:
-    """Raise :class:`InputError` if ``metric`` names no metric MEM can solve for (an unknown name, a plug-in that
-    does not import): a cheap check made before any list is solved or any worker started."""
-    if isinstance(metric, str):
-        _resolve(metric, rel_level)
-
-
 def _resolve(metric, rel_level: int):
     """(Measure, relevance threshold, declared builder or None) for a metric specification (the one resolver's)."""
     from meta_eval.measures.resolver import resolve_one

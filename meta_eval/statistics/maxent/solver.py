@@ -513,7 +513,7 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
           seed) -> _Plan:
     """Check the arguments, build the form of a metric object (a name is rebuilt in the workers) and split the
     lists into chunks: evenly, sorted by length, at least four when there are 64 lists or more."""
-    from meta_eval.statistics.maxent.forms import MetricForm, check_metric, metric_form
+    from meta_eval.statistics.maxent.forms import MetricForm, metric_form
 
     if errors not in ("flag", "raise"):
         raise InputError(f"errors must be 'flag' or 'raise'; got {errors!r}")
@@ -524,8 +524,7 @@ def _plan(batch: ListBatch, measure, values, *, counts, tol, max_iter, memory, c
     by_name = isinstance(measure, str)  # workers rebuild a declared form from the name, for their own chunk
     verified = None
     if by_name:
-        check_metric(measure, rel_level)  # a bad name fails here, not in a worker after other metrics' work
-        # the form found and verified once, here, on every list: a declared one is rebuilt by the workers from
+        # a bad name fails here, not in a worker after other metrics' work; the form found and verified once, here, on every list: a declared one is rebuilt by the workers from
         # the name (without verifying it again for each chunk); a derived, prefix-state or sampled one (picklable)
         # goes to the workers instead of being probed again for each chunk
         with _one_blas_thread():
