@@ -33,7 +33,7 @@ def run_once(code: Path, jobs: str | None) -> tuple[float, float, float]:
     env = {**os.environ, "PYTHONPATH": str(code)}
     with tempfile.TemporaryDirectory() as scratch:
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", *COMMAND,
+        done = subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", *COMMAND,
                                *(["-j", jobs] if jobs else []), "-o", f"{scratch}/out"], env=env, cwd=scratch,
                               capture_output=True, text=True)
         wall = time.perf_counter() - started

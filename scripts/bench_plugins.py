@@ -208,7 +208,7 @@ def main() -> None:
     covid = shared / "data" / "trec-covid-round1"
     env = dict(os.environ, PYTHONPATH=str(args.code.resolve()), PYTHONDONTWRITEBYTECODE="1")
     forms = [TWIN] + [STYLES[s] for s in args.style]
-    cli = [sys.executable, "-c", "from meta_eval.cli import app; app(prog_name='meta-eval')"]
+    cli = [sys.executable, "-c", "from meta_eval.cli import run; run()"]
     results = []
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)

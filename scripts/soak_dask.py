@@ -40,7 +40,7 @@ def _csv_digests(folder: Path) -> dict[str, str]:
 
 def _meta_eval() -> list[str]:
     script = Path(sys.executable).parent / "meta-eval"
-    return [str(script)] if script.exists() else [sys.executable, "-c", "from meta_eval.cli import app; app()"]
+    return [str(script)] if script.exists() else [sys.executable, "-c", "from meta_eval.cli import run; run()"]
 
 
 def main() -> int:

@@ -31,7 +31,7 @@ from meta_eval.statistics.stability import error_rates, split_half, swap_rates
 from meta_eval.statistics.topic_set_size import topic_set_size
 from meta_eval.core.errors import InputError
 
-CLI = [sys.executable, "-c", "from meta_eval.cli import app; app()"]
+CLI = [sys.executable, "-c", "from meta_eval.cli import run; run()"]
 rng = np.random.default_rng(7)
 SCORES = rng.random((6, 12))
 

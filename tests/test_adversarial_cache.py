@@ -383,7 +383,7 @@ def test_cli_default_cache_unusable_is_one_warning_line(tmp_path):
     env = dict(os.environ, XDG_CACHE_HOME=str(blocker), PYTHONPATH=str(Path(me.__file__).parent.parent))
     args = ["informativeness", "-m", "AP", "--g-grid", "0", "--no-aslam", "--no-figures", "--min-relevant", "20",
             "--min-high", "12", "-o", str(tmp_path / "out"), "--no-progress"]
-    run = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", *args], capture_output=True,
+    run = subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", *args], capture_output=True,
                          text=True, env=env)
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stderr.splitlines() if line.startswith("meta-eval: warning")]

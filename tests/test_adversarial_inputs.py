@@ -46,7 +46,7 @@ def _error(tmp_path, qrels=QRELS, run=RUN) -> str:
 
 
 def _cli(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", *map(str, args)],
+    return subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", *map(str, args)],
                           capture_output=True, text=True,
                           cwd=cwd, timeout=120)
 

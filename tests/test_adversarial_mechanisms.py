@@ -36,7 +36,7 @@ from meta_eval.core.errors import InputError, MetaEvalWarning, OutputError
 from meta_eval.core.file_identity import is_pattern, named_files
 from meta_eval.inputs.trec import RunFilesNote, expand_paths
 
-CLI = [sys.executable, "-c", "from meta_eval.cli import app; app()"]
+CLI = [sys.executable, "-c", "from meta_eval.cli import run; run()"]
 QRELS = "1 0 a 2\n1 0 b 0\n1 0 c 1\n2 0 a 1\n2 0 e 0\n2 0 f 2\n"
 
 

@@ -26,7 +26,7 @@ from meta_eval.outputs.writer import check_output, write_output
 from meta_eval.outputs.result_folder import result_folder, verify_folder
 from tests.conftest import marking_plugin
 
-CLI = [sys.executable, "-c", "from meta_eval.cli import app; app()"]  # the command as installed, in this venv
+CLI = [sys.executable, "-c", "from meta_eval.cli import run; run()"]  # the command as installed, in this venv
 
 
 def meta_eval_cli(*args: str, cwd: Path | None = None, umask: int | None = None, stdout=subprocess.PIPE,

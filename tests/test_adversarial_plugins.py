@@ -468,7 +468,7 @@ def test_what_a_plugin_prints_goes_to_stderr_not_into_the_results(tmp_path):
     """A plug-in's print() would otherwise end up inside results written to standard output (`-o -`)."""
     (tmp_path / "chatty.py").write_text("import numpy as np\ndef chatty(r):\n    print('debug: scoring', r.shape)\n"
                                         "    return np.zeros(r.shape)\n")
-    cli = [sys.executable, "-c", "from meta_eval.cli import app; app()"]
+    cli = [sys.executable, "-c", "from meta_eval.cli import run; run()"]
     result = subprocess.run([*cli, "evaluate", "-m", f"{tmp_path / 'chatty.py'}:chatty", "-o", "-", "-f", "csv"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0

@@ -75,6 +75,44 @@ def test_help_in_a_pipe_shows_every_option_name_whole():
 
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
     for name in commands():
-        out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", name, "--help"],
+        out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", name, "--help"],
                              capture_output=True, text=True, env=env, timeout=120).stdout
         assert "Usage" in out and "…" not in out, name
+
+
+def test_meta_eval_alone_prints_the_help():
+    """``meta-eval`` with no argument prints the usage and the commands (on stderr, status 2, as Click does); Typer's
+    handler printed nothing."""
+    out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and "Usage: " in out.stderr and "evaluate" in out.stderr
+
+
+PROGRAM = "import atexit, threading, time\n{setup}\nfrom meta_eval.cli import run\nrun()"
+
+
+def test_the_program_runs_exit_handlers_and_waits_for_threads_before_it_ends():
+    """:func:`meta_eval.cli.run` ends the process without the interpreter's teardown, but only after the exit
+    handlers ran and when no other thread runs (a thread still running: the usual exit waits for it)."""
+    handler = "atexit.register(lambda: print('handler ran', flush=True))"
+    thread = "threading.Thread(target=lambda: (time.sleep(1.5), print('thread done', flush=True))).start()"
+    for setup, said in ((handler, "handler ran"), (thread, "thread done")):
+        out = subprocess.run([sys.executable, "-c", PROGRAM.format(setup=setup), "evaluate", "--help"], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.rstrip().endswith(said), out.stderr
+
+
+def test_the_program_keeps_the_status_and_every_byte_of_its_output(tmp_path):
+    """The quick exit flushes what is buffered: ``evaluate -q -m all_trec`` (about 2 MB through a pipe) is whole,
+    the same bytes as the command run in-process; a usage error keeps its status."""
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+
+    args = ["evaluate", "-m", "all_trec", "-q", "-f", "csv", "--no-progress"]
+    out = subprocess.run([sys.executable, "-c", PROGRAM.format(setup=""), *args], capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode() == CliRunner().invoke(app, args).stdout
+    bad = subprocess.run([sys.executable, "-c", PROGRAM.format(setup=""), "evaluate", "-m", "no-such-measure"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unknown measure" in bad.stderr

@@ -59,7 +59,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-CLI = [sys.executable, "-c", "from meta_eval.cli import app; app()"]
+CLI = [sys.executable, "-c", "from meta_eval.cli import run; run()"]
 #: A command's statuses: success, 1 and 2 for errors (Click's usage errors are 2). The harness sends no signal and
 #: closes no pipe, so 130, 141 and 143 (Ctrl-C, a reader gone, SIGTERM), allowed to commands in general, would here
 #: mean that a plug-in's own KeyboardInterrupt or SystemExit escaped: they fail a case.

@@ -35,7 +35,7 @@ def _run(clone: Path, *args: str, cwd: Path | None = None) -> subprocess.Complet
 
 
 def _meta_eval(clone: Path, *args: str) -> subprocess.CompletedProcess:
-    return _run(clone, "-c", "from meta_eval.cli import app; app()", *args)
+    return _run(clone, "-c", "from meta_eval.cli import run; run()", *args)
 
 
 def test_the_clone_is_the_package_imported(clone):

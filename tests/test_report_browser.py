@@ -29,7 +29,7 @@ STUDY = ["study", "-B", "100", "--informativeness-lists", "40", "--incomplete-ju
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("browser") / "study"
-    subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", *STUDY, "-o", str(out)],
+    subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", *STUDY, "-o", str(out)],
                    check=True, capture_output=True, timeout=900)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

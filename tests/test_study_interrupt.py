@@ -18,7 +18,7 @@ from meta_eval.outputs.result_folder import verify_folder
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
-STUDY = [sys.executable, "-c", "from meta_eval.cli import app; app()", "study", "-m", "AP", "--against", "GAP",
+STUDY = [sys.executable, "-c", "from meta_eval.cli import run; run()", "study", "-m", "AP", "--against", "GAP",
          "-B", "60", "--skip", "informativeness", "--format", "png", "--dpi", "50", "--discpower-top", "5",
          *(arg for s in ("split-half", "anova", "intuitiveness", "incomplete-judgments", "reusability")
            for arg in ("--skip", s))]

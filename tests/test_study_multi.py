@@ -55,7 +55,7 @@ def _study_file(folder: Path) -> Path:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", "study", *args,
+    return subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", "study", *args,
                            "--no-progress"], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 

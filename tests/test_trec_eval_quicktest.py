@@ -37,7 +37,7 @@ def test_quicktest_line_is_byte_identical(source, index, monkeypatch, capsysbina
 def test_quicktest_through_the_command_line(source):
     """The same through the installed command (option parsing by Typer's context, standard output, status)."""
     args, expected = quicktest_lines(source)[13]  # -m with parameters in every form
-    out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", "trec-eval", *args],
+    out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", "trec-eval", *args],
                          cwd=source, capture_output=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout == (source / expected).read_bytes()
@@ -45,7 +45,7 @@ def test_quicktest_through_the_command_line(source):
 
 def test_results_from_standard_input(source):
     data = (source / "test" / "results.test").read_bytes()
-    out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import app; app()", "trec-eval",
+    out = subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", "trec-eval",
                           "test/qrels.test", "-"], cwd=source, input=data, capture_output=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout == (source / "test" / "out.test").read_bytes()

@@ -6,6 +6,6 @@ and ``from meta_eval.cli import app`` are fast; :func:`load_all` imports every o
 
 from __future__ import annotations
 
-from meta_eval.cli.app import COMMANDS, app, commands, load_all
+from meta_eval.cli.app import COMMANDS, app, commands, load_all, run
 
-__all__ = ["COMMANDS", "app", "commands", "load_all"]
+__all__ = ["COMMANDS", "app", "commands", "load_all", "run"]
