@@ -960,8 +960,8 @@ def _sorted_judgments(topic: np.ndarray, doc: np.ndarray, grade: np.ndarray) -> 
 class _GradeLookup:
     """Grade code of (topic, document) pairs: the qrels grade, UNJUDGED if absent, JUDGED_NEG if negative.
 
-    A dense topics × documents table makes a lookup one gather when it is small enough; otherwise a binary search
-    over the sorted judgment keys."""
+    A dense topics × documents table makes a lookup one gather when it is small enough (built at the first lookup:
+    :meth:`judgment` needs none); otherwise a binary search over the sorted judgment keys."""
 
     _DENSE_LIMIT = 64_000_000  # table cells (int8)
 
@@ -969,11 +969,16 @@ class _GradeLookup:
         self.n_docs = n_docs
         self.key = judgments.topic.astype(np.int64) * n_docs + judgments.doc
         self.coded = np.where(judgments.grade < 0, JUDGED_NEG, judgments.grade).astype(np.int8)
-        n_topics = int(judgments.topic.max(initial=-1)) + 1
-        self.table = None
-        if n_topics * n_docs <= self._DENSE_LIMIT:
-            self.table = np.full(max(n_topics * n_docs, 1), UNJUDGED, dtype=np.int8)
-            self.table[self.key] = self.coded
+        self.n_topics = int(judgments.topic.max(initial=-1)) + 1
+
+    @cached_property
+    def table(self) -> np.ndarray | None:
+        """The dense table of grade codes, None when it would exceed :data:`_DENSE_LIMIT` cells."""
+        if self.n_topics * self.n_docs > self._DENSE_LIMIT:
+            return None
+        table = np.full(max(self.n_topics * self.n_docs, 1), UNJUDGED, dtype=np.int8)
+        table[self.key] = self.coded
+        return table
 
     def judgment(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
         """The row of the sorted judgments of each (topic, document code) pair, -1 where there is none (documents
