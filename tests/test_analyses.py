@@ -49,6 +49,23 @@ def test_dependencies_come_first_and_a_missing_requirement_is_an_error():
         dependency_order([run])
 
 
+def test_correlation_reuses_the_discpower_p_values_only_from_the_same_bootstrap():
+    """The swap table's p-values come from discpower's bootstrap when it ran with the same replicates, α and seed;
+    under another seed they are drawn here (a study may give correlation(seed=7) and discpower the default)."""
+    from meta_eval.analyses.correlation import _pvalues
+    from meta_eval.statistics.significance.bootstrap import paired_bootstrap
+
+    data = AnalysisData.from_collection(me.demo_collection(), ["AP", "nDCG@10"])
+    disc = get_analysis("discpower")
+    data.results["discpower"] = dp = disc(data, **disc.bind({"n_resamples": 200, "top": 0, "seed": 0}))
+    same = _pvalues(data, "bootstrap", 200, 0.05, seed=0)
+    assert all(same[m] is dp.all_systems.tests[(m, "bootstrap")].asl for m in data.scores)
+    other = _pvalues(data, "bootstrap", 200, 0.05, seed=7)
+    for m, scores in data.scores.items():
+        fresh = paired_bootstrap(scores, data.systems, n_resamples=200, alpha=0.05, seed=7).asl
+        assert (other[m] == fresh).all() and not (other[m] == same[m]).all()
+
+
 def test_specifications_set_and_check_parameters():
     decl, params = parse_analysis("incomplete-judgments(fractions=0.3,0.7,n_draws=4,sampling=depth)")
     assert decl.name == "incomplete-judgments" and params == {"fractions": (0.3, 0.7), "n_draws": 4,

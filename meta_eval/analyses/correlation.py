@@ -187,7 +187,8 @@ def _pvalues(data: AnalysisData, test: str, n_resamples: int, alpha: float, seed
         return None
     dp = data.results.get("discpower")
     if test == "bootstrap" and dp is not None and (dp.n_resamples or 1000) == n_resamples and \
-            dp.all_systems.alpha == alpha and all((m, "bootstrap") in dp.all_systems.tests for m in data.scores):
+            dp.params.get("seed") == seed and dp.all_systems.alpha == alpha and \
+            all((m, "bootstrap") in dp.all_systems.tests for m in data.scores):
         return {m: dp.all_systems.tests[(m, "bootstrap")].asl for m in data.scores}
     from meta_eval.statistics.significance.bootstrap import paired_bootstrap
     from meta_eval.statistics.significance.classical import classical_test
