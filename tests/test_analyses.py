@@ -197,6 +197,23 @@ def test_the_study_has_an_option_per_parameter_of_every_analysis(decl):
     assert all(param.name in SHARED or study_flag(decl, param).startswith(f"--{decl.name}-") for param in decl.params)
 
 
+def test_every_command_that_writes_a_result_folder_takes_the_same_writing_options():
+    """One declaration of --out/--overwrite/--format/--dpi/--figures (cli.common.WRITING_PARAMETERS) for every
+    analysis command, `analysis` and the study (whose --out is a report folder with a default name)."""
+    def writing(name: str) -> dict:
+        return {p.name: (p.opts, p.secondary_opts, p.default, p.help, p.multiple) for p in _click(name).params
+                if p.name in ("out", "overwrite", "fmt", "dpi", "figures")}
+
+    expected = writing("analysis")
+    assert list(expected) == ["out", "overwrite", "fmt", "dpi", "figures"]
+    assert expected["dpi"][2] == 300 and expected["figures"][1] == ["--no-figures"]
+    for decl in analyses():
+        assert writing(decl.name) == expected, decl.name
+    study = writing("study")
+    assert study.pop("out")[:3] == (["--out", "-o"], [], Path("meta-eval-study"))
+    assert study == {k: v for k, v in expected.items() if k != "out"}
+
+
 def test_generated_options_are_checked_against_their_domains():
     res = runner.invoke(app, ["anova", "--power", "0.2"])
     assert res.exit_code == 2 and "0.2 is not in the range 0.5<=x<=0.999" in res.output
