@@ -117,6 +117,41 @@ def test_the_users_analysis_runs_from_the_study_command(tmp_path):
     assert str(EXAMPLE) in manifest["study_options"]["analyses"][0]
 
 
+def test_a_plug_in_analysis_is_loaded_once_per_study(tmp_path, monkeypatch):
+    """The study parses its --analysis specifications once (StudyOptions.added): its checks, the inputs it declares,
+    its plan and its run share them, and the plug-in's file is read once; the options sent to a worker process and
+    written to the manifest do not carry them."""
+    import pickle
+    from dataclasses import fields
+
+    from meta_eval.measures import plugins
+    from meta_eval.orchestration.study import StudyOptions
+
+    loads = []
+    real = plugins.load_code
+
+    def counted(spec, what="metric plug-in"):
+        loads.append(spec.target)
+        return real(spec, what)
+
+    monkeypatch.setattr(plugins, "load_code", counted)
+    skip = [a for name in builtin_modules() if name != "scores" for a in ("--skip", name)]
+    out = tmp_path / "study"
+    res = runner.invoke(app, ["study", "-o", str(out), "-m", "AP", "-B", "20", "--no-figures", "--no-progress",
+                              "--jobs", "1", *skip, "--analysis", f"{EXAMPLE}:top_stability(k=3)"])
+    assert res.exit_code == 0, res.output
+    assert "## Stability of the top systems" in (out / "report.md").read_text()
+    assert len(loads) == 1 and str(EXAMPLE).endswith(loads[0])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert list(manifest["study_options"]) == [f.name for f in fields(StudyOptions)]
+    options = StudyOptions(analyses=f"{EXAMPLE}:top_stability(k=3)").check()
+    sent = pickle.loads(pickle.dumps(options))
+    assert "_added" in vars(options) and "_added" not in vars(sent)
+    assert [(d.name, p) for d, p in sent.added()] == [("top-stability", {"k": 3})]
+    options.analyses = ("anova",)  # changed after the check: parsed again
+    assert [d.name for d, _ in options.added()] == ["anova"]
+
+
 def test_the_users_analysis_runs_from_its_own_command_and_the_study_refuses_to_overwrite_it(tmp_path):
     out = tmp_path / "mine"
     res = runner.invoke(app, ["analysis", f"{EXAMPLE}:top_stability", "-m", "AP", "-m", "RR", "-a", "none", "--out",
@@ -177,6 +212,23 @@ def test_the_study_has_an_option_per_parameter_of_every_analysis(decl):
     for param in decl.params:
         assert study_flag(decl, param).split("/")[0] in study, (decl.name, param.name)
     assert all(param.name in SHARED or study_flag(decl, param).startswith(f"--{decl.name}-") for param in decl.params)
+
+
+def test_every_command_that_writes_a_result_folder_takes_the_same_writing_options():
+    """One declaration of --out/--overwrite/--format/--dpi/--figures (cli.common.WRITING_PARAMETERS) for every
+    analysis command, `analysis` and the study (whose --out is a report folder with a default name)."""
+    def writing(name: str) -> dict:
+        return {p.name: (p.opts, p.secondary_opts, p.default, p.help, p.multiple) for p in _click(name).params
+                if p.name in ("out", "overwrite", "fmt", "dpi", "figures")}
+
+    expected = writing("analysis")
+    assert list(expected) == ["out", "overwrite", "fmt", "dpi", "figures"]
+    assert expected["dpi"][2] == 300 and expected["figures"][1] == ["--no-figures"]
+    for decl in analyses():
+        assert writing(decl.name) == expected, decl.name
+    study = writing("study")
+    assert study.pop("out")[:3] == (["--out", "-o"], [], Path("meta-eval-study"))
+    assert study == {k: v for k, v in expected.items() if k != "out"}
 
 
 def test_generated_options_are_checked_against_their_domains():

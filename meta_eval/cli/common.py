@@ -393,6 +393,18 @@ DATA_PARAMETERS = (
     *(p for p in COLLECTION_PARAMETERS if p.name not in _FILES),
 )
 
+#: The options of a command that writes a result folder, in the order its help lists them: the folder, then its
+#: figures (the study's --out, a report folder with a default name, is its own).
+WRITING_PARAMETERS = (
+    _parameter("out", OutDirOpt, None), _parameter("overwrite", OverwriteOpt, False),
+    _parameter("fmt", FormatOpt, None), _parameter("dpi", DpiOpt, 300), _parameter("figures", FiguresOpt, True),
+)
+
+
+def writing_options(given: dict[str, Any]) -> dict[str, Any]:
+    """The values of :data:`WRITING_PARAMETERS`, taken out of a command's keyword arguments ``given``."""
+    return {p.name: given.pop(p.name) for p in WRITING_PARAMETERS}
+
 
 def data_parameters(decl) -> list[inspect.Parameter]:
     """The reading options of an analysis's command: the measures as arguments for an analysis of measures, else

@@ -27,9 +27,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DATA_PARAMETERS, DpiOpt, FiguresOpt, FormatOpt, JobsOpt, OutDirOpt, OverwriteOpt,
-                                  SchedulerOpt, StandardiseOpt, DataOptions, data_parameters,
-                                  figure_formats, folder_target, reports_errors)
+from meta_eval.cli.common import (DATA_PARAMETERS, WRITING_PARAMETERS, JobsOpt, SchedulerOpt, StandardiseOpt,
+                                  DataOptions, data_parameters, figure_formats, folder_target, reports_errors,
+                                  writing_options)
 
 
 def _typer_type(param) -> Any:
@@ -180,11 +180,7 @@ def make_command(decl) -> Any:
         extra += [inspect.Parameter("jobs", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=JobsOpt),
                   inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
                                     annotation=SchedulerOpt)]
-    writing = [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=OutDirOpt),
-               inspect.Parameter("overwrite", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=OverwriteOpt),
-               inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=FormatOpt),
-               inspect.Parameter("dpi", inspect.Parameter.KEYWORD_ONLY, default=300, annotation=DpiOpt),
-               inspect.Parameter("figures", inspect.Parameter.KEYWORD_ONLY, default=True, annotation=FiguresOpt)]
+    writing = list(WRITING_PARAMETERS)
     names = {p.name for p in own}
     clash = names & {p.name for p in (*reading, *extra, *writing)}
     if clash:
@@ -194,7 +190,7 @@ def make_command(decl) -> Any:
         from meta_eval.analyses import get_analysis
 
         current = get_analysis(decl.name)  # the registry's entry when the command runs, not when it was made
-        how = {k: given.pop(k) for k in ("out", "overwrite", "fmt", "dpi", "figures")}
+        how = writing_options(given)
         data = DataOptions.from_command(given, current.needs, current.measures)
         run_analysis(current, given_values(current, {k: v for k, v in given.items() if k in names},
                                         f"meta-eval {decl.name}"), data, **how)
@@ -240,7 +236,7 @@ def analysis_command(spec: str | None = None, **given) -> None:
         _list(analyses())
         return
     decl, params = parse_analysis(spec)
-    how = {k: given.pop(k) for k in ("out", "overwrite", "fmt", "dpi", "figures")}
+    how = writing_options(given)
     run_analysis(decl, params, DataOptions.from_command(given, decl.needs, decl.measures), **how)
 
 
@@ -254,11 +250,7 @@ def _analysis_signature() -> inspect.Signature:
     how = [inspect.Parameter("standardise", keyword, default=None, annotation=StandardiseOpt),
            inspect.Parameter("jobs", keyword, default=None, annotation=JobsOpt),
            inspect.Parameter("scheduler", keyword, default=None, annotation=SchedulerOpt),
-           inspect.Parameter("out", keyword, default=None, annotation=OutDirOpt),
-           inspect.Parameter("overwrite", keyword, default=False, annotation=OverwriteOpt),
-           inspect.Parameter("fmt", keyword, default=None, annotation=FormatOpt),
-           inspect.Parameter("dpi", keyword, default=300, annotation=DpiOpt),
-           inspect.Parameter("figures", keyword, default=True, annotation=FiguresOpt)]
+           *WRITING_PARAMETERS]
     reading = list(DATA_PARAMETERS)
     first = [p for p in reading if p.name == "runs"]
     return inspect.Signature([spec, *first, *how, *(p for p in reading if p not in first)])

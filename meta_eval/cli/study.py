@@ -8,6 +8,7 @@ the help. A module dropped into the analyses package adds its options here too.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import shlex
 import sys
@@ -18,8 +19,8 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DATA_PARAMETERS, DataOptions, DpiOpt, FiguresOpt, FormatOpt, JobsOpt, OverwriteOpt,
-                                  SchedulerOpt, StandardiseOpt, declared_inputs, figure_formats, reports_errors)
+from meta_eval.cli.common import (DATA_PARAMETERS, WRITING_PARAMETERS, DataOptions, JobsOpt, SchedulerOpt,
+                                  StandardiseOpt, declared_inputs, figure_formats, reports_errors, writing_options)
 from meta_eval.cli.generated import param_option
 from meta_eval.core.params import unique
 
@@ -30,9 +31,10 @@ RENAMED = {"--top": "--discpower-top", "--ci": "--correlation-ci", "--mem-lists"
            "--gold": "--intuitiveness-gold", "--ltr-folds": "--ltr-max-folds"}
 
 
+@functools.cache
 def _own_options() -> tuple[list[inspect.Parameter], dict[str, tuple[str, str]]]:
     """One option per parameter of every analysis that the study does not share, named after the analysis, and
-    where each goes (keyword -> (analysis, parameter))."""
+    where each goes (keyword -> (analysis, parameter)); made once, for the signature and for each run."""
     from meta_eval.analyses import analyses
     from meta_eval.orchestration.study import SHARED, study_flag
 
@@ -97,11 +99,12 @@ def study(**given) -> None:
         if value is not None and value != []:
             params.setdefault(name, {})[param] = _unique(name, param, value) if isinstance(value, list) \
                 else _plain(value)
-    out, overwrite = given.pop("out"), given.pop("overwrite")
+    writing = writing_options(given)
+    out, overwrite = writing["out"], writing["overwrite"]
     collections, study_file = given.pop("collection"), given.pop("study_file")
     skip, added = given.pop("skip"), given.pop("analysis")
     shared = {name: given.pop(name) for name in ("seed", "alpha", "n_resamples", "confidence")}
-    formats, dpi, figures = figure_formats(given.pop("fmt")), given.pop("dpi"), given.pop("figures")
+    formats, dpi, figures = figure_formats(writing["fmt"]), writing["dpi"], writing["figures"]
     data = DataOptions.from_command(given)
     metrics, against = data._measures()
     options = StudyOptions(metrics=tuple(metrics), against=tuple(against), params=params,
@@ -187,11 +190,12 @@ def _signature() -> inspect.Signature:
     first = [p for p in reading if p.name == "runs"]
     own, _ = _own_options()
     renamed = "; ".join(f"{old} is now {new}" for old, new in RENAMED.items())
+    _, overwrite, *figures = WRITING_PARAMETERS  # the study's --out is a report folder with a default name
     study_options = [
         inspect.Parameter("out", keyword, default=Path("meta-eval-study"), annotation=Annotated[Path, typer.Option(
             "--out", "-o", help="Report folder (written completely or not at all; an earlier meta-eval result folder "
             "there is replaced, anything else is refused).")]),
-        inspect.Parameter("overwrite", keyword, default=False, annotation=OverwriteOpt),
+        overwrite,
         *_shared_options(),
         inspect.Parameter("skip", keyword, default=None, annotation=_skip_option()),
         inspect.Parameter("analysis", keyword, default=None, annotation=Annotated[Optional[list[str]], typer.Option(
@@ -199,9 +203,7 @@ def _signature() -> inspect.Signature:
             "as file.py:NAME(k=5); or a built-in with parameters, e.g. judge-agreement(other_qrels=llm.qrels). "
             "meta-eval analysis lists them.", show_default=False)]),
         inspect.Parameter("standardise", keyword, default=None, annotation=StandardiseOpt),
-        inspect.Parameter("fmt", keyword, default=None, annotation=FormatOpt),
-        inspect.Parameter("dpi", keyword, default=300, annotation=DpiOpt),
-        inspect.Parameter("figures", keyword, default=True, annotation=FiguresOpt),
+        *figures,
         inspect.Parameter("collection", keyword, default=None, annotation=Annotated[Optional[list[str]], typer.Option(
             "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, "
             "several separated by commas): study each and compare them side by side in one report.",

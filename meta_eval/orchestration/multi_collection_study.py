@@ -499,7 +499,7 @@ def _write_manifest(tmp: Path, specs, done, result: MultiStudyResult, options, i
         "meta_eval_study_multi": 1,
         "command": inputs.get("command", " ".join(sys.argv)),
         "collections": collections,
-        "study_options": {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in vars(options).items()},
+        "study_options": options.record(),
         "inputs": {k: v for k, v in inputs.items() if k != "command"},
         "timings_s": {"total": round(seconds, 3)},
     }

@@ -29,7 +29,7 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,9 +95,8 @@ class StudyOptions:
         unknown = [s for s in self.skip if s not in known or s == "scores"]
         if unknown:
             raise InputError(f"skip: unknown analysis {unknown}; analyses are {', '.join(list(known)[1:])}")
-        self.analyses = (self.analyses,) if isinstance(self.analyses, (str, Analysis)) else tuple(self.analyses)
-        given = [parse_analysis(spec) for spec in self.analyses]  # a bad name, parameter or plug-in now
-        names = [decl.name for decl, _ in given]
+        self.analyses = self._specs()
+        names = [decl.name for decl, _ in self.added()]  # a bad name, parameter or plug-in now
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise InputError(f"analysis {twice[0]} is added twice (once, with every parameter it needs)")
@@ -108,6 +107,30 @@ class StudyOptions:
         self.formats = check_formats(self.formats)
         check_dpi(self.dpi)
         return self
+
+    def added(self) -> list[tuple[Analysis, dict[str, Any]]]:
+        """The analyses ``analyses`` names, each with the parameters its specification sets: parsed once, whichever
+        step of the study asks first (a plug-in's file is loaded once per study), and again when ``analyses``
+        changes."""
+        specs = self._specs()
+        parsed = self.__dict__.get("_added")
+        if parsed is None or parsed[0] != specs:
+            self._added = parsed = (specs, [parse_analysis(spec) for spec in specs])
+        return parsed[1]
+
+    def _specs(self) -> tuple:
+        """``analyses`` as a tuple of specifications (one given alone included)."""
+        return (self.analyses,) if isinstance(self.analyses, (str, Analysis)) else tuple(self.analyses)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The options without their parsed analyses (a worker process that runs the study loads a plug-in's code
+        itself: its module is not importable by name there)."""
+        return {name: value for name, value in vars(self).items() if name != "_added"}
+
+    def record(self) -> dict[str, Any]:
+        """The options as a manifest records them (sequences as lists)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: list(value) if isinstance(value, (list, tuple)) else value for name, value in values.items()}
 
 
 @dataclass
@@ -131,8 +154,7 @@ def analysis_inputs(options: StudyOptions) -> list[str]:
     from meta_eval.measures.plugins import parse_spec
 
     files: list[str] = []
-    for spec in options.analyses:
-        decl, params = parse_analysis(spec)
+    for spec, (decl, params) in zip(options._specs(), options.added()):
         plugin = parse_spec(spec) if isinstance(spec, str) else None
         files += ([plugin.target] if plugin is not None and plugin.kind == "file" else []) + decl.input_files(params)
     for name, values in dict(options.params).items():
@@ -150,7 +172,7 @@ def study_plan(data: AnalysisData, options: StudyOptions
     value, the study's shared value (:data:`SHARED`), its default.
     """
     skip = set(options.skip)
-    given = {decl.name: (decl, values) for decl, values in map(parse_analysis, options.analyses)}
+    given = {decl.name: (decl, values) for decl, values in options.added()}
     has = "collection" if data.collection is not None else "scores"
     chosen, not_applicable = [], {}
     builtin = analyses()
@@ -177,7 +199,7 @@ def study_plan(data: AnalysisData, options: StudyOptions
 def check_before(options: StudyOptions) -> None:
     """What the analyses check on the system before any work (:attr:`Analysis.before`: a cache folder that can be
     written), for every analysis the study may run: an error now rather than after the analyses before it."""
-    given = {decl.name: values for decl, values in map(parse_analysis, options.analyses)}
+    given = {decl.name: values for decl, values in options.added()}
     for decl in analyses():
         if decl.before is None or decl.name in options.skip:
             continue
@@ -462,7 +484,7 @@ def _write_manifest(report: Report, result: StudyResult, data: AnalysisData, opt
                    "sha256": files, **{k: v for k, v in inputs.items() if k != "command"}},
         "collection_options": ({k: v for k, v in collection.options.items() if k not in ("qrels", "runs")}
                                if collection is not None else {}),
-        "study_options": {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in vars(options).items()},
+        "study_options": options.record(),
         "measures": result.measures,
         "analyses": {name: {"files": names, "seconds": result.timings.get(name), "error": result.errors.get(name)}
                      for name, names in result.files.items()},

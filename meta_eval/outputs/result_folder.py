@@ -57,6 +57,7 @@ from pathlib import Path
 
 from meta_eval.core.errors import InputError, OutputError
 from meta_eval.core.file_identity import inputs_inside
+from meta_eval.outputs.checked_paths import CheckedPaths
 
 __all__ = ["FolderTarget", "check_output_folder", "read_manifest", "result_folder", "verify_folder", "write_text_atomic"]
 
@@ -97,7 +98,7 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
     """
     given = Path(out).expanduser()
     try:
-        out = _CHECKED.get(os.fspath(given)) or \
+        out = _CHECKED.recall(given) or \
             (Path(os.path.realpath(given)) if given.is_symlink() else given.absolute())
     except OSError as exc:
         raise OutputError(f"--out {given}: {exc.strerror or exc}") from None
@@ -139,13 +140,12 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
         raise OutputError(f"--out {given}: the folder {out.parent} is not writable")
     if free_space:
         _check_space(out, given)
-    _CHECKED[os.fspath(given)] = out
-    return out
+    return _CHECKED.remember(given, out)
 
 
-#: Each result folder as given -> its absolute path when first checked (the working folder may change before it
-#: is written: a plug-in's code runs in between); forgotten once the folder is written.
-_CHECKED: dict[str, Path] = {}
+#: The result folders checked and not yet written, at their absolute paths when first checked (the working folder
+#: may change before one is written: a plug-in's code runs in between).
+_CHECKED = CheckedPaths()
 
 #: Free space a result folder needs at least, beside the size of the folder it replaces (which the new one, about
 #: as large, holds again until the swap): a discriminative-power folder with its figure is ~0.1 MB.
@@ -439,8 +439,7 @@ def result_folder(out: str | Path, *, kind: str, inputs=(), overwrite: bool = Fa
         raise
     finally:
         _release(out, lock)
-        for given in [key for key, value in _CHECKED.items() if value == out]:
-            del _CHECKED[given]
+        _CHECKED.forget(out)
 
 
 #: Errors of writing a file, whichever call made them (the file is then the one written last).

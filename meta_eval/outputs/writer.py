@@ -35,6 +35,7 @@ from pathlib import Path
 
 from meta_eval.core.errors import OutputError
 from meta_eval.core.file_identity import is_input
+from meta_eval.outputs.checked_paths import CheckedPaths
 
 __all__ = ["check_output", "write_output", "STDOUT"]
 
@@ -123,14 +124,13 @@ def check_output(path: str | os.PathLike | None, *, inputs: Iterable[str | os.Pa
     if _is_stdout(path):
         return None
     _plan(path, inputs, what)
-    target = Path(path).absolute()  # lexically: a symlink or ".." in the name is still the kernel's to follow
-    _CHECKED[os.fspath(path)] = target
-    return target
+    # lexically absolute: a symlink or ".." in the name is still the kernel's to follow
+    return _CHECKED.remember(path, Path(path).absolute())
 
 
-#: Each output as given -> its absolute path when it was checked: written there whatever the working folder is by
-#: then (a command that writes ``path`` rather than the path check_output returned).
-_CHECKED: dict[str, Path] = {}
+#: The files checked and not yet written: written where they were checked whatever the working folder is by then
+#: (a command that writes ``path`` rather than the path check_output returned).
+_CHECKED = CheckedPaths()
 
 
 def write_output(path: str | os.PathLike | None, data: str | bytes, *, inputs: Iterable[str | os.PathLike] = (),
@@ -141,7 +141,7 @@ def write_output(path: str | os.PathLike | None, data: str | bytes, *, inputs: I
     if _is_stdout(path):
         _write_stdout(_stdout_bytes(data), inputs)
         return
-    path = _CHECKED.pop(os.fspath(path), path)
+    path = _CHECKED.take(path) or path
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     how, target = _plan(path, inputs, what)
     try:
