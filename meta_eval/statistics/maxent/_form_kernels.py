@@ -59,7 +59,8 @@ def pairwise(A, W, U, V, rows, P, want_grad, value, grad):
     dE/dp_n(j) = A[n,j] + sum_q [W[q,n] U_q(j) S_q(n) + V_q(j) T_q(n)],  T_q(n) = sum_{k>n} W[q,k] U_q . p_k.
     A (L0, N0, K), W (L0, Q, N0), U and V (L0, Q, K); rows (L,) into them; P (L, N, K) with N <= N0. A channel
     whose U and V are equal (AP, GAP) weighs the ranks once; the first channel's gradient pass adds A as it goes
-    (the same sums, in the same order, as copying A first).
+    (the same sums, in the same order, as copying A first), and a grade outside a channel (U_q(j) = V_q(j) = 0:
+    GAP's channel l for the grades below l) gets no pass of it (its terms are 0, the metric's weights finite).
     """
     L, N, K = P.shape
     Q = W.shape[1]
@@ -103,10 +104,13 @@ def pairwise(A, W, U, V, rows, P, want_grad, value, grad):
             for k in range(K):
                 cu = U[s, q, k]
                 cv = V[s, q, k]
-                if q == 0:
+                if q == 0 and cu == 0.0 and cv == 0.0:
+                    for n in range(N):
+                        grad[l, n, k] = A[s, n, k]
+                elif q == 0:
                     for n in range(N):
                         grad[l, n, k] = A[s, n, k] + (Wq[n] * cu * Sq[n] + cv * T[n])
-                else:
+                elif cu != 0.0 or cv != 0.0:  # a grade outside the channel: nothing to add
                     for n in range(N):
                         grad[l, n, k] += Wq[n] * cu * Sq[n] + cv * T[n]
 
