@@ -57,7 +57,6 @@ _ANDERSON_START = 1e-2  # Anderson mixing once the logits change by less than th
 # probability change, down to tol / 100): 1e-4 rather than 1e-6 saves a tenth of the Newton steps, the same outer
 # iterations (the next linearisation changes the problem anyway; the last steps are solved to tol / 100)
 _INNER_TOL_MAX = 1e-4
-_INNER_TOL_REL = 1e-3
 _STALLED_STEPS = 25  # consecutive failed linearisation steps after which a list is given up (flagged)
 _EDGE_ITER = (12, 48)  # iterations towards the face before (and after a failed) reading its support
 _START_MIX, _START_MIX_NEAR = 0.5, 0.9  # weight of the count-only distribution in the linearisation's start
@@ -335,7 +334,7 @@ def _solve_nonlinear(form, prob: Problem, v, y, P0, start, tol, max_iter, memory
         Ep, d = _value_and_grad(sub, p)
         d = np.ascontiguousarray(d, dtype=float)
         # inexact inner solves while far from the fixed point (the next linearisation changes d anyway)
-        inner_tol = np.clip(_INNER_TOL_REL * last_dq[live], tol * 1e-2, _INNER_TOL_MAX)
+        inner_tol = np.clip(1e-3 * last_dq[live], tol * 1e-2, _INNER_TOL_MAX)
         # growing step cap: near an extreme the multiplier mu must reach 1/gap (1e9 for ERR 1e-9 below its max)
         q, yl, _, ok, QK, DK, spans = linearised_lists(d, p, np.ascontiguousarray(Ep, dtype=float), v, bt, live,
                                                        allowed, rowmask, r, frozen, Y, inner_tol, int(inner_iter),
