@@ -180,3 +180,34 @@ def test_cascade_gradient_when_a_rank_is_surely_relevant(name):
             E[:, n, k] = np.where(P[:, n, k] < 0.5, h, -h)
             num[:, n, k] = (form.value(P + E) - form.value(P)) / E[:, n, k]
     np.testing.assert_allclose(form.grad(P), num, atol=1e-7)
+
+
+@pytest.mark.parametrize("channels", [0, 1, 3])
+def test_pairwise_kernel_matches_its_formula(channels):
+    """The compiled pairwise form (value and gradient, on some of its lists) against its formula written plainly:
+    channels whose U and V are equal (weighed once), differ, or leave out grades (their passes skipped), and a form
+    with no channel at all (A alone)."""
+    from meta_eval.statistics.maxent.expectations import PairwiseForm
+
+    rng = np.random.default_rng(channels)
+    L, N, K = 4, 9, 3
+    A = rng.random((L, N, K))
+    W = rng.random((L, channels, N))
+    U = rng.random((L, channels, K)) * (rng.random((L, channels, K)) > 0.3)
+    V = U.copy()
+    if channels > 1:
+        V[:, 1] = rng.random((L, K))  # a channel whose V is not its U
+        U[:, 2, :2] = V[:, 2, :2] = 0.0  # a channel over the top grade only
+    P = np.concatenate([_random_P(rng, N, K) for _ in range(L)])
+    rows = np.array([2, 0, 3])
+    form = PairwiseForm(A, W, U, V).take(rows)
+    value, grad = form.value_and_grad(P[: rows.size])
+    for i, s in enumerate(rows):
+        p = P[i]
+        u = p @ U[s].T  # (N, channels)
+        v = p @ V[s].T
+        before = np.cumsum(v, axis=0) - v  # sum over m < n
+        after = np.cumsum((W[s].T * u)[::-1], axis=0)[::-1] - W[s].T * u  # sum over k > n of W u
+        assert value[i] == pytest.approx(np.sum(A[s] * p) + np.sum(W[s].T * u * before), rel=1e-13)
+        expected = A[s] + (W[s].T * before) @ U[s] + after @ V[s]
+        np.testing.assert_allclose(grad[i], expected, rtol=1e-13, atol=1e-15)

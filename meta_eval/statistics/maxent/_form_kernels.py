@@ -57,7 +57,10 @@ def pairwise(A, W, U, V, rows, P, want_grad, value, grad):
     """E = sum_{n,j} A[n,j] p_n(j) + sum_q sum_n W[q,n] (U_q . p_n) S_q(n),  S_q(n) = sum_{m<n} V_q . p_m;
 
     dE/dp_n(j) = A[n,j] + sum_q [W[q,n] U_q(j) S_q(n) + V_q(j) T_q(n)],  T_q(n) = sum_{k>n} W[q,k] U_q . p_k.
-    A (L0, N0, K), W (L0, Q, N0), U and V (L0, Q, K); rows (L,) into them; P (L, N, K) with N <= N0.
+    A (L0, N0, K), W (L0, Q, N0), U and V (L0, Q, K); rows (L,) into them; P (L, N, K) with N <= N0. A channel
+    whose U and V are equal (AP, GAP) weighs the ranks once; the first channel's gradient pass adds A as it goes
+    (the same sums, in the same order, as copying A first), and a grade outside a channel (U_q(j) = V_q(j) = 0:
+    GAP's channel l for the grades below l) gets no pass of it (its terms are 0, the metric's weights finite).
     """
     L, N, K = P.shape
     Q = W.shape[1]
@@ -70,28 +73,46 @@ def pairwise(A, W, U, V, rows, P, want_grad, value, grad):
         total = lane_dot(A[s, :N].reshape(N * K), P[l].reshape(N * K), N * K)
         for q in range(Q):
             _weighted(P, l, U[s, q], u[q])
-            _weighted(P, l, V[s, q], v)
+            same = True
+            for k in range(K):
+                same = same and U[s, q, k] == V[s, q, k]
+            vq = u[q]
+            if not same:
+                _weighted(P, l, V[s, q], v)
+                vq = v
+            Sq = S[q]
             acc = 0.0
             for n in range(N):  # the running sum: one step per rank
-                S[q, n] = acc
-                acc += v[n]
-            total += _dot3(W[s, q], u[q], S[q], N)
+                Sq[n] = acc
+                acc += vq[n]
+            total += _dot3(W[s, q], u[q], Sq, N)
         value[l] = total
         if not want_grad:
             continue
-        for n in range(N):
-            for k in range(K):
-                grad[l, n, k] = A[s, n, k]
+        if Q == 0:
+            for n in range(N):
+                for k in range(K):
+                    grad[l, n, k] = A[s, n, k]
         for q in range(Q):
+            Wq = W[s, q]
+            uq = u[q]
             acc = 0.0
             for n in range(N - 1, -1, -1):  # its reverse
                 T[n] = acc
-                acc += W[s, q, n] * u[q, n]
+                acc += Wq[n] * uq[n]
+            Sq = S[q]
             for k in range(K):
                 cu = U[s, q, k]
                 cv = V[s, q, k]
-                for n in range(N):
-                    grad[l, n, k] += W[s, q, n] * cu * S[q, n] + cv * T[n]
+                if q == 0 and cu == 0.0 and cv == 0.0:
+                    for n in range(N):
+                        grad[l, n, k] = A[s, n, k]
+                elif q == 0:
+                    for n in range(N):
+                        grad[l, n, k] = A[s, n, k] + (Wq[n] * cu * Sq[n] + cv * T[n])
+                elif cu != 0.0 or cv != 0.0:  # a grade outside the channel: nothing to add
+                    for n in range(N):
+                        grad[l, n, k] += Wq[n] * cu * Sq[n] + cv * T[n]
 
 
 @njit(cache=True, error_model="numpy")

@@ -419,8 +419,8 @@ def advance_lists(k, live, q, QK, DK, spans, yl, ok, Eq, pK, v, tol, r, active, 
     kept = 0
     for i in range(A):
         kept += keep[i]
-    out = np.zeros((kept, N, K))
-    outK = np.zeros((kept, K, N))
+    out = np.empty((kept, N, K))  # the ranks past each list's end are zeroed below
+    outK = np.empty((kept, K, N))
     j = 0
     for i in range(A):
         if not keep[i]:
@@ -435,9 +435,15 @@ def advance_lists(k, live, q, QK, DK, spans, yl, ok, Eq, pK, v, tol, r, active, 
                 outK[j] = pK[i]
             else:
                 _softmax_gm(x[l], active[l], n, outK[j], vec[0], vec[1], vec[2], bits)
+            for kk in range(K):
+                for jj in range(n, N):
+                    outK[j, kk, jj] = 0.0
             for jj in range(n):
                 for kk in range(K):
                     out[j, jj, kk] = outK[j, kk, jj]
+            for jj in range(n, N):
+                for kk in range(K):
+                    out[j, jj, kk] = 0.0
         j += 1
     return keep, out, outK
 

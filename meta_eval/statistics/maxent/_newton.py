@@ -340,9 +340,9 @@ def linearised_lists(d, p, Ep, v, bt, live, allowed, rowmask, r, frozen, Y, tol,
     (lists x grades x ranks) with d's span (the metric multiplier in scaled units is mu * span).
     """
     A, N, K = d.shape
-    q = np.zeros((A, N, K))
-    QK = np.zeros((A, K, N))
-    DK = np.zeros((A, K, N))
+    q = np.empty((A, N, K))  # each list's ranks past its end are zeroed below (not the whole arrays first)
+    QK = np.empty((A, K, N))
+    DK = np.empty((A, K, N))
     spans = np.zeros(A)
     yout = np.zeros((A, K + 1))
     iters = np.zeros(A, dtype=np.int64)
@@ -389,4 +389,11 @@ def linearised_lists(d, p, Ep, v, bt, live, allowed, rowmask, r, frozen, Y, tol,
         for j in range(n):
             for k in range(K):
                 q[i, j, k] = Q[k, j]
+        for j in range(n, N):
+            for k in range(K):
+                q[i, j, k] = 0.0
+        for k in range(K):
+            for j in range(n, N):
+                QK[i, k, j] = 0.0
+                dK[k, j] = 0.0
     return q, yout, iters, done, QK, DK, spans

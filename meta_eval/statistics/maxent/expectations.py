@@ -374,11 +374,12 @@ def _gap_form(batch: ListBatch, g: np.ndarray) -> PairwiseForm:
     Z = batch.counts.astype(float) @ gamma
     Z = np.where(Z > 0, Z, np.nan)
     inv_n = 1.0 / _ranks(batch)
-    # channels l = 1..c: W = g_l / (Z n), U = V = [j >= l]
-    ind = (np.arange(K)[None, :] >= np.arange(1, K)[:, None]).astype(float)  # (c, K)
-    W = g[None, :, None] * inv_n[None, None, :] / Z[:, None, None]
+    # channels l = 1..c with g_l > 0 (AP has one): W = g_l / (Z n), U = V = [j >= l]
+    levels = np.flatnonzero(g != 0) + 1
+    ind = (np.arange(K)[None, :] >= levels[:, None]).astype(float)  # (channels, K)
+    W = g[None, levels - 1, None] * inv_n[None, None, :] / Z[:, None, None]
     A = (inv_n[None, :, None] * gamma[None, None, :]) / Z[:, None, None]
-    U = np.broadcast_to(ind, (batch.n_lists, K - 1, K))
+    U = np.broadcast_to(ind, (batch.n_lists, levels.size, K))
     A = np.broadcast_to(A, (batch.n_lists, batch.depth, K))
     return PairwiseForm(A, W, U, U)
 

@@ -172,7 +172,7 @@ def _solve_chunk(batch: ListBatch, form: ExpectationForm, v: np.ndarray, r: np.n
             it[todo] += ita[todo]
     P[flat], y[flat, K], done[flat] = P0[flat], 0.0, True
     achieved = form.value(P)
-    res = np.maximum(np.abs(P.sum(1) - rr).max(1), np.abs(achieved - v))
+    res = np.maximum(np.abs(_rank_sum(P) - rr).max(1), np.abs(achieved - v))
     status[good & ~done] = NOT_CONVERGED
     return dict(P=P, achieved=achieved, entropy=entropy(P), max_residual=np.where(good, res, np.nan),
                 stationarity=np.where(good, stat, np.nan), multipliers=y, n_iter=it, status=status,
@@ -183,8 +183,11 @@ def _start(point: np.ndarray, prob: Problem, P0, mix) -> np.ndarray:
     """The linearisation's start: each list's actual grades (one-hot, on the allowed entries) mixed with weight
     ``mix`` of the count-only P0."""
     eps = mix[:, None, None]
-    start = (1 - eps) * point + eps * P0
-    return start / np.maximum(start.sum(2, keepdims=True), 1e-300) * prob.rowmask[..., None]
+    start = (1 - eps) * point
+    start += eps * P0
+    start /= np.maximum(_grade_sum(start), 1e-300)[..., None]
+    start *= prob.rowmask[..., None]
+    return start
 
 
 def _nonlinear_pass(form, prob: Problem, vv, y, P0, start, tol, limit, memory, lo, hi, edge, v, grow_cap=True):
@@ -297,7 +300,7 @@ def _solve_nonlinear(form, prob: Problem, v, y, P0, start, tol, max_iter, memory
     frozen = np.ascontiguousarray(prob.frozen)
     r = np.ascontiguousarray(prob.r, dtype=float)
     lengths = rowmask.sum(1).astype(np.int64)
-    active = np.ascontiguousarray(allowed.any(1))  # the allowed entries: these grades at the list's ranks
+    active = _rank_sum(allowed, np.int64) > 0  # the allowed entries: these grades at the list's ranks
     D = N * K
     with np.errstate(divide="ignore"):
         logits = _centre(np.where(allowed, np.log(np.where(allowed, start, 1.0)), 0.0), allowed)
@@ -366,8 +369,22 @@ def _value_and_grad(form, P):
 
 
 def _rowmean(x, allowed):
-    cnt = allowed.sum(2, keepdims=True)
-    return np.where(allowed, x, 0.0).sum(2, keepdims=True) / np.maximum(cnt, 1)
+    cnt = _grade_sum(allowed, np.int64)
+    return (_grade_sum(np.where(allowed, x, 0.0)) / np.maximum(cnt, 1))[..., None]
+
+
+def _grade_sum(x, dtype=None):
+    """x (L, N, K) summed over grades, (L, N): the grades' slices added in order, the same sums as ``x.sum(2)``
+    without numpy's slow reduction over a short last axis (a tenth of the time)."""
+    out = x[..., 0].astype(dtype if dtype is not None else x.dtype)
+    for k in range(1, x.shape[2]):
+        out += x[..., k]
+    return out
+
+
+def _rank_sum(x, dtype=None):
+    """x (L, N, K) summed over ranks, (L, K): the ranks added in order, as ``x.sum(1)``, in a quarter of its time."""
+    return np.einsum("lnk->lk", x, dtype=dtype)
 
 
 def warm_up() -> None:
