@@ -22,10 +22,10 @@ registry is first read.
 
 from meta_eval.analyses._base import DEFAULT_AGAINST, DEFAULT_METRICS, NEEDS, Analysis, AnalysisData, MemoryNeed
 from meta_eval.analyses._result import FigureOutput, Result, TableOutput
-from meta_eval.analyses._registry import (analyses, analysis, builtin_modules, dependency_order, get_analysis,
-                                          parse_analysis)
+from meta_eval.analyses._registry import (analyses, analysis, builtin_modules, builtin_names, dependency_order,
+                                          get_analysis, parse_analysis)
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
 
 __all__ = ["ANALYSIS_PARAMS", "DEFAULT_AGAINST", "DEFAULT_METRICS", "NEEDS", "Analysis", "AnalysisData",
            "FigureOutput", "MemoryNeed", "Param", "Result", "TableOutput", "analyses", "analysis", "builtin_modules",
-           "dependency_order", "get_analysis", "parse_analysis"]
+           "builtin_names", "dependency_order", "get_analysis", "parse_analysis"]

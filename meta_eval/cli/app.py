@@ -47,6 +47,14 @@ def commands() -> dict[str, tuple[str, str]]:
     return {**COMMANDS, **analyses}
 
 
+def command_modules() -> dict[str, str]:
+    """Every command -> its module, in the order of :func:`commands`, without reading the analyses' sources for
+    their summaries (what running a command needs: :func:`meta_eval.analyses.builtin_names`)."""
+    from meta_eval.analyses import builtin_names
+
+    return {**{name: module for name, (module, _) in COMMANDS.items()}, **dict.fromkeys(builtin_names(), "generated")}
+
+
 def command_name(info) -> str:
     """The name Typer gives a registered command."""
     return info.name or typer.main.get_command_name(info.callback.__name__)
@@ -83,13 +91,13 @@ class LazyGroup(TyperGroup):
 
     def list_commands(self, ctx) -> list[str]:
         registered = [command_name(info) for info in app.registered_commands]
-        return list(dict.fromkeys([*commands(), *registered]))
+        return list(dict.fromkeys([*command_modules(), *registered]))
 
     def get_command(self, ctx, name: str):
         if name not in self.commands:
-            table = commands()
+            table = command_modules()
             if name in table:
-                importlib.import_module(f"meta_eval.cli.{table[name][0]}")
+                importlib.import_module(f"meta_eval.cli.{table[name]}")
             if not _registered(name):  # a command not in the table: look in every module
                 load_all()
             info = _registered(name)

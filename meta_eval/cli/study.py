@@ -65,9 +65,9 @@ def _shared_options() -> list[inspect.Parameter]:
 
 
 def _skip_option():
-    from meta_eval.analyses import builtin_modules
+    from meta_eval.analyses import builtin_names
 
-    stage = Enum("Stage", {name.replace("-", "_"): name for name in builtin_modules() if name != "scores"}, type=str)
+    stage = Enum("Stage", {name.replace("-", "_"): name for name in builtin_names() if name != "scores"}, type=str)
     return Annotated[Optional[list[stage]], typer.Option(help="Skip an analysis (repeatable).", show_default=False)]
 
 

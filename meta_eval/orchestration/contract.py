@@ -96,7 +96,7 @@ def check_analysis(spec, data=None, **params: Any):
 
 
 def _check_declaration(decl, who: str, Analysis, Param) -> None:
-    from meta_eval.analyses import NEEDS, builtin_modules
+    from meta_eval.analyses import NEEDS, builtin_names
 
     _require(isinstance(decl, Analysis), who, "is declared with meta_eval.analyses.analysis")
     _require(re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", decl.name) is not None, who, "its name is a word")
@@ -114,7 +114,7 @@ def _check_declaration(decl, who: str, Analysis, Param) -> None:
     accepts = inspect.signature(decl.run).parameters
     has_kwargs = any(q.kind is inspect.Parameter.VAR_KEYWORD for q in accepts.values())
     _require(has_kwargs or all(n in accepts for n in names), who, "run() takes every parameter as a keyword")
-    known = set(builtin_modules())
+    known = set(builtin_names())
     for dep in (*decl.requires, *decl.after):
         _require(dep in known, who, f"it depends on an analysis that exists ({dep!r})")
     _require(decl.needs in NEEDS, who, f"it reads one of {', '.join(NEEDS)}")
