@@ -31,6 +31,14 @@ from meta_eval.cli.common import (DATA_PARAMETERS, WRITING_PARAMETERS, JobsOpt, 
                                   DataOptions, data_parameters, figure_formats, folder_target, reports_errors,
                                   writing_options)
 
+#: ``--standardise``, for an analysis that can read standardised scores; ``--jobs`` and ``--scheduler``, for one that
+#: runs tasks on workers (and both for ``meta-eval analysis``, which runs any).
+STANDARDISE_PARAMETER = inspect.Parameter("standardise", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                          annotation=StandardiseOpt)
+PARALLEL_PARAMETERS = (inspect.Parameter("jobs", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=JobsOpt),
+                       inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                         annotation=SchedulerOpt))
+
 
 def _typer_type(param) -> Any:
     """The Python type Typer parses a parameter's text into (an Enum of its choices, so a typo shows them)."""
@@ -172,14 +180,9 @@ def make_command(decl) -> Any:
     """The Typer command of an analysis declaration."""
     own = [param_option(p) for p in decl.params]
     reading = data_parameters(decl)
-    extra = []
-    if decl.standardised and decl.needs != "measures":
-        extra.append(inspect.Parameter("standardise", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                       annotation=StandardiseOpt))
+    extra = [STANDARDISE_PARAMETER] if decl.standardised and decl.needs != "measures" else []
     if decl.parallel:
-        extra += [inspect.Parameter("jobs", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=JobsOpt),
-                  inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                    annotation=SchedulerOpt)]
+        extra += PARALLEL_PARAMETERS
     writing = list(WRITING_PARAMETERS)
     names = {p.name for p in own}
     clash = names & {p.name for p in (*reading, *extra, *writing)}
@@ -246,11 +249,7 @@ def _analysis_signature() -> inspect.Signature:
         Optional[str], typer.Argument(help="The analysis: a name (anova), with parameters "
                                       "(judge-agreement(other_qrels=llm.qrels)), or a plug-in file.py:NAME / "
                                       "module:NAME. Without it, the analyses are listed.", show_default=False)])
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    how = [inspect.Parameter("standardise", keyword, default=None, annotation=StandardiseOpt),
-           inspect.Parameter("jobs", keyword, default=None, annotation=JobsOpt),
-           inspect.Parameter("scheduler", keyword, default=None, annotation=SchedulerOpt),
-           *WRITING_PARAMETERS]
+    how = [STANDARDISE_PARAMETER, *PARALLEL_PARAMETERS, *WRITING_PARAMETERS]
     reading = list(DATA_PARAMETERS)
     first = [p for p in reading if p.name == "runs"]
     return inspect.Signature([spec, *first, *how, *(p for p in reading if p not in first)])
