@@ -54,8 +54,9 @@ def timed(args: list[str], out: Path | None) -> tuple[float, float, float]:
 @contextlib.contextmanager
 def busy(n: int):
     """``n`` CPU-bound processes running until the block ends."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    loops = []
     try:
+        loops += [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
         yield
     finally:
         for loop in loops:

@@ -80,7 +80,7 @@ NOISE = {"max_residual": 1e-9, "approx_error": 1e-9}
 
 def command(args: list[str], out: Path) -> list[str]:
     """The process that runs ``meta-eval ARGS -o OUT`` with the checkout's code."""
-    return [sys.executable, "-c", "from meta_eval.cli import app; app()", *args, "--out", str(out)]
+    return [sys.executable, "-c", "from meta_eval.cli import run; run()", *args, "--out", str(out)]
 
 
 def environment() -> dict[str, str]:

@@ -116,3 +116,32 @@ def test_the_program_keeps_the_status_and_every_byte_of_its_output(tmp_path):
     bad = subprocess.run([sys.executable, "-c", PROGRAM.format(setup=""), "evaluate", "-m", "no-such-measure"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown measure" in bad.stderr
+
+
+PLUG_IN = """import meta_eval as me
+
+LOG = open({log!r}, "w")  # left open, its text buffered: the usual exit flushes it
+
+
+@me.per_list
+def first(grades, counts):
+    LOG.write("called\\n")
+    return float(grades[0] > 0) if len(grades) else 0.0
+"""
+
+
+def test_the_program_ends_as_usual_after_a_plug_in_or_under_a_profiler(tmp_path):
+    """A plug-in's open file keeps what it wrote, and a profiler writes its record: the quick exit is not taken
+    when a plug-in's code ran or a profiler is on (it would drop both)."""
+    plug_in, log = tmp_path / "plug.py", tmp_path / "log.txt"
+    plug_in.write_text(PLUG_IN.format(log=str(log)))
+    out = subprocess.run([sys.executable, "-c", PROGRAM.format(setup=""), "evaluate", "-m", f"{plug_in}:first",
+                          "--no-progress"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert log.read_text().startswith("called\n")
+    profile = tmp_path / "run.prof"
+    program = tmp_path / "program.py"
+    program.write_text("from meta_eval.cli import run\nrun()\n")
+    out = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), str(program), "measures"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and profile.stat().st_size > 0, out.stderr

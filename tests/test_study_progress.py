@@ -33,7 +33,8 @@ QUICK = ("discpower", "split-half", "correlation", "incomplete-judgments", "reus
 
 
 @pytest.fixture(scope="module")
-def lines(tmp_path_factory) -> list[str]:
+def stream(tmp_path_factory) -> "_Stamped":
+    """What the study wrote on stderr, each line stamped with the CPU clock."""
     from meta_eval.statistics.maxent.solver import warm_up
 
     params = {a.name: dict(a.quick) for a in analyses() if a.name in QUICK}
@@ -48,12 +49,19 @@ def lines(tmp_path_factory) -> list[str]:
         patch.setattr(sys, "stderr", err)
         run_study(me.demo_collection(), tmp_path_factory.mktemp("progress") / "study",
                   StudyOptions(params=params, n_resamples=50), progress=True, jobs=1)
-    STAMPS.extend(err.stamps)
-    return err.getvalue().splitlines()
+    return err
 
 
-#: (CPU clock, line) of every progress line of the study, in order.
-STAMPS: list[tuple[float, str]] = []
+@pytest.fixture(scope="module")
+def lines(stream) -> list[str]:
+    """The study's progress lines."""
+    return stream.getvalue().splitlines()
+
+
+@pytest.fixture(scope="module")
+def stamps(stream) -> list[tuple[float, str]]:
+    """(CPU clock, line) of every progress line, in order."""
+    return stream.stamps
 
 
 class _Stamped(io.StringIO):
@@ -74,7 +82,7 @@ def _seconds(text: str) -> float:
     return float(sum(p * 60 ** k for k, p in enumerate(reversed(parts))))
 
 
-def test_the_first_estimate_is_within_the_factor_of_the_measured_total(lines):
+def test_the_first_estimate_is_within_the_factor_of_the_measured_total(lines, stamps):
     """The first estimate of the whole study, times this CPU's speed against the models' (the median over the
     analyses of measured / estimated seconds), is within :data:`FACTOR` of the measured total."""
     from meta_eval.analyses import AnalysisData
@@ -83,11 +91,11 @@ def test_the_first_estimate_is_within_the_factor_of_the_measured_total(lines):
     assert lines[0].startswith("study: 10 analyses and the report: about ")
     first = next(line for line in lines if line.startswith("study: ") and line.endswith(" left"))
     estimate = _seconds(re.search(r"about (\S+) left", first).group(1))
-    starts = [(t, re.match(r"study: (\S+) \(\d+/10, ", line).group(1)) for t, line in STAMPS
+    starts = [(t, re.match(r"study: (\S+) \(\d+/10, ", line).group(1)) for t, line in stamps
               if re.match(r"study: \S+ \(\d+/10, ", line)]
-    ends = [t for t, line in STAMPS if line.startswith("study: report (estimated ")]
+    ends = [t for t, line in stamps if line.startswith("study: report (estimated ")]
     measured = {name: end - start for (start, name), end in zip(starts, [t for t, _ in starts[1:]] + ends)}
-    total = STAMPS[-1][0] - STAMPS[0][0]
+    total = stamps[-1][0] - stamps[0][0]
     data = AnalysisData.from_collection(me.demo_collection(), ["AP", "nDCG@10", "Q", "ERR", "GAP", "nDCG"],
                                         against=["GAP", "nDCG"])
     plan, _ = study_plan(data, StudyOptions(params={a.name: dict(a.quick) for a in analyses() if a.name in QUICK},

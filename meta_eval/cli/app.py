@@ -189,9 +189,9 @@ def run() -> None:
     Tearing down the modules a command imported (numpy, pyarrow, numba, their objects' cycles found by a last
     garbage collection) takes a tenth of a second, about a tenth of ``meta-eval evaluate`` on TREC-COVID, and frees
     nothing the operating system would not reclaim. So once the command has finished, its exit handlers are run and
-    its streams flushed, the process ends at once (``os._exit``) — unless other threads or child processes still
-    run, or a flush fails: then the interpreter ends it as usual. In-process callers (tests, notebooks) call
-    :data:`app`, which never exits this way."""
+    its streams flushed, the process ends at once (``os._exit``) — unless the usual exit could still do something
+    that matters (:func:`_quick_exit_is_safe`), or a flush fails: then the interpreter ends it as usual. In-process
+    callers (tests, notebooks) call :data:`app`, which never exits this way."""
     try:
         app()
         code = 0
@@ -199,7 +199,7 @@ def run() -> None:
         code = done.code
     if code is None:
         code = 0
-    if isinstance(code, int) and _alone() and _flushed():
+    if isinstance(code, int) and _quick_exit_is_safe() and _flushed():
         import atexit
 
         atexit._run_exitfuncs()  # what the interpreter runs at exit (temporary folders' finalizers, logging...)
@@ -208,12 +208,16 @@ def run() -> None:
     raise SystemExit(code)
 
 
-def _alone() -> bool:
-    """Whether no other thread and no child process of the multiprocessing module runs."""
+def _quick_exit_is_safe() -> bool:
+    """Whether ending the process without the interpreter's teardown loses nothing: no other thread and no child
+    process of the multiprocessing module runs; no plug-in's code ran (a file it left open would lose what is
+    buffered, a temporary file of its would stay); no profiler or tracer waits to write its record at exit."""
     import threading
 
     children = sys.modules.get("multiprocessing")
-    return threading.active_count() == 1 and not (children and children.active_children())
+    plugins = sys.modules.get("meta_eval.measures.plugins")
+    return (threading.active_count() == 1 and not (children and children.active_children())
+            and not (plugins and plugins.any_loaded()) and sys.getprofile() is None and sys.gettrace() is None)
 
 
 def _flushed() -> bool:
@@ -229,7 +233,7 @@ def _flushed() -> bool:
 
 def load_all() -> None:
     """Import every subcommand module (each registers its commands on :data:`app`)."""
-    for module in sorted({module for module, _ in commands().values()}):
+    for module in sorted(set(command_modules().values())):
         importlib.import_module(f"meta_eval.cli.{module}")
 
 

@@ -615,6 +615,11 @@ _MODULES: dict[str, _Module] = {}
 _CAPTURED: dict[str, dict] = {}  # module name -> {name: (family, aliases)} it registered while a plug-in was imported
 
 
+def any_loaded() -> bool:
+    """Whether this process has run a plug-in's code (a file or a module named in a specification)."""
+    return bool(_FILES or _MODULES)
+
+
 def load(spec: PluginSpec) -> list[Measure]:
     """The measures a plug-in specification names (module docstring).
 

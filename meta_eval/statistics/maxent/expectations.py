@@ -374,7 +374,7 @@ def _gap_form(batch: ListBatch, g: np.ndarray) -> PairwiseForm:
     Z = batch.counts.astype(float) @ gamma
     Z = np.where(Z > 0, Z, np.nan)
     inv_n = 1.0 / _ranks(batch)
-    # channels l = 1..c with g_l > 0 (AP has one): W = g_l / (Z n), U = V = [j >= l]
+    # channels l = 1..c with g_l != 0 (AP has one): W = g_l / (Z n), U = V = [j >= l]
     levels = np.flatnonzero(g != 0) + 1
     ind = (np.arange(K)[None, :] >= levels[:, None]).astype(float)  # (channels, K)
     W = g[None, levels - 1, None] * inv_n[None, None, :] / Z[:, None, None]
