@@ -88,14 +88,16 @@ def test_meta_eval_alone_prints_the_help():
     assert out.returncode == 2 and "Usage: " in out.stderr and "evaluate" in out.stderr
 
 
-PROGRAM = "import atexit, threading, time\n{setup}\nfrom meta_eval.cli import run\nrun()"
+PROGRAM = "import atexit, threading\n{setup}\nfrom meta_eval.cli import run\nrun()"
 
 
 def test_the_program_runs_exit_handlers_and_waits_for_threads_before_it_ends():
     """:func:`meta_eval.cli.run` ends the process without the interpreter's teardown, but only after the exit
     handlers ran and when no other thread runs (a thread still running: the usual exit waits for it)."""
     handler = "atexit.register(lambda: print('handler ran', flush=True))"
-    thread = "threading.Thread(target=lambda: (time.sleep(1.5), print('thread done', flush=True))).start()"
+    # the thread ends after the main thread's command (whatever its speed): it waits for the main thread to finish
+    thread = ("threading.Thread(target=lambda: (threading.main_thread().join(), print('thread done', flush=True)))"
+              ".start()")
     for setup, said in ((handler, "handler ran"), (thread, "thread done")):
         out = subprocess.run([sys.executable, "-c", PROGRAM.format(setup=setup), "evaluate", "--help"], capture_output=True,
                              text=True, timeout=120)

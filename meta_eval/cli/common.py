@@ -400,6 +400,11 @@ WRITING_PARAMETERS = (
     _parameter("fmt", FormatOpt, None), _parameter("dpi", DpiOpt, 300), _parameter("figures", FiguresOpt, True),
 )
 
+#: ``--standardise``, for a command whose analyses can read standardised scores; ``--jobs`` and ``--scheduler``, for
+#: one that runs tasks on workers.
+STANDARDISE_PARAMETER = _parameter("standardise", StandardiseOpt, None)
+PARALLEL_PARAMETERS = (_parameter("jobs", JobsOpt, None), _parameter("scheduler", SchedulerOpt, None))
+
 
 def writing_options(given: dict[str, Any]) -> dict[str, Any]:
     """The values of :data:`WRITING_PARAMETERS`, taken out of a command's keyword arguments ``given``."""

@@ -27,17 +27,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DATA_PARAMETERS, WRITING_PARAMETERS, JobsOpt, SchedulerOpt, StandardiseOpt,
+from meta_eval.cli.common import (DATA_PARAMETERS, PARALLEL_PARAMETERS, STANDARDISE_PARAMETER, WRITING_PARAMETERS,
                                   DataOptions, data_parameters, figure_formats, folder_target, reports_errors,
                                   writing_options)
-
-#: ``--standardise``, for an analysis that can read standardised scores; ``--jobs`` and ``--scheduler``, for one that
-#: runs tasks on workers (and both for ``meta-eval analysis``, which runs any).
-STANDARDISE_PARAMETER = inspect.Parameter("standardise", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                          annotation=StandardiseOpt)
-PARALLEL_PARAMETERS = (inspect.Parameter("jobs", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=JobsOpt),
-                       inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                         annotation=SchedulerOpt))
 
 
 def _typer_type(param) -> Any:

@@ -19,8 +19,8 @@ from typing import Annotated, Optional
 import typer
 
 from meta_eval.cli.app import app
-from meta_eval.cli.common import (DATA_PARAMETERS, WRITING_PARAMETERS, DataOptions, JobsOpt, SchedulerOpt,
-                                  StandardiseOpt, declared_inputs, figure_formats, reports_errors, writing_options)
+from meta_eval.cli.common import (DATA_PARAMETERS, PARALLEL_PARAMETERS, STANDARDISE_PARAMETER, WRITING_PARAMETERS,
+                                  DataOptions, declared_inputs, figure_formats, reports_errors, writing_options)
 from meta_eval.cli.generated import param_option
 from meta_eval.core.params import unique
 
@@ -202,7 +202,7 @@ def _signature() -> inspect.Signature:
             "--analysis", help="Add an analysis (repeatable): your own, file.py:NAME or module:NAME, with parameters "
             "as file.py:NAME(k=5); or a built-in with parameters, e.g. judge-agreement(other_qrels=llm.qrels). "
             "meta-eval analysis lists them.", show_default=False)]),
-        inspect.Parameter("standardise", keyword, default=None, annotation=StandardiseOpt),
+        STANDARDISE_PARAMETER,
         *figures,
         inspect.Parameter("collection", keyword, default=None, annotation=Annotated[Optional[list[str]], typer.Option(
             "--collection", "-c", help="A collection NAME=QRELS:RUNS (repeatable; RUNS a file, folder or glob, "
@@ -211,8 +211,7 @@ def _signature() -> inspect.Signature:
         inspect.Parameter("study_file", keyword, default=None, annotation=Annotated[Optional[Path], typer.Option(
             "--study-file", help="A TOML study file naming the collections ([[collection]] name, qrels, runs) and "
             "the options ([study]); its options override the command line's.", show_default=False)]),
-        inspect.Parameter("jobs", keyword, default=None, annotation=JobsOpt),
-        inspect.Parameter("scheduler", keyword, default=None, annotation=SchedulerOpt),
+        *PARALLEL_PARAMETERS,
     ]
     study.__doc__ = study.__doc__.rstrip() + f" Renamed options: {renamed}."
     return inspect.Signature([*first, *study_options, *(p for p in reading if p not in first), *own])
