@@ -141,6 +141,41 @@ class Measure:
         return f"Measure({self.output_name!r})"
 
 
+class FamilyBuilders(dict):
+    """What an engine declares per measure family, by the family's name (case-insensitive: a built-in's, one
+    registered with ``meta_eval.register``, or a plug-in's): MEM's expected-value forms
+    (:func:`meta_eval.statistics.maxent.expectations.register_expectation`), LambdaMART's closed-form swap deltas
+    (:func:`meta_eval.statistics.learning_to_rank.swap_deltas.register_swap_delta`).
+
+    A builder takes the measure's parameters that it covers, by their declared names (:meth:`Measure.arguments_for`);
+    :meth:`bound` finds it for a measure with its arguments. The mapping is lower-case name -> builder."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spellings: dict[str, str] = {}  # lower-case name -> the family's name as declared
+
+    def register(self, family: str) -> Callable[[Callable], Callable]:
+        """A decorator declaring the builder of ``family``."""
+
+        def deco(builder: Callable) -> Callable:
+            self[family.lower()] = builder
+            self.spellings[family.lower()] = family
+            return builder
+
+        return deco
+
+    def names(self) -> list[str]:
+        """The families with a builder, as declared, sorted."""
+        return sorted(self.spellings.get(key, key) for key in self)
+
+    def bound(self, measure: Measure) -> tuple[Callable, dict[str, Any]] | None:
+        """(builder, the measure's arguments for it), or None when its family has none or the builder does not
+        cover the measure's parameters."""
+        builder = self.get(measure.family.name.lower())
+        arguments = None if builder is None else measure.arguments_for(builder)
+        return None if arguments is None else (builder, arguments)
+
+
 _FAMILIES: dict[str, Family] = {}
 _ALIASES: dict[str, str] = {}
 _ALIAS_SPELLING: dict[str, str] = {}  # alias as declared -> family name

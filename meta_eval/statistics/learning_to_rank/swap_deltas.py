@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from meta_eval.measures.graded import _ideal_dcg, discounts, threshold_probabilities
-from meta_eval.measures.registry import Measure, gain_table
+from meta_eval.measures.registry import FamilyBuilders, Measure, gain_table
 from meta_eval.measures.resolver import resolve_one
 from meta_eval.model.rankings import Rankings
 
@@ -84,32 +84,26 @@ def pair_deltas(measure, grades: np.ndarray, counts: np.ndarray, rel_level: int 
 
 #: ``delta(grades, counts, rel_level, top) -> (B, top, n)``: ΔM(a, b) for a < top, a < b (:func:`pair_deltas`)
 Delta = Callable[[np.ndarray, np.ndarray, int, int], np.ndarray]
-#: lower-case family name -> the builder of its closed-form delta from the measure's parameters
-_DELTAS: dict[str, Callable[..., Delta]] = {}
+#: the closed-form deltas by measure family: builders of a :data:`Delta` from the measure's parameters
+_DELTAS = FamilyBuilders()
 
 
 def register_swap_delta(family: str) -> Callable[[Callable[..., Delta]], Callable[..., Delta]]:
-    """Declare the closed-form swap delta of a measure family (case-insensitive name: a built-in's, one registered
-    with ``meta_eval.register``, or a plug-in's), so that LambdaMART uses it instead of scoring every swapped list.
+    """Declare the closed-form swap delta of a measure family (:class:`~meta_eval.measures.registry.FamilyBuilders`),
+    so that LambdaMART uses it instead of scoring every swapped list.
 
     The builder takes the measure's parameters that it covers, by their declared names (``k`` for a cutoff), and
     returns ``delta(grades, counts, rel_level, top)``; a measure with any other parameter away from its default
     takes the general path (:meth:`~meta_eval.measures.registry.Measure.arguments_for`).
     """
-
-    def deco(builder: Callable[..., Delta]) -> Callable[..., Delta]:
-        _DELTAS[family.lower()] = builder
-        return builder
-
-    return deco
+    return _DELTAS.register(family)
 
 
 def closed_form(measure: Measure) -> Delta | None:
     """The closed-form delta function of ``measure`` (its family's, built from its parameters), or None when it takes
     the general path."""
-    builder = _DELTAS.get(measure.family.name.lower())
-    arguments = None if builder is None else measure.arguments_for(builder)
-    return None if arguments is None else builder(**arguments)
+    found = _DELTAS.bound(measure)
+    return None if found is None else found[0](**found[1])
 
 
 @register_swap_delta("nDCG")

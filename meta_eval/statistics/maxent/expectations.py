@@ -34,7 +34,7 @@ import numpy as np
 
 from meta_eval.core.errors import InputError
 from meta_eval.measures.graded import _err_stop_probability, discounts, err, ideal_dcg, threshold_probabilities
-from meta_eval.measures.registry import Measure, gain_table
+from meta_eval.measures.registry import FamilyBuilders, Measure, gain_table
 from meta_eval.measures.resolver import resolve_one
 from meta_eval.model.rankings import Rankings
 from meta_eval.statistics.maxent.batch import ListBatch
@@ -174,8 +174,8 @@ def restrict(form, index):
 # ----------------------------------------------------------------------------------------------------------
 
 Builder = Callable[..., ExpectationForm]
-#: lower-case family name -> (the family's name as declared, the builder of its expected-value form)
-_FORMS: dict[str, tuple[str, Builder]] = {}
+#: the declared expected-value forms by measure family
+_FORMS = FamilyBuilders()
 
 
 def register_expectation(family: str) -> Callable[[Builder], Builder]:
@@ -207,29 +207,22 @@ def register_expectation(family: str) -> Callable[[Builder], Builder]:
     [1.0]
     """
 
-    def deco(builder: Builder) -> Builder:
-        _FORMS[family.lower()] = (family, builder)
-        return builder
-
-    return deco
+    return _FORMS.register(family)
 
 
 def registered_measures() -> list[str]:
     """The families with a declared expected-value form."""
-    return sorted(name for name, _ in _FORMS.values())
+    return _FORMS.names()
 
 
 def declared_form(measure: Measure, rel_level: int = 1) -> Callable[[ListBatch], ExpectationForm] | None:
     """``build(batch) -> form``: the declared expected-value form of ``measure`` at relevance threshold
     ``rel_level``, bound to the measure's parameters; None when its family declares none or the form does not
     cover these parameters (:func:`register_expectation`). Cheap: nothing is built until it is called."""
-    found = _FORMS.get(measure.family.name.lower())
+    found = _FORMS.bound(measure)
     if found is None:
         return None
-    builder = found[1]
-    arguments = measure.arguments_for(builder)
-    if arguments is None:
-        return None
+    builder, arguments = found
     if "rel_level" in inspect.signature(builder).parameters:
         arguments["rel_level"] = rel_level
     return partial(_build, builder, arguments, measure.output_name)
