@@ -213,6 +213,18 @@ def test_a_missing_folder_or_a_file_as_folder_is_refused_before_any_work(tmp_pat
             check_output(out)
 
 
+@pytest.mark.parametrize("name", ["missing/../{input}", "./missing/../{input}", "{input}/..", "{input}/x"])
+def test_a_name_through_a_missing_folder_or_a_file_never_reaches_an_input(collection, tmp_path, name):
+    """``-o missing/../qrels.txt``: the kernel finds no ``missing`` (a shell's ``>`` fails), while a lexical reading
+    of the name (realpath) lands on the input: refused before any work, the input untouched."""
+    qrels, runs = collection
+    before = _snapshot(qrels, runs)
+    result = meta_eval_cli("evaluate", "-Q", "qrels.txt", "runs", "-m", "AP", "--no-progress", "-f", "csv", "-o",
+                           name.format(input="qrels.txt"), cwd=tmp_path)
+    assert result.returncode == 2 and "cannot write there" in result.stderr, result.stderr
+    assert _snapshot(qrels, runs) == before and not (tmp_path / "missing").exists()
+
+
 def test_write_output_never_leaves_a_temporary_file(tmp_path):
     write_output(tmp_path / "a.txt", "x")
     write_output(tmp_path / "a.txt", b"y")
@@ -288,6 +300,46 @@ def test_a_folder_holding_an_input_is_refused(collection, tmp_path):
                            "0", "--jobs", "1", "--no-figures", "--no-progress", "-o", str(out), "--overwrite")
     assert result.returncode == 2 and "an input of this command" in result.stderr
     assert _snapshot(out) == before
+
+
+@pytest.mark.parametrize("name, where", [("", "empty"), (".", "empty"), ("./", "empty"), (".", "results"),
+                                         ("../results", "results"), ("..", "results/sub"),
+                                         ("missing/../notes", "")])
+def test_the_working_folder_or_a_name_through_a_missing_folder_is_refused(collection, tmp_path, name, where):
+    """``-o .`` (or ``''``, ``..``) would replace the folder the shell is in (an empty one, or an earlier result
+    folder the user went into), leaving the shell in a deleted folder; ``-o missing/../notes`` names ``notes`` (a
+    folder of the user's), not a new folder under ``missing``: refused before any work, nothing changed or made."""
+    qrels, runs = collection
+    work = tmp_path / "work"
+    (work / "empty").mkdir(parents=True)
+    _fake_result(work / "results", "discpower")
+    (work / "results" / "sub").mkdir()
+    (work / "notes").mkdir()
+    (work / "notes" / "n.txt").write_text("mine")
+    before = _snapshot(tmp_path)
+    inode = os.stat(work / where).st_ino
+    plugin = marking_plugin(tmp_path)
+    result = meta_eval_cli("discpower", "-Q", str(qrels), str(runs), "-m", "AP", "-m", f"{plugin}:marking", "-B",
+                           "20", "--top", "0", "--jobs", "1", "--no-figures", "--no-progress", "-o", name,
+                           "--overwrite", cwd=work / where)
+    assert result.returncode == 2, result.stderr
+    assert "working folder" in result.stderr or "not a meta-eval result folder" in result.stderr, result.stderr
+    assert not (tmp_path / "scored").exists() and not (work / "missing").exists()  # no run scored, nothing made
+    assert {k: v for k, v in _snapshot(tmp_path).items() if "marking" not in k} == before
+    assert os.stat(work / where).st_ino == inode
+
+
+def test_a_new_result_folders_parents_are_made_only_when_it_is_written(tmp_path):
+    from meta_eval.outputs.result_folder import check_output_folder
+
+    out = tmp_path / "a" / "b" / "c"
+    assert check_output_folder(out) == out and not (tmp_path / "a").exists()
+    with result_folder(out, kind="discpower") as tmp:
+        (tmp / "x.txt").write_text("x")
+    assert verify_folder(out) == [] and (out / "x.txt").read_text() == "x"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match="file is not a folder"):
+        check_output_folder(tmp_path / "file" / "res")
 
 
 def test_a_symlinked_result_folder_is_written_through(collection, tmp_path):

@@ -96,10 +96,11 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
     parent cannot be created or written, or (``free_space``: before the work, not after it, when the new results
     take their room) has less free space than the results need.
     """
+    if not os.fspath(out).strip():
+        raise OutputError("--out: the name is empty; give the result folder's name")
     given = Path(out).expanduser()
     try:
-        out = _CHECKED.recall(given) or \
-            (Path(os.path.realpath(given)) if given.is_symlink() else given.absolute())
+        out = _CHECKED.recall(given) or Path(os.path.realpath(given))  # symlinks and ".." resolved
     except OSError as exc:
         raise OutputError(f"--out {given}: {exc.strerror or exc}") from None
     try:
@@ -114,6 +115,7 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
         raise OutputError(f"--out {given}: is a mount point ({out}); a result folder is replaced as a whole by "
                           "renaming it, which a mount point cannot be: write the results into a folder inside it, "
                           f"e.g. --out {given / 'results'}")
+    _check_not_working_folder(out, given)
     held = inputs_inside(out, inputs)
     if held:
         raise OutputError(f"--out {given}: holds {held[0]}, an input of this command; writing the results there "
@@ -132,15 +134,34 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
             more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
             raise OutputError(f"--out {given}: holds {foreign[0]}{more}, not written by meta-eval; replacing the "
                               "folder would delete it: move it away or give --overwrite")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"--out {given}: cannot create its parent folder ({exc.strerror or exc})") from None
-    if not os.access(out.parent, os.W_OK | os.X_OK):
-        raise OutputError(f"--out {given}: the folder {out.parent} is not writable")
+    base = _nearest_existing(out.parent)  # missing parents are made when the folder is written
+    if not base.is_dir():
+        raise OutputError(f"--out {given}: cannot write there: {base} is not a folder")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise OutputError(f"--out {given}: the folder {base} is not writable")
     if free_space:
-        _check_space(out, given)
+        _check_space(out, given, base)
     return _CHECKED.remember(given, out)
+
+
+def _nearest_existing(folder: Path) -> Path:
+    """``folder`` or its nearest ancestor that exists."""
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _check_not_working_folder(out: Path, given: Path) -> None:
+    """Refuse the working folder or one holding it (``-o .``, ``-o ''``, ``-o ..``): replaced as a whole, it would
+    leave the shell that ran the command in a deleted folder."""
+    try:
+        here = Path(os.path.realpath(os.getcwd()))
+    except OSError:  # the working folder was deleted: nothing to protect
+        return
+    if out == here or out in here.parents:
+        what = "the working folder" if out == here else "a folder holding the working folder"
+        raise OutputError(f"--out {given}: is {what}; a result folder is replaced as a whole: write the results into "
+                          f"a folder inside it, e.g. --out {given / 'results'}")
 
 
 #: The result folders checked and not yet written, at their absolute paths when first checked (the working folder
@@ -179,13 +200,14 @@ def free_bytes(folder: Path) -> int | None:
         return None
 
 
-def _check_space(out: Path, given: Path) -> None:
-    """Refuse a result folder whose parent has less free space than the results need, before any work."""
+def _check_space(out: Path, given: Path, parent: Path) -> None:
+    """Refuse a result folder whose parent (or the nearest folder of it that exists) has less free space than the
+    results need, before any work."""
     replaced = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) if out.is_dir() else 0
     need = replaced + MIN_FREE_BYTES
-    free = free_bytes(out.parent)
+    free = free_bytes(parent)
     if free is not None and free < need:
-        raise OutputError(f"--out {given}: {out.parent} has {_megabytes(free)} free; writing the results there needs "
+        raise OutputError(f"--out {given}: {parent} has {_megabytes(free)} free; writing the results there needs "
                           f"at least {_megabytes(need)} ({'the size of the folder replaced and ' if replaced else ''}"
                           "a margin): free some space or choose another --out")
 
@@ -413,6 +435,10 @@ def result_folder(out: str | Path, *, kind: str, inputs=(), overwrite: bool = Fa
     work is done already: :class:`FolderTarget` checked it before).
     """
     out = check_output_folder(out, kind=kind, inputs=inputs, overwrite=overwrite, free_space=free_space)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"--out {out}: cannot create its parent folder ({exc.strerror or exc})") from None
     lock = _acquire(out)
     tmp = None
     try:

@@ -88,10 +88,11 @@ def _plan(path: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: st
             return "stream", Path(path)  # FIFO or character device
     real = Path(os.path.realpath(path))
     if st is None:
+        # the folder named (as the kernel reaches it: realpath reads "missing/../x" as "x", the kernel finds no
+        # "missing"), and the one a dangling symlink's target would be created in
+        for folder in (os.path.dirname(text) or os.curdir, real.parent):
+            _check_folder(folder, path, what)
         parent = real.parent
-        if not parent.is_dir():
-            problem = "is not a folder" if parent.exists() else "does not exist"
-            raise OutputError(f"{what} {path}: cannot write there: {parent} {problem}")
     if str(real).startswith(_KERNEL):
         raise OutputError(f"{what} {path}: is a kernel interface file ({real}), not a place for results")
     if st is None:
@@ -108,6 +109,16 @@ def _plan(path: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: st
         # a file reached by a magic link, with other hard links, or in a folder we may not write: keep its identity
         return "in-place", real if same else Path(path)
     return "replace", real
+
+
+def _check_folder(folder: str | os.PathLike, path, what: str) -> None:
+    """Refuse ``path`` when ``folder``, where it would be created, is missing or not a folder."""
+    try:
+        is_folder = stat.S_ISDIR(os.stat(folder).st_mode)
+    except OSError:
+        raise OutputError(f"{what} {path}: cannot write there: {folder} does not exist") from None
+    if not is_folder:
+        raise OutputError(f"{what} {path}: cannot write there: {folder} is not a folder")
 
 
 def check_output(path: str | os.PathLike | None, *, inputs: Iterable[str | os.PathLike] = (),
