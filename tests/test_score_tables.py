@@ -272,6 +272,16 @@ def test_layout_errors(tmp_path):
         read_scores(tmp_path / "s.csv", systems=["a"])
 
 
+@pytest.mark.parametrize("name, text", [("s.csv", "run,topic,measure,value\n"), ("s.tsv", "run\ttopic\tmeasure\tvalue\n"),
+                                        ("AP.csv", "topic,BM25,QL\n"), ("AP.csv", "run,topic,AP\n"),
+                                        ("AP.csv", "BM25,QL\n")])
+def test_a_header_without_rows_is_a_clear_error(tmp_path, name, text):
+    """A table of a header alone (no score) is named as such, never an IndexError from inside the number check."""
+    (tmp_path / name).write_text(text)
+    with pytest.raises(InputError, match="holds no score"):
+        read_scores(tmp_path / name)
+
+
 def test_dataframe_errors_name_the_row():
     frame = pd.DataFrame({"run": ["a", "a"], "topic": [301.0, 302.0], "measure": "AP", "value": [0.1, 0.2]})
     with pytest.raises(InputError, match=r"DataFrame:1: topic id must be a non-empty string or an integer, got 301.0"):

@@ -657,7 +657,7 @@ def _numbers(texts: np.ndarray, what: str, label: str, line_of) -> np.ndarray:
     arr = pc.utf8_trim_whitespace(pa.array(texts, pa.string()))
     empty = pc.equal(arr, "")
     good = pc.or_(pc.match_substring_regex(arr, f"^(?:{_NUMBER.pattern})$"), empty)
-    if not pc.all(good).as_py():
+    if not pc.all(good, min_count=0).as_py():  # an empty column is all good (not null)
         row = int(np.flatnonzero(~good.to_numpy(zero_copy_only=False))[0])
         _check_number(arr[row].as_py(), what, "float", label, line_of(row))
     x = pc.cast(pc.if_else(empty, "nan", pc.utf8_ltrim(arr, characters="+")), pa.float64()).to_numpy()
