@@ -80,6 +80,33 @@ def test_invalid_utf8_names_the_line(tmp_path):
         _load(tmp_path, b"1 0 a 1\n1 0 b 0\n1 0 \xc3 1\n")
 
 
+def test_a_byte_order_mark_after_the_start_names_its_line(tmp_path):
+    """``cat a.run b.run`` of files that each begin with a byte-order mark: the inner one would make topic "\ufeff1"
+    or a document never judged, silently; a mark at the very start is dropped, as before."""
+    bom = "\ufeff".encode()
+    with pytest.raises(me.InputError, match=r"r:2: a byte-order mark"):
+        _load(tmp_path, "1 0 a 1\n", b"1 Q0 a 1 1.0 r\n" + bom + b"1 Q0 b 2 0.5 r\n")
+    with pytest.raises(me.InputError, match=r"q:3: a byte-order mark"):
+        _load(tmp_path, b"1 0 a 1\n1 0 b 0\n" + bom + b"2 0 c 1\n")
+    with pytest.raises(me.InputError, match=r"s.csv:3: a byte-order mark"):
+        (tmp_path / "s.csv").write_bytes(b"run,topic,measure,value\nr,1,AP,0.5\n" + bom + b"r,2,AP,0.5\n")
+        from meta_eval.inputs.score_tables import read_scores
+
+        read_scores(tmp_path / "s.csv")
+    col = _load(tmp_path, bom + b"1 0 a 1\n", bom + b"1 Q0 a 1 1.0 r\n")
+    assert col.topics == ["1"] and col.grades[0, 0, 0] == 1
+
+
+@pytest.mark.parametrize("comments", ["# judged later\n", "# a\n\n  # b\n"])
+def test_a_file_of_comments_alone_is_named_not_blamed_on_the_other(tmp_path, comments):
+    """A qrels of comments alone was read as no topic, and the run was blamed ("no topic in common with the qrels");
+    trec_eval 10 crashes on it."""
+    with pytest.raises(me.InputError, match=r"/q: holds no judgment"):
+        _load(tmp_path, comments)
+    with pytest.raises(me.InputError, match=r"/r: holds no ranked document"):
+        _load(tmp_path, "1 0 a 1\n", comments)
+
+
 def test_cli_reports_a_large_grade_in_one_line(tmp_path, capsys):
     from typer.testing import CliRunner
 

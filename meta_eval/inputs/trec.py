@@ -135,8 +135,8 @@ def read_bytes(path: PathLike) -> bytes:
     Raises
     ------
     InputError
-        If the file is missing or unreadable (a folder, a symlink loop, no permission), empty, binary data, or a
-        corrupt/truncated gzip stream.
+        If the file is missing or unreadable (a folder, a symlink loop, no permission), empty, binary data, a
+        corrupt/truncated gzip stream, or holds a byte-order mark after its start.
     """
     if str(path) == STDIN:
         raw = _read_stdin()
@@ -153,9 +153,24 @@ def read_bytes(path: PathLike) -> bytes:
     if not raw or raw.isspace():  # (isspace stops at the first other byte: no copy, unlike strip)
         raise InputError("file is empty", str(path))
     _check_text(raw, str(path))
+    _check_no_inner_bom(raw, str(path))
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return raw
+
+
+_BOM = b"\xef\xbb\xbf"  # U+FEFF in UTF-8
+
+
+def _check_no_inner_bom(data: bytes, source: str) -> None:
+    """A byte-order mark after the file's start (``cat a.run b.run`` of files that each begin with one) is an error
+    naming its line: read as text, it would make a topic or document id nobody asked for (a topic "\ufeff1"
+    averaged as a topic of its own, a run's document never found among the judgments), silently. A mark at the
+    very start is dropped by the readers."""
+    at = -1 if data.isascii() else data.find(_BOM, 1)  # isascii: 7× faster than find, and text is mostly ASCII
+    if at >= 0:
+        raise InputError("a byte-order mark (U+FEFF) in the middle of the file (files joined with cat?): remove it",
+                         source, data.count(b"\n", 0, at) + 1)
 
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*#[^\n]*")
@@ -532,6 +547,8 @@ def read_run(source: PathLike | Any, *, name: str | None = None, with_rank: bool
     # documents rarely repeating, gains nothing); the collection hashes the docids it needs (arrow_numpy).
     types = {"score": pa.float64()} | ({"rank": pa.float64()} if with_rank else {})
     table = _parse(data, label, RUN_FIELDS, types, keep, checks, trailing_text=True)
+    if table.num_rows == 0:
+        raise InputError("holds no ranked document, only comment lines", label)
     score = to_numpy(table.column("score"))
     bad = ~np.isfinite(score)
     if bad.any():
@@ -701,6 +718,8 @@ def _read_qrels_file(source: PathLike, fields: tuple[str, ...]) -> QrelsTable:
     grouped = fields == QRELS_JG_FIELDS
     keep = ["topic", "docid", "grade"] + (["group"] if grouped else [])
     table = _parse(data, label, fields, {"grade": pa.int64()}, keep, {"grade": "int"}, trailing_text=False)
+    if table.num_rows == 0:  # trec_eval 10 crashes on such a file; scored, every run would seem to share no topic
+        raise InputError("holds no judgment, only comment lines", label)
     grade = to_numpy(table.column("grade"))
     _check_grade_range(grade, label, lambda row: _line_of_row(data, row))
     return QrelsTable(
