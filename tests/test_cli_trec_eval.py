@@ -25,6 +25,14 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return status, out.out, out.err
 
 
+def test_whole_numbers_are_read_as_c_reads_them(files, capsys):
+    """A sign and surrounding blanks, as atol allows: -M +1 keeps one document, -l ' 2' counts grade 2 only."""
+    assert run(capsys, "-c", "-m", "P.1", "-M", "+1", "qrels", "run")[1] == run(capsys, "-c", "-m", "P.1", "qrels",
+                                                                               "run")[1]
+    status, out, _ = run(capsys, "-c", "-q", "-m", "num_rel", "-l", " 2", "qrels", "run")
+    assert status == 0 and "num_rel               \t1\t0\n" in out and "num_rel               \t3\t1\n" in out
+
+
 def test_a_topic_the_run_lacks_stops_with_status_4_after_the_topics_before_it(files, capsys):
     status, out, err = run(capsys, "-q", "-m", "map", "qrels", "run")
     assert status == 4
@@ -67,6 +75,10 @@ def test_nosummary_and_print_order(files, capsys):
     (["-c", "-m", "prefs_simp", "qrels", "run"], 4, "cannot be calculated from -R qrels"),
     (["-c", "-Z", "qrels", "qrels", "run"], 255, "qrels:1: mean must be a number"),
     (["-c", "qrels", "missing"], 2, "missing: file not found"),
+    (["-c", "-M", "1e3", "qrels", "run"], 1, "-M '1e3': expected a whole number"),  # atol would read 1
+    (["-c", "-l", "", "qrels", "run"], 1, "-l '': expected a whole number"),  # atol would read 0
+    (["-c", "-l", "2.5", "qrels", "run"], 1, "-l '2.5': expected a whole number"),
+    (["-c", "-N", "-1", "qrels", "run"], 1, "-N -1: the number of documents in the collection must be at least 0"),
 ])
 def test_statuses(files, capsys, args, status, message):
     got, out, err = run(capsys, *args)

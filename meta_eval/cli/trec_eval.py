@@ -9,6 +9,7 @@ preferences); the report is :mod:`meta_eval.rendering.trec_layout`. Exit statuse
 from __future__ import annotations
 
 import getopt
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +71,8 @@ What differs from trec_eval 10, and why:
   * Bad input is refused with the file and line named: lines with extra fields in rel_info files, scores or
     levels that are not numbers (trec_eval reads them as 0), a document twice in a run even beyond -M (trec_eval
     checks the top -M only), a document listed twice in one preference sub-group, a pair parameter other than a
-    grade (or p for rbp), parameters outside a measure's domain (iprec_at_recall.1.5, P.0), -M below 1.
+    grade (or p for rbp), parameters outside a measure's domain (iprec_at_recall.1.5, P.0), -M below 1, -N
+    below 0, -l, -M or -N values that are not whole numbers (trec_eval's atol reads -M 1e3 as 1, -l '' as 0).
     Contradictory preferences are status 4 (trec_eval aborts, status 134).
   * A file whose lines end in a lone CR is read line by line (trec_eval reads one long line and scores 0).
   * stderr messages are meta-eval's (what is wrong and where); -D prints no debug trace.
@@ -164,8 +166,7 @@ def parse(argv: list[str]) -> tuple[Options, list[str]]:
                 raise Exit(1, f"illegal measure '{value}'")
             options.measures.append(value)
         elif key in "lNM":
-            number = _atol(value)
-            setattr(options, {"l": "rel_level", "N": "num_docs", "M": "depth"}[key], number)
+            setattr(options, {"l": "rel_level", "N": "num_docs", "M": "depth"}[key], _whole_number(key, value))
         else:
             _flag(options, key, value)
     return options, files
@@ -183,10 +184,18 @@ def _flag(options: Options, key: str, value: str) -> None:
         setattr(options, name, value if fixed is None else fixed)
 
 
-def _atol(text: str) -> int:
-    from meta_eval.core.trec_eval_names import c_atol
+_WHOLE_NUMBER = re.compile(r"\s*[+-]?[0-9]+\s*")
 
-    return c_atol(text)
+
+def _whole_number(key: str, text: str) -> int:
+    """The value of -l, -M or -N: a whole number written in full (trec_eval's ``atol`` reads "1e3" as 1, "2.5" as 2
+    and "" as 0: not copied); -N (a collection's size) at least 0."""
+    if not _WHOLE_NUMBER.fullmatch(text):
+        raise Exit(1, f"-{key} {text!r}: expected a whole number")
+    number = int(text)
+    if key == "N" and number < 0:
+        raise Exit(1, f"-N {number}: the number of documents in the collection must be at least 0")
+    return number
 
 
 # --------------------------------------------------------------------------------------------- evaluation
