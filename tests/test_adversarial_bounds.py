@@ -186,10 +186,45 @@ def test_memory_sources(monkeypatch):
     monkeypatch.setenv("META_EVAL_MEMORY", "1.5G")
     assert memory.available_bytes() == int(1.5 * 2**30)
     monkeypatch.setenv("META_EVAL_MEMORY", "lots")
-    with pytest.raises(InputError, match="META_EVAL_MEMORY='lots'"):
+    with pytest.raises(InputError, match="META_EVAL_MEMORY must be a size such as 2G, 500M or a number of bytes, "
+                                         "got 'lots'"):
         memory.available_bytes()
     monkeypatch.delenv("META_EVAL_MEMORY")
     assert 0 < memory.available_bytes() < 1 << 50
+
+
+@pytest.mark.parametrize("text, size", [("2G", 2 << 30), ("500MiB", 500 << 20), ("0.5K", 512), (".5k", 512),
+                                        (" 7 ", 7), ("3B", 3), ("0.5", "at least one byte"), ("0", "at least one byte"),
+                                        ("1e3", "a size"), ("", "a size"), ("-1G", "a size"), ("nan", "a size"),
+                                        ("2 GB", 2 << 30), ("2Gi", "a size")])
+def test_one_reading_of_a_size_for_the_option_and_the_environment(text, size, monkeypatch):
+    """--memory and META_EVAL_MEMORY read sizes alike (they had a parser each: 0.5K was a size for one of them)."""
+    from meta_eval.cli.evaluate import memory_bytes
+    from meta_eval.core.memory_budget import configured_bytes
+
+    monkeypatch.setenv("META_EVAL_MEMORY", text)
+    if isinstance(size, int):
+        assert memory_bytes(text) == size and configured_bytes() == size
+        return
+    with pytest.raises(InputError, match=f"--memory must be {size}"):
+        memory_bytes(text)
+    if text:  # an empty variable is an unset one
+        with pytest.raises(InputError, match=f"META_EVAL_MEMORY must be {size}"):
+            configured_bytes()
+
+
+@pytest.mark.parametrize("command", [["measures", "AP"], ["evaluate", "-m", "AP", "--no-progress"],
+                                     ["trec-eval", "-m", "map", "q", "r"]])
+@pytest.mark.parametrize("variable, value", [("META_EVAL_MEMORY", "garbage"), ("META_EVAL_PROGRESS", "sometimes")])
+def test_every_command_checks_the_environment_it_may_read(command, variable, value):
+    """A bad setting is refused by every command at its start (evaluate and trec-eval ignored it, discpower refused
+    it): one line, status 2."""
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+
+    result = CliRunner().invoke(app, command, env={variable: value})
+    assert result.exit_code == 2 and f"{variable} must be" in result.output and "Traceback" not in result.output
 
 
 def test_address_space_limit_is_respected():

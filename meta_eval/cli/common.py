@@ -274,6 +274,17 @@ def _value(option):
     return option.value if isinstance(option, Enum) else option
 
 
+def check_environment() -> None:
+    """The environment variables meta-eval reads, checked when a command starts, whether or not it reaches the code
+    that reads them: ``META_EVAL_MEMORY`` (:func:`~meta_eval.core.memory_budget.configured_bytes`) and
+    ``META_EVAL_PROGRESS`` (:func:`~meta_eval.core.progress.forced_mode`)."""
+    from meta_eval.core.memory_budget import configured_bytes
+    from meta_eval.core.progress import forced_mode
+
+    configured_bytes()
+    forced_mode()
+
+
 def reports_errors(func: Callable) -> Callable:
     """Run a command as a user expects of a Unix tool:
 
@@ -296,6 +307,7 @@ def reports_errors(func: Callable) -> Callable:
         try:
             with warnings.catch_warnings():
                 warnings.showwarning = _one_line(warnings.showwarning)
+                check_environment()
                 return func(*args, **kwargs)
         except MetaEvalError as exc:
             _stop_workers()

@@ -113,22 +113,11 @@ def output_format(fmt: Format | None, out: Path | None) -> Format:
     return EXTENSIONS[suffix]
 
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
 def memory_bytes(text: str | None) -> int | None:
-    """``--memory``: bytes, or a number with a unit K, M, G or T (powers of 1024; ``B``, ``iB`` accepted)."""
-    if text is None:
-        return None
-    number = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = number[-1] if number and number[-1] in "KMGT" else ""
-    try:
-        value = float(number[:len(number) - len(unit)]) * _UNITS[unit]
-    except ValueError:
-        value = float("nan")
-    if not value >= 1 or value == float("inf"):
-        raise InputError(f"--memory must be a size such as 2G, 500M or a number of bytes, got {text!r}")
-    return int(value)
+    """``--memory``: bytes, or a number with a unit K, M, G or T (:func:`~meta_eval.core.memory_budget.parse_size`)."""
+    from meta_eval.core.memory_budget import parse_size
+
+    return None if text is None else parse_size(text, "--memory")
 
 
 def _warning_once(pieces, rel_level: int):

@@ -18,7 +18,7 @@ import re
 
 from meta_eval.core.errors import InputError
 
-__all__ = ["available_bytes", "format_bytes", "require"]
+__all__ = ["available_bytes", "configured_bytes", "format_bytes", "parse_size", "require"]
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -32,14 +32,32 @@ def format_bytes(n: float) -> str:
     raise AssertionError  # pragma: no cover
 
 
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
+
+
+def parse_size(text: str, what: str) -> int:
+    """A size in bytes: a number, optionally with a unit K, M, G or T (powers of 1024; ``B``, ``iB`` accepted:
+    ``2G``, ``500MiB``, ``0.5K``), at least one byte. ``what`` names the setting in the error."""
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise InputError(f"{what} must be a size such as 2G, 500M or a number of bytes, got {text!r}")
+    size = float(match.group(1)) * _UNITS[match.group(2).upper()]
+    if size < 1:
+        raise InputError(f"{what} must be at least one byte, got {text!r}")
+    return int(size)
+
+
+def configured_bytes() -> int | None:
+    """The memory ``META_EVAL_MEMORY`` sets, None when it is not set."""
+    text = os.environ.get("META_EVAL_MEMORY", "")
+    return parse_size(text, "META_EVAL_MEMORY") if text.strip() else None
+
+
 def available_bytes() -> int:
     """Bytes this process can still allocate (see the module's docstring for the sources)."""
-    override = os.environ.get("META_EVAL_MEMORY")
-    if override:
-        match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)i?B?\s*", override, re.IGNORECASE)
-        if match is None:
-            raise InputError(f"META_EVAL_MEMORY={override!r}: expected bytes, optionally with K, M, G or T")
-        return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    configured = configured_bytes()
+    if configured is not None:
+        return configured
     found = [v for v in (_meminfo_available(), _cgroup_room(), _address_space_room()) if v is not None]
     if not found:  # pragma: no cover - not Linux
         try:

@@ -39,13 +39,25 @@ MODES = ("auto", "bar", "notebook", "lines", "off")
 clock: Callable[[], float] = time.monotonic
 
 
+def forced_mode() -> str | None:
+    """The mode ``META_EVAL_PROGRESS`` sets (``bar``, ``lines`` or ``off``), None when it is not set."""
+    text = os.environ.get("META_EVAL_PROGRESS", "")
+    if not text.strip():
+        return None
+    if text.strip().lower() not in ("bar", "lines", "off"):
+        from meta_eval.core.errors import InputError
+
+        raise InputError(f"META_EVAL_PROGRESS must be bar, lines or off, got {text!r}")
+    return text.strip().lower()
+
+
 def progress_mode(file: IO[str] | None = None) -> str:
     """How progress is shown on ``file`` (default stderr): ``bar``, ``notebook`` or ``lines``.
 
     ``META_EVAL_PROGRESS`` (``bar``, ``lines`` or ``off``) takes precedence.
     """
-    forced = os.environ.get("META_EVAL_PROGRESS", "").strip().lower()
-    if forced in ("bar", "lines", "off"):
+    forced = forced_mode()
+    if forced is not None:
         return forced
     if _in_jupyter():
         import importlib.util

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from meta_eval.inputs import trec as io
 from meta_eval.inputs.arrow_numpy import byte_order, from_numpy, string_hashes, strings, to_numpy
 from meta_eval.core.errors import ConflictError, InputError, PluginError
+from meta_eval.core.memory_budget import configured_bytes
 from meta_eval.core.parallel import usable_cores
 from meta_eval.model.rankings import JUDGED_NEG, PAD, UNJUDGED, Rankings
 
@@ -413,12 +414,13 @@ BYTES_PER_LIST = 64
 
 
 def default_memory() -> int:
-    """The default budget of :func:`load_collection_pieces`: a quarter of the machine's memory, at most 2 GiB."""
+    """The default budget of :func:`load_collection_pieces`: a quarter of the machine's memory, at most 2 GiB, and
+    at most what ``META_EVAL_MEMORY`` sets (:func:`~meta_eval.core.memory_budget.configured_bytes`)."""
     try:
         total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):  # pragma: no cover - no sysconf
         total = 8 << 30
-    return int(min(total // 4, 2 << 30))
+    return int(min(total // 4, 2 << 30, configured_bytes() or total))
 
 
 def load_collection_pieces(
