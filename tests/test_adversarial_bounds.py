@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tracemalloc
@@ -356,3 +357,34 @@ def test_a_study_of_identical_systems_completes_and_says_undefined(tmp_path):
     system = anova[anova.effect == "system"]
     assert (system.sum_sq == 0).all() and system.F.isna().all() and system.omega_sq.isna().all()
     assert pd.read_csv(tmp_path / "study" / "topic_set_size.csv")["n_topics"].isna().all()
+
+
+@pytest.mark.parametrize("factor", [1e307, 1e-310, -1e200])
+def test_scores_the_analyses_cannot_square_are_refused_everywhere(tmp_path, factor):
+    """Finite scores of 1e307 gave p = 1 for every pair and τ_AP = -1, scores of 1e-310 p = 0 and Δ/σ = inf, exit 0:
+    every entrance refuses them (a score table with its line, arrays, compare, a metric plug-in); 0 is a score."""
+    from meta_eval.analyses import AnalysisData
+    from meta_eval.core.errors import PluginError
+    from meta_eval.inputs.score_tables import read_scores
+    from meta_eval.statistics.significance.discriminative_power import discriminative_power
+
+    x = np.random.default_rng(0).random((4, 5)) + 0.5
+    x[0, 0] = 0.0
+    scaled = x * factor
+    problem = "out of the scale the analyses can square"
+    (tmp_path / "AP.csv").write_text("topic,a,b,c,d\n" + "".join(
+        f"{t},{','.join(repr(float(v)) for v in scaled[:, t])}\n" for t in range(5)))
+    with pytest.raises(InputError, match=rf"AP.csv:3: the score of run 'a' {re.escape(repr(float(scaled[0, 1])))}, "
+                                         f"{problem}"):
+        read_scores(tmp_path / "AP.csv")
+    with pytest.raises(InputError, match=f"the scores of 'AP': .*{problem}.*run 'a', topic 2 of 5"):
+        AnalysisData.from_scores({"AP": scaled}, ["a", "b", "c", "d"])
+    with pytest.raises(InputError, match=f"measure AP: scores: .*{problem}"):
+        me.compare({"AP": scaled})
+    with pytest.raises(InputError, match=problem):
+        discriminative_power({"AP": scaled, "P": x}, n_resamples=10)
+    me.compare({"AP": x})  # in scale, 0 included
+    plugin = tmp_path / "scaled.py"
+    plugin.write_text(f"import numpy as np\n\n\ndef scaled(r):\n    return np.full(r.shape, {factor!r})\n")
+    with pytest.raises(PluginError, match=f"returned {re.escape(repr(factor))}, {problem}"):
+        me.score(me.demo_collection(), f"{plugin}:scaled")

@@ -299,6 +299,7 @@ class AnalysisData:
             if x.shape != (len(systems), n_top):
                 raise InputError(f"the scores of {name!r} have shape {x.shape}; expected ({len(systems)} systems, "
                                  f"{n_top} topics)")
+            _check_scale(name, x, systems)
         if topics is not None and len(topics) != n_top:
             raise InputError(f"{len(topics)} topic names for scores of {n_top} topics")
         unknown = [m for m in against if m not in raw]
@@ -388,3 +389,14 @@ class AnalysisData:
             return ""
         how = "z-scores" if self.standardise == "z" else "normal-CDF standardised scores"
         return f" Computed on per-topic {how}."
+
+
+def _check_scale(name: str, scores: "np.ndarray", systems: Sequence[str]) -> None:
+    """Refuse scores out of the scale the analyses can square (:func:`~meta_eval.core.params.out_of_scale`)."""
+    from meta_eval.core.params import out_of_scale, scale_problem
+
+    at = out_of_scale(scores)
+    if at is not None:
+        system, topic = divmod(at, scores.shape[-1])
+        raise InputError(f"the scores of {name!r}: {scale_problem(scores.flat[at])} (run {systems[system]!r}, "
+                         f"topic {topic + 1} of {scores.shape[-1]})")

@@ -318,3 +318,25 @@ def rng(seed: Any, where: str = "seed") -> "np.random.Generator":
         return np.random.default_rng([int(s) for s in seed])
     (seed,) = check(where, seed=seed)
     return np.random.default_rng(seed)
+
+
+#: The largest score magnitude the analyses take (and the inverse of the smallest nonzero one): they square score
+#: differences and sum them over topics, which overflows float64 past about 1.3e154 (and, below 1e-154, falls into
+#: its subnormal range, where precision is lost: a variance of 0, a p-value of 0 or 1).
+SCORE_MAGNITUDE = 1e150
+
+
+def out_of_scale(values: "np.ndarray") -> int | None:
+    """The flat index of the first score whose magnitude is above :data:`SCORE_MAGNITUDE` or, nonzero, below its
+    inverse (NaN is not looked at); None when every score is within."""
+    import numpy as np
+
+    size = np.abs(np.asarray(values, dtype=np.float64)).ravel()
+    bad = np.flatnonzero((size > SCORE_MAGNITUDE) | ((size > 0) & (size < 1 / SCORE_MAGNITUDE)))
+    return int(bad[0]) if bad.size else None
+
+
+def scale_problem(value: float) -> str:
+    """Why a score :func:`out_of_scale` found is refused, and what to do."""
+    return (f"{float(value)!r}, out of the scale the analyses can square (magnitudes from 1e-150 to 1e150, or 0): "
+            "rescale the scores")

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from meta_eval.core.errors import ConflictError, InputError, MetaEvalWarning
+from meta_eval.core.params import out_of_scale, scale_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -637,13 +638,17 @@ def _values(values: np.ndarray, label: str, line_of, text: bool, column: str | N
         bad = np.flatnonzero(np.isinf(x))
         if bad.size:
             raise InputError(f"{what} must be a finite number, got {x[bad[0]]}", label, line_of(int(bad[0])))
-        return x
-    texts = np.asarray(["" if v is None or (isinstance(v, float) and v != v) else
-                        (None if isinstance(v, (bool, np.bool_)) else str(v)) for v in values], dtype=object)
-    boolean = np.flatnonzero(texts == None)  # noqa: E711 - elementwise
-    if boolean.size:
-        raise InputError(f"{what} must be a number, got {values[boolean[0]]!r}", label, line_of(int(boolean[0])))
-    return _numbers(texts, what, label, line_of)
+    else:
+        texts = np.asarray(["" if v is None or (isinstance(v, float) and v != v) else
+                            (None if isinstance(v, (bool, np.bool_)) else str(v)) for v in values], dtype=object)
+        boolean = np.flatnonzero(texts == None)  # noqa: E711 - elementwise
+        if boolean.size:
+            raise InputError(f"{what} must be a number, got {values[boolean[0]]!r}", label, line_of(int(boolean[0])))
+        x = _numbers(texts, what, label, line_of)
+    at = out_of_scale(x)
+    if at is not None:
+        raise InputError(f"{what} {scale_problem(x[at])}", label, line_of(at))
+    return x
 
 
 def _numbers(texts: np.ndarray, what: str, label: str, line_of) -> np.ndarray:

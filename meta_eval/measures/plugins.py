@@ -64,7 +64,7 @@ from typing import Callable
 import numpy as np
 
 from meta_eval.core.errors import InputError, PluginError
-from meta_eval.core.params import did_you_mean
+from meta_eval.core.params import did_you_mean, out_of_scale, scale_problem
 from meta_eval.measures import registry
 from meta_eval.measures.registry import (Family, Measure, PLUGIN_HINTS, bind_text, check_new_name, families,
                                          make_measure, name_taken, plugin_registrations, split_name)
@@ -186,6 +186,11 @@ class _Guard:
                            "returned NaN, and does not declare when it is undefined (register it with "
                            "@meta_eval.register(name, undefined='when ...'): NaN is then left out of means)")
                 raise PluginError(self.label, problem, index, _describe(view, index))
+        at = out_of_scale(values)
+        if at is not None:
+            index = tuple(int(i) for i in np.unravel_index(at, values.shape))
+            raise PluginError(self.label, f"returned {scale_problem(values.flat[at])}", index,
+                              _describe(view, index))
         return values
 
     def __reduce__(self):

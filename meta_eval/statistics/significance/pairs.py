@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from meta_eval.core.errors import InputError
+from meta_eval.core.params import out_of_scale, scale_problem
 
 #: Relative tolerances of the numerical rules (documented in :func:`abs_studentised`).
 VAR_RTOL = 1e-10
@@ -43,6 +44,10 @@ def check_scores(
     if not np.all(np.isfinite(x)):
         bad = np.argwhere(~np.isfinite(x))[0]
         raise InputError(f"scores must be finite; got {x[tuple(bad)]} at system {bad[0]}, topic {bad[1]}")
+    at = out_of_scale(x)
+    if at is not None:
+        system, topic = divmod(at, n_top)
+        raise InputError(f"scores: {scale_problem(x.flat[at])} (system {system}, topic {topic})")
     if systems is None:
         names = tuple(f"s{i}" for i in range(n_sys))
     else:
