@@ -378,3 +378,19 @@ def test_analysis_data_from_scores_checks_its_arrays(demo):
         warnings.simplefilter("error")
         data = AnalysisData.from_scores(table)
     assert data.systems == list(col.systems) and data.topics == list(col.topics)
+
+
+def test_a_measure_name_read_from_a_table_never_runs_code(tmp_path):
+    """A score table whose measure column holds ``evil.py:m``: the properties analysis (which studies the measures
+    the table names) refused it and ran nothing — from the command and from the study's data alike."""
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"import pathlib\npathlib.Path({str(tmp_path / 'ran')!r}).touch()\n\n\ndef m(r):\n"
+                    "    return r.grades.sum(axis=-1) * 0.0\n")
+    rows = "".join(f"{run},{t},{evil}:m,0.{t}{i}\n" for i, run in enumerate("abc") for t in range(1, 4))
+    (tmp_path / "s.csv").write_text("run,topic,measure,value\n" + rows)
+    result = runner.invoke(app, ["analysis", "properties", "--scores", str(tmp_path / "s.csv")])
+    assert result.exit_code == 2 and "names read from a file never load code" in result.output
+    data = AnalysisData.from_scores(read_scores(tmp_path / "s.csv"))
+    with pytest.raises(InputError, match="never load code"):
+        get_analysis("properties")(data)
+    assert not (tmp_path / "ran").exists()

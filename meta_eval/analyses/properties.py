@@ -241,12 +241,13 @@ def run(data: AnalysisData, **sizes: int) -> PropertiesResult:
     response to a newly found relevant document, and the interval scale for every measure, by exhaustive
     enumeration of small rankings and qrels and a seeded random search beyond them: held (no counterexample in
     the space searched), violated (with the smallest counterexample) or undefined."""
+    from meta_eval.measures.resolver import resolve_read
     from meta_eval.statistics.metric_properties.formal import SearchSizes, formal_properties
 
     measures = [m for m in data.measures if m.family.input == "rankings"]
     new = [m for m in measures if m.family.source]
-    res = formal_properties([*new, *(m for m in measures if m not in new)] or list(data.raw), SearchSizes(**sizes),
-                            progress=data.progress)
+    res = formal_properties([*new, *(m for m in measures if m not in new)] or resolve_read(data.raw),
+                            SearchSizes(**sizes), progress=data.progress)
     text = (f"Each property is decided on two spaces, binary (grades 0-1) and graded (grades 0-{sizes['grades']}): "
             f"{res.sizes.describe('binary')}; {res.sizes.describe('graded')}. Probes: Amigó et al.'s thresholds up "
             f"to n = {sizes['threshold_depth']}, boundedness on lists of up to {sizes['growth_length']} documents. "

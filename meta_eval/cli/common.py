@@ -520,7 +520,11 @@ class DataOptions:
 
         how = dict(jobs=self.jobs, scheduler=self.scheduler, progress=self.progress)
         if decl.needs == "measures":
-            return AnalysisData.from_measures(self._measures()[0], **how)
+            from meta_eval.measures.resolver import resolve_read
+
+            metrics = self._measures()[0]
+            return AnalysisData.from_measures(resolve_read(metrics) if self.scores and not self.measures else metrics,
+                                              **how)
         if self.scores:
             if decl.needs == "collection":
                 raise InputError(f"analysis {decl.name} reads the rankings of the runs (it needs the runs and "

@@ -102,6 +102,18 @@ def resolve(measures: "str | Measure | Iterable[str | Measure]") -> list[Measure
     return out
 
 
+def resolve_read(names: Iterable[str]) -> list[Measure]:
+    """:func:`resolve` for measure names read from a data file (a score table's measure column): a name read from a
+    file never loads code, so a plug-in's specification there (``evil.py:m``) is refused; the user names a plug-in
+    on the command line or in code."""
+    names = list(names)
+    code = [name for name in names if isinstance(name, str) and plugins.parse_spec(name) is not None]
+    if code:
+        raise InputError(f"the scores name the measure {code[0]!r}, a plug-in's specification: names read from a "
+                         "file never load code; to use the plug-in, name it with -m (or in code)")
+    return resolve(names)
+
+
 def resolve_one(spec: "str | Measure") -> Measure:
     """The single measure a specification names (InputError if it names several)."""
     found = resolve(spec)
