@@ -16,6 +16,7 @@ import pytest
 
 import meta_eval as me
 from meta_eval.orchestration.multi_collection_study import CollectionSpec, parse_collection, read_study_file
+from meta_eval.outputs.result_folder import verify_folder
 
 DEMO_QRELS, DEMO_RUNS = me.demo_paths()
 
@@ -143,6 +144,10 @@ def test_same_csvs_in_one_process_on_two_workers_and_on_a_dask_cluster(tmp_path,
     assert "[early](early/report.html)" in report and "| AP |" in report
     expected = _csvs(out)
     assert len(expected) > 20
+    assert verify_folder(out) == []  # the collections' own manifests are listed with the rest
+    again = _cli("--study-file", str(study), "-o", "single", "--jobs", "1", cwd=tmp_path)  # into its own folder
+    assert again.returncode == 0, again.stderr
+    assert _csvs(out) == expected and verify_folder(out) == []
 
     two = _cli("--study-file", str(study), "-o", "two", "--jobs", "2", cwd=tmp_path)
     assert two.returncode == 0, two.stderr

@@ -80,8 +80,11 @@ def _foreign_files(folder: Path, manifest: dict) -> list[str]:
     listed = set(manifest.get("files", {})) | {MANIFEST}
     found = []
     for path in folder.rglob("*"):
-        if not path.is_dir() and str(path.relative_to(folder)) not in listed:
-            found.append(str(path.relative_to(folder)))
+        name = str(path.relative_to(folder))
+        # a nested result folder's own manifest (a multi-collection study's; earlier versions did not list it)
+        ours = path.name == MANIFEST and _manifest(path.parent) is not None
+        if not path.is_dir() and name not in listed and not ours:
+            found.append(name)
     return sorted(found)
 
 
@@ -346,7 +349,7 @@ def _finish(folder: Path, kind: str) -> None:
     manifest.setdefault("command", "meta-eval " + " ".join(sys.argv[1:]))
     with suppress(metadata.PackageNotFoundError):
         manifest.setdefault("version", metadata.version("meta-eval"))
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST)
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p != path)  # a nested study's manifest too
     manifest["files"] = {str(p.relative_to(folder)): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
                          for p in files}
     manifest["complete"] = True
