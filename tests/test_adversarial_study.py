@@ -87,3 +87,17 @@ def test_maps_sharing_a_cluster_keep_their_own_inputs():
         close_clusters()
     for k in (0, 1, 2, 3):
         assert results[k] == [(i, k, k / 10) for i in range(30)]
+
+
+def test_a_parameter_given_in_a_specification_and_as_the_studys_is_refused(tmp_path):
+    """``--analysis 'discpower(top=3)' --discpower-top 4`` computed top 3 and recorded 4 in the manifest."""
+    from meta_eval.core.errors import InputError
+    from meta_eval.orchestration.study import StudyOptions
+
+    with pytest.raises(InputError, match="analysis discpower: top is given twice"):
+        StudyOptions(analyses=["discpower(top=3)"], params={"discpower": {"top": 4}}).check()
+    options = StudyOptions(analyses=["discpower(top=3)"], params={"discpower": {"methods": ["tukey"]}}).check()
+    assert dict(options.added()[0][1]) == {"top": 3}  # each parameter given once: both kept
+    result = CliRunner().invoke(app, ["study", "-m", "AP", "-m", "P@10", "--analysis", "discpower(top=3)",
+                                      "--discpower-top", "4", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "top is given twice" in result.output and not (tmp_path / "out").exists()

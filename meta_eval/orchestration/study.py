@@ -104,6 +104,12 @@ class StudyOptions:
             if name not in known:
                 raise InputError(f"params: unknown analysis {name!r}; analyses are {', '.join(known)}")
             known[name].bind(values, f"study: analysis {name}")
+        for decl, values in self.added():  # one value per parameter: the manifest records what was used
+            twice = sorted(set(values) & set(dict(self.params).get(decl.name, {})))
+            if twice:
+                raise InputError(f"analysis {decl.name}: {twice[0]} is given twice, in --analysis "
+                                 f"'{decl.name}(...)' and as the study's parameter of {decl.name} (an option "
+                                 f"--{decl.name}-..., or [study.params.{decl.name}]); give it once")
         self.formats = check_formats(self.formats)
         check_dpi(self.dpi)
         return self
