@@ -83,6 +83,26 @@ def test_collection_specs_and_study_files(tmp_path):
         read_study_file(bad)
 
 
+def test_a_study_files_plugins_and_parameter_files_are_beside_it(tmp_path, monkeypatch):
+    """Like its collections' files, the plug-ins a study file names (metrics, against, analyses) and the files an
+    analysis's parameters name are read beside it, whatever the working folder (they were read from the working
+    folder: the file failed elsewhere, and a same-named file there would have run instead)."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "llm.qrels").write_text("401 0 d 1\n")
+    study = sub / "study.toml"
+    study.write_text('[study]\nmetrics = ["AP", "plug.py:intm", "/abs/p.py:x", "pkg.mod:f"]\nagainst = "g.py:*"\n'
+                     'analyses = ["my.py:NAME(k=1)"]\n[study.params.judge-agreement]\nother_qrels = "llm.qrels"\n'
+                     '[study.params.discpower]\ntop = 3\n[[collection]]\nname = "c"\nqrels = "q.txt"\nruns = "r"\n')
+    monkeypatch.chdir(tmp_path)
+    _, options = read_study_file("sub/study.toml")
+    assert options["metrics"] == ["AP", "sub/plug.py:intm", "/abs/p.py:x", "pkg.mod:f"]
+    assert options["against"] == ["sub/g.py:*"] and options["analyses"] == ["sub/my.py:NAME(k=1)"]
+    assert options["params"] == {"judge-agreement": {"other_qrels": "sub/llm.qrels"}, "discpower": {"top": 3}}
+    _, options = read_study_file(study)
+    assert options["metrics"][1] == f"{sub}/plug.py:intm"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -80,7 +80,9 @@ def parse_collection(text: str, **load) -> CollectionSpec:
 
 
 def read_study_file(path: str | Path) -> tuple[list[CollectionSpec], dict[str, Any]]:
-    """Collections and study options from a TOML file; relative paths are relative to the file's folder.
+    """Collections and study options from a TOML file; relative paths are relative to the file's folder (the
+    collections' files, a plug-in's file in ``metrics``, ``against`` and ``analyses``, and a file an analysis's
+    parameter names in ``[study.params.ANALYSIS]``).
 
     Example::
 
@@ -199,7 +201,7 @@ def _study_table(study: Any, path: Path) -> dict[str, Any]:
                                                       for v in value.values()):
                 raise InputError("[study] params must be [study.params.ANALYSIS] tables of options; got "
                                  f"{_toml_kind(value)}", str(path))
-            out[key] = value
+            out[key] = {name: _files_beside(name, values, path.parent) for name, values in value.items()}
             continue
         many = isinstance(declared[key], tuple)
         if many and isinstance(value, str):
@@ -209,8 +211,33 @@ def _study_table(study: Any, path: Path) -> dict[str, Any]:
         if not shape_ok:
             wanted = "a list of values" if many else "a single value"
             raise InputError(f"[study] {key} must be {wanted}; got {_toml_kind(value)}", str(path))
-        out[key] = value
+        out[key] = [_plugin_beside(v, path.parent) for v in value] if key in _SPECS else value
     return out
+
+
+#: The [study] keys whose values are measure or analysis specifications (``file.py:NAME`` names a plug-in's file).
+_SPECS = ("metrics", "against", "analyses")
+
+
+def _plugin_beside(spec: Any, base: Path) -> Any:
+    """A specification whose plug-in file is a relative path, made relative to the study file's folder (as the
+    collections' files are); anything else as it is."""
+    from meta_eval.measures.plugins import parse_spec
+
+    plugin = parse_spec(spec) if isinstance(spec, str) else None
+    if plugin is None or plugin.kind != "file" or Path(plugin.target).expanduser().is_absolute():
+        return spec
+    return f"{base / plugin.target}:{plugin.attr}"
+
+
+def _files_beside(name: str, values: dict[str, Any], base: Path) -> dict[str, Any]:
+    """[study.params.NAME]: the values of the analysis's file parameters that name a file beside the study file,
+    as paths there (other values, such as the word 'demo', as they are)."""
+    from meta_eval.analyses import analyses
+
+    files = next((decl.files for decl in analyses() if decl.name == name), ())
+    return {key: str(base / value) if key in files and isinstance(value, str) and not Path(value).is_absolute()
+            and (base / value).is_file() else value for key, value in values.items()}
 
 
 def run_multi_study(
