@@ -388,3 +388,41 @@ def test_scores_the_analyses_cannot_square_are_refused_everywhere(tmp_path, fact
     plugin.write_text(f"import numpy as np\n\n\ndef scaled(r):\n    return np.full(r.shape, {factor!r})\n")
     with pytest.raises(PluginError, match=f"returned {re.escape(repr(factor))}, {problem}"):
         me.score(me.demo_collection(), f"{plugin}:scaled")
+
+
+def test_the_python_api_refuses_what_the_command_line_refuses():
+    """depth=nan scored every AP 0, depth=1.5 acted as 2 and depth=True as 1; rel_level=nan, measures=None, a Series
+    or a list of numbers as score tables raised bare ValueErrors/TypeErrors; n_resamples=0 silently meant 1000."""
+    from meta_eval.inputs.score_tables import read_scores
+
+    qrels, runs = me.demo_paths()
+    for options in ({"depth": float("nan")}, {"depth": 1.5}, {"depth": True}, {"depth": 0}):
+        with pytest.raises(InputError, match="depth must be a positive integer"):
+            me.load_collection(qrels, runs, **options)
+    for level in (float("nan"), 1.5, False):
+        with pytest.raises(InputError, match="rel_level must be an integer"):
+            me.load_collection(qrels, runs, rel_level=level)
+    assert me.load_collection(qrels, runs, depth=20.0).depth == 20  # a whole number written as a float
+    col = me.demo_collection()
+    for measures in (None, 5):
+        with pytest.raises(InputError, match="measures are given by name"):
+            me.score(col, measures)
+    for source in (pd.Series([0.1, 0.2]), [1, 2, 3]):
+        with pytest.raises(InputError, match="scores are read from files, DataFrames"):
+            read_scores(source)
+    x = np.random.default_rng(0).random((4, 6))
+    for test in ("bootstrap", "randomisation"):
+        with pytest.raises(InputError, match="B must be a positive integer; got 0"):
+            me.compare({"AP": x}, test=test, n_resamples=0)
+
+
+def test_a_tidy_frame_indexed_by_its_columns_is_read_as_the_same_table():
+    from meta_eval.inputs.score_tables import read_scores
+
+    col = me.demo_collection()
+    tidy = me.evaluate(col, ["AP", "nDCG@10"])
+    tidy = tidy[~tidy["summary"]].drop(columns="summary")
+    for index in (["run", "topic", "measure"], ["run"]):
+        table = read_scores(tidy.set_index(index))
+        for name in ("AP", "nDCG@10"):
+            np.testing.assert_array_equal(table.scores[name], me.score(col, name))

@@ -171,11 +171,17 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
         cells = [_array_cells(source, measure, systems, topics)]
     elif _is_frame(source):
         frame = source if type(source).__module__.startswith("pandas") else source.to_pandas()  # polars
+        if any(level is not None for level in frame.index.names):  # run/topic/measure as the (Multi)Index
+            frame = frame.reset_index()
         cells = _frame_cells(frame, "DataFrame", layout, measure, name, lambda row: row + 1)
     else:
         paths = list(source) if isinstance(source, (list, tuple)) else [source]
         if not paths:
             raise InputError("no score file given")
+        odd = [p for p in paths if not isinstance(p, (str, os.PathLike))]
+        if odd:
+            raise InputError("scores are read from files, DataFrames, (S, T) arrays or a mapping {measure: array}; "
+                             f"got {type(odd[0]).__name__}")
         cells = [part for path in paths for part in _file_cells(path, layout, measure, name if len(paths) == 1
                                                                     else None)]
     source_text = ", ".join(dict.fromkeys(part.source for part in cells))

@@ -87,6 +87,8 @@ def resolve(measures: "str | Measure | Iterable[str | Measure]") -> list[Measure
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
+    if not isinstance(measures, Iterable):
+        raise InputError(f"measures are given by name, as Measures, or as a list of them; got {measures!r}")
     out: list[Measure] = []
     seen: dict[str, tuple] = {}
     for spec in measures:

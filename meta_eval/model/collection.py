@@ -18,6 +18,8 @@ trec_eval <= 9.0.8 and pytrec_eval.
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -533,9 +535,18 @@ def _depth_bucket(depth: np.ndarray) -> np.ndarray:
     return np.ceil(np.log2(np.maximum(depth, 1))).astype(np.int64)
 
 
+def _whole(value) -> bool:
+    """Whether ``value`` is a whole number (an int, a numpy integer, a float such as 2.0; not a bool, NaN or 1.5)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        return False
+    return isinstance(value, numbers.Integral) or math.isfinite(value) and float(value).is_integer()
+
+
 def _check_options(depth, rel_level, missing, unjudged, ties, score_precision) -> None:
-    if depth is not None and depth < 1:
-        raise InputError(f"depth must be a positive integer, got {depth}")
+    if depth is not None and not (_whole(depth) and depth >= 1):
+        raise InputError(f"depth must be a positive integer (or None: every document), got {depth!r}")
+    if not _whole(rel_level):
+        raise InputError(f"rel_level must be an integer, got {rel_level!r}")
     if missing not in ("zero", "skip"):
         raise InputError(f"missing must be 'zero' or 'skip', got {missing!r}")
     if unjudged not in ("nonrel", "remove"):
@@ -544,8 +555,6 @@ def _check_options(depth, rel_level, missing, unjudged, ties, score_precision) -
         raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
     if score_precision not in ("float64", "float32"):
         raise InputError(f"score_precision must be 'float64' or 'float32', got {score_precision!r}")
-    if int(rel_level) != rel_level:
-        raise InputError(f"rel_level must be an integer, got {rel_level!r}")
 
 
 def build_collection(

@@ -145,10 +145,10 @@ def _pvalues(x: np.ndarray, pairs, test: str, alpha: float, n_resamples: int | N
     if test == "wilcoxon":
         return classical_test(x, test="wilcoxon", alpha=alpha, pairs=pairs).asl
     if test == "bootstrap":
-        return paired_bootstrap(x, n_resamples=n_resamples or 1000, alpha=alpha, seed=seed, pairs=pairs,
-                                progress=progress).asl
-    return randomisation_test(x, n_resamples=n_resamples or DEFAULT_RANDOMISATIONS, alpha=alpha, seed=seed,
-                              pairs=pairs, progress=progress).asl
+        return paired_bootstrap(x, n_resamples=1000 if n_resamples is None else n_resamples, alpha=alpha,
+                                seed=seed, pairs=pairs, progress=progress).asl
+    return randomisation_test(x, n_resamples=DEFAULT_RANDOMISATIONS if n_resamples is None else n_resamples,
+                              alpha=alpha, seed=seed, pairs=pairs, progress=progress).asl
 
 
 def difference_interval(diffs: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
