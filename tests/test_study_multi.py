@@ -78,6 +78,9 @@ def test_collection_specs_and_study_files(tmp_path):
     bad.write_text('[[collection]]\nname = "x"\nqrels = "q"\n')
     with pytest.raises(me.InputError, match="collection 1 lacks runs"):
         read_study_file(bad)
+    for name in ("report.html", "Manifest.JSON"):  # beside the collections' folders: the report's own files
+        with pytest.raises(me.InputError, match="taken for one of the report's files"):
+            parse_collection(f"{name}=q.txt:runs")
     bad.write_text('[[collection]]\nname = "x"\nqrels = "q"\nruns = "r"\ncolour = 1\n')
     with pytest.raises(me.InputError, match=r"unknown option\(s\) \['colour'\]"):
         read_study_file(bad)

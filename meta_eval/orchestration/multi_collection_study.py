@@ -52,12 +52,19 @@ class CollectionSpec:
     def check(self) -> "CollectionSpec":
         if not self.name or any(c in self.name for c in "/\\") or self.name.startswith("."):
             raise InputError(f"collection name {self.name!r}: give a non-empty name without '/' (it names a folder)")
+        if Path(self.name).suffix.lower() in _REPORT_SUFFIXES:
+            raise InputError(f"collection name {self.name!r}: it would be taken for one of the report's files, which "
+                             "sit beside the collections' folders; choose a name without that suffix")
         unknown = sorted(set(self.load) - set(LOAD_OPTIONS))
         if unknown:
             raise InputError(f"collection {self.name!r}: unknown option(s) {unknown}; allowed: {', '.join(LOAD_OPTIONS)}")
         if not self.runs:
             raise InputError(f"collection {self.name!r}: no runs given")
         return self
+
+
+#: The suffixes of the files a multi-collection study writes beside the collections' folders.
+_REPORT_SUFFIXES = {".html", ".md", ".json", ".csv", ".tex", ".png", ".pdf", ".svg"}
 
 
 @dataclass

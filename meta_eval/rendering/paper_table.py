@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -64,8 +65,8 @@ def format_number(value, decimals: int = 3) -> str:
 
 
 def latex_escape(text: str) -> str:
-    """``text`` as LaTeX (ASCII): special characters escaped, Greek letters and symbols in math mode;
-    ``τ_AP`` becomes τ with subscript AP."""
+    """``text`` as LaTeX: special characters escaped, Greek letters and symbols in math mode, accented Latin
+    letters as accent commands (:func:`_latex_letter`); ``τ_AP`` becomes τ with subscript AP."""
     out = []
     i = 0
     while i < len(text):
@@ -75,13 +76,47 @@ def latex_escape(text: str) -> str:
             i += m.end()
             continue
         ch = text[i]
-        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_CHARS.get(ch) or ch)
+        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_CHARS.get(ch) or _latex_letter(ch))
         i += 1
-    result = "".join(out)
-    bad = sorted({c for c in result if ord(c) > 127})
-    if bad:
-        raise InputError(f"no LaTeX form for the characters {bad} in {text!r}")
-    return result
+    return "".join(out)
+
+
+#: LaTeX's accent commands, by the Unicode combining mark a letter decomposes into (ö = o + U+0308).
+_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u",
+            "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0327": "c",
+            "\u0328": "k"}
+_LETTERS = {"ß": r"\ss{}", "ø": r"\o{}", "Ø": r"\O{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}",
+            "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}"}
+
+
+def _latex_letter(ch: str) -> str:
+    """A character LaTeX writes with a command: a Latin letter with accents (``\\"o`` for ö, from its Unicode
+    decomposition), a Greek letter (``\\ensuremath{\\lambda}``); any other character as it is, in the UTF-8 file
+    (a run named in Chinese: XeLaTeX or LuaLaTeX typeset it, pdfLaTeX needs a font for it)."""
+    if ord(ch) < 128:
+        return ch
+    if ch in _LETTERS:
+        return _LETTERS[ch]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if marks and ord(base) < 128 and base.isalpha() and all(m in _ACCENTS for m in marks):
+        out = base if base not in "ij" else "\\" + base  # dotless i and j take the accent
+        for mark in marks:
+            out = f"\\{_ACCENTS[mark]}{{{out}}}"
+        return out
+    name = unicodedata.name(ch, "").split()
+    if name[:2] == ["GREEK", "SMALL"] and len(name) == 4 or name[:2] == ["GREEK", "CAPITAL"] and len(name) == 4:
+        letter = name[-1].lower().replace("lamda", "lambda")
+        if name[1] == "CAPITAL":
+            if letter not in _GREEK_CAPITALS:  # Alpha, Beta...: LaTeX writes them as the Latin capitals
+                return _GREEK_AS_LATIN.get(letter, ch)
+            letter = letter.capitalize()
+        return "o" if letter == "omicron" else rf"\ensuremath{{\{letter}}}"
+    return ch
+
+
+_GREEK_CAPITALS = {"gamma", "delta", "theta", "lambda", "xi", "pi", "sigma", "upsilon", "phi", "psi", "omega"}
+_GREEK_AS_LATIN = {"alpha": "A", "beta": "B", "epsilon": "E", "zeta": "Z", "eta": "H", "iota": "I", "kappa": "K",
+                   "mu": "M", "nu": "N", "omicron": "O", "rho": "P", "tau": "T", "chi": "X"}
 
 
 def best_mask(values: pd.DataFrame, directions: Mapping[str, Literal["max", "min"]],
