@@ -404,3 +404,9 @@ def test_two_workers_write_the_same_csvs(report, tmp_path):
     assert csvs == sorted(p.relative_to(two) for p in two.rglob("*.csv"))
     for name in csvs:
         assert (two / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_the_study_file_option_shows_its_sections():
+    """Rich read ``[[collection]]`` and ``[study]`` in the help as markup and printed "([] name" and "()"."""
+    text = " ".join(CliRunner().invoke(app, ["study", "--help"], env={"COLUMNS": "300"}).output.split())
+    assert "collections ([[collection]] name, qrels, runs) and the options ([study])" in text

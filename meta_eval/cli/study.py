@@ -209,8 +209,8 @@ def _signature() -> inspect.Signature:
             "several separated by commas): study each and compare them side by side in one report.",
             show_default=False)]),
         inspect.Parameter("study_file", keyword, default=None, annotation=Annotated[Optional[Path], typer.Option(
-            "--study-file", help="A TOML study file naming the collections ([[collection]] name, qrels, runs) and "
-            "the options ([study]); its options override the command line's.", show_default=False)]),
+            "--study-file", help="A TOML study file naming the collections (\\[\\[collection]] name, qrels, runs) "
+            "and the options (\\[study]); its options override the command line's.", show_default=False)]),
         *PARALLEL_PARAMETERS,
     ]
     study.__doc__ = study.__doc__.rstrip() + f" Renamed options: {renamed}."
