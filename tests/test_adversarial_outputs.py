@@ -465,6 +465,47 @@ def test_sigterm_ends_quietly_with_143_and_no_partial_folder(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".res")] == []
 
 
+SLEEPING_METRIC = """import pathlib, time
+import numpy as np
+
+
+def sleepy(r):
+    pathlib.Path({ready!r}).touch()
+    time.sleep(120)
+    return np.zeros(r.shape)
+"""
+SLEEPING_ANALYSIS = """import pathlib, time
+from meta_eval.analyses import analysis
+
+
+@analysis("sleepy", title="sleepy", needs="scores")
+def sleepy(data):
+    pathlib.Path({ready!r}).touch()
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("where", ["metric", "analysis"])
+def test_sigterm_while_a_plug_ins_code_runs_is_not_its_failure(collection, tmp_path, where):
+    """SIGTERM arriving inside a plug-in's code was taken for the plug-in's own SystemExit: "metric plug-in ...
+    raised SystemExit: 143" (status 2), or in a study a failed section and a complete folder (status 1)."""
+    qrels, runs = collection
+    ready = tmp_path / "ready"
+    plugin = tmp_path / "slow.py"
+    plugin.write_text((SLEEPING_METRIC if where == "metric" else SLEEPING_ANALYSIS).format(ready=str(ready)))
+    args = (["evaluate", "-m", f"{plugin}:sleepy", "-f", "csv", "-o", str(tmp_path / "out.csv")] if where == "metric"
+            else ["analysis", f"{plugin}:sleepy", "-m", "AP", "-m", "P@10", "-o", str(tmp_path / "out")])
+    proc = subprocess.Popen([*CLI, *args, "-Q", str(qrels), str(runs), "--no-progress"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "plug-in" not in err and "Traceback" not in err, err
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out").exists()
+
+
 def test_a_broken_pipe_ends_quietly(collection):
     qrels, runs = collection
     proc = subprocess.Popen([*CLI, "evaluate", "-Q", str(qrels), str(runs), "-m", "all_trec", "-q", "-f", "csv",

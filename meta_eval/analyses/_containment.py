@@ -4,8 +4,9 @@ A plug-in analysis is the user's code at six points: ``run``, ``enabled``, ``mem
 declaration's callables) and the result's ``tables()``, ``findings()``, ``figures()`` and each figure's ``draw()``.
 Whatever it raises there — an ``Exception``, ``SystemExit``, ``GeneratorExit`` or its own ``BaseException`` subclass —
 becomes one :class:`~meta_eval.core.errors.InputError` naming the plug-in, the method and the line of the user's file
-it failed on; a ``KeyboardInterrupt`` stays one (the user's Ctrl-C) and meta-eval's own errors pass unchanged. The
-declaration's callables are wrapped once, when the plug-in is loaded (:func:`contain`), so no caller can forget.
+it failed on; a ``KeyboardInterrupt`` stays one (the user's Ctrl-C), as does a SIGTERM
+(:class:`~meta_eval.core.errors.Terminated`), and meta-eval's own errors pass unchanged. The declaration's callables
+are wrapped once, when the plug-in is loaded (:func:`contain`), so no caller can forget.
 
 What a result returns is checked for every analysis, built-in or not (:func:`checked`): lists of
 :class:`~meta_eval.analyses._result.TableOutput`, :class:`~meta_eval.rendering.findings.Finding` and
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from meta_eval.core.errors import InputError, MetaEvalError
+from meta_eval.core.errors import InputError, MetaEvalError, Terminated
 
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.analyses._result import Result
@@ -43,7 +44,7 @@ def contained(label: str, what: str, func: Callable) -> Callable:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (KeyboardInterrupt, MetaEvalError):
+        except (KeyboardInterrupt, Terminated, MetaEvalError):  # Ctrl-C, SIGTERM, meta-eval's own errors
             raise
         except BaseException as exc:  # noqa: BLE001 - the user's code: SystemExit and GeneratorExit included
             raise InputError(f"analysis plug-in {label}: {what} {describe_failure(exc)}") from exc

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
 
-from meta_eval.core.errors import MetaEvalError
+from meta_eval.core.errors import MetaEvalError, Terminated
 
 if TYPE_CHECKING:  # pragma: no cover - the collection (numpy, Arrow) is imported when a command runs, not for --help
     from meta_eval.analyses import AnalysisData
@@ -301,7 +301,7 @@ def reports_errors(func: Callable) -> Callable:
         import warnings
 
         def on_sigterm(signum, frame):
-            raise SystemExit(128 + signum)
+            raise Terminated(128 + signum)
 
         previous = signal.signal(signal.SIGTERM, on_sigterm) if _main_thread() else None
         try:

@@ -72,6 +72,11 @@ class OutputError(MetaEvalError):
     command, a result folder of another command, a full disk. The message names the option and the path."""
 
 
+class Terminated(SystemExit):
+    """The process was asked to end (SIGTERM): raised by meta-eval's handler with status 128 + the signal's number,
+    and let through wherever a plug-in's code runs (never taken for the plug-in's own failure)."""
+
+
 class MetaEvalWarning(UserWarning):
     """Base class of the warnings meta-eval gives on purpose (the command line prints them as one line)."""
 

@@ -63,7 +63,7 @@ from typing import Callable
 
 import numpy as np
 
-from meta_eval.core.errors import InputError, PluginError
+from meta_eval.core.errors import InputError, PluginError, Terminated
 from meta_eval.core.params import did_you_mean, out_of_scale, scale_problem
 from meta_eval.measures import registry
 from meta_eval.measures.registry import (Family, Measure, PLUGIN_HINTS, bind_text, check_new_name, families,
@@ -243,7 +243,10 @@ class InterruptWatch:
                 signal.signal(signal.SIGINT, self._previous)
 
     def interrupted(self, exc: BaseException) -> bool:
-        """Whether ``exc`` is the user's Ctrl-C (to let through) rather than the plug-in's own (to contain)."""
+        """Whether ``exc`` is the user's Ctrl-C or a SIGTERM (to let through) rather than the plug-in's own (to
+        contain)."""
+        if isinstance(exc, Terminated):
+            return True
         return isinstance(exc, KeyboardInterrupt) and _in_main_thread() and (self._outer or self).sigint
 
 
@@ -277,7 +280,7 @@ def is_interruption(exc: BaseException) -> bool:
     watch = getattr(_WATCH, "current", None)
     if watch is not None:
         return watch.interrupted(exc)
-    return isinstance(exc, KeyboardInterrupt) and _in_main_thread() and callable(signal.getsignal(signal.SIGINT))
+    return isinstance(exc, Terminated) or isinstance(exc, KeyboardInterrupt) and _in_main_thread() and callable(signal.getsignal(signal.SIGINT))
 
 
 def describe_failure(exc: BaseException) -> str:

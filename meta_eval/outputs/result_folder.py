@@ -55,7 +55,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from meta_eval.core.errors import InputError, OutputError
+from meta_eval.core.errors import InputError, OutputError, Terminated
 from meta_eval.core.file_identity import inputs_inside
 from meta_eval.outputs.checked_paths import CheckedPaths
 
@@ -380,7 +380,7 @@ def _sigterm_as_exit():
         return
 
     def handler(signum, frame):
-        raise SystemExit(128 + signum)
+        raise Terminated(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:
