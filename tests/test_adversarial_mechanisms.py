@@ -563,8 +563,13 @@ PIPED = {"evaluate": ("evaluate", "-m", "all_trec", "-q", "--no-progress"),  # a
          "study": ("study", "-m", "AP", "--no-progress", "--format", "png", "--dpi", "50", *STUDY_SKIPS)}
 
 
-@pytest.mark.parametrize("when", ["after one line", "before any"])
-@pytest.mark.parametrize("command", list(PIPED))
+#: ``measures`` after one line is left out: its list (19 kB) fits in a pipe, so it may be written whole, and the
+#: command end with 0, before the reader goes away (a race, not a defect).
+READERS_GONE = [(command, when) for command in PIPED for when in ("after one line", "before any")
+                if (command, when) != ("measures", "after one line")]
+
+
+@pytest.mark.parametrize("command, when", READERS_GONE)
 def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(tmp_path, command, when):
     """``meta-eval ... | head -1``: a real pipe whose reader closes it after the first line or at once. Status 141
     (128 + SIGPIPE), never a traceback, rich's status 1, or Python's "Exception ignored" line. The study prints its

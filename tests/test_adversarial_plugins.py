@@ -474,3 +474,18 @@ def test_what_a_plugin_prints_goes_to_stderr_not_into_the_results(tmp_path):
     assert result.returncode == 0
     assert result.stdout.splitlines()[0] == "run,topic,measure,value,summary" and "debug" not in result.stdout
     assert "debug: scoring" in result.stderr
+
+
+def test_a_thread_a_plug_in_leaves_running_does_not_hold_the_command(tmp_path):
+    """A plug-in that starts a (non-daemon) thread that never ends: the command printed its results and then waited
+    for the thread forever (a Ctrl-C there ended with status 0 and a traceback)."""
+    plugin = tmp_path / "threads.py"
+    plugin.write_text("import threading, time\nimport numpy as np\n\n\ndef spawn(r):\n"
+                      "    threading.Thread(target=time.sleep, args=(10**6,), name='endless').start()\n"
+                      "    return np.zeros(r.shape)\n")
+    result = subprocess.run([sys.executable, "-c", "from meta_eval.cli import run; run()", "evaluate", "-m", "AP",
+                             "-m", f"{plugin}:spawn", "-f", "csv", "--no-progress"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "thread(s) a plug-in started still run (endless)" in result.stderr
+    assert len(result.stdout.splitlines()) == 1 + 2 * 32 and result.stdout.endswith("sys32,all,spawn,0.0,True\n")

@@ -38,12 +38,13 @@ _PUBLIC = {"Finding": "meta_eval.rendering.findings.Finding, made by Quoter.find
 def contained(label: str, what: str, func: Callable) -> Callable:
     """``func`` whose failures are an :class:`InputError` ``analysis plug-in LABEL: WHAT raised TYPE: TEXT at
     FILE:LINE``."""
-    from meta_eval.measures.plugins import describe_failure
+    from meta_eval.measures.plugins import describe_failure, threads_noted
 
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with threads_noted():
+                return func(*args, **kwargs)
         except (KeyboardInterrupt, Terminated, MetaEvalError):  # Ctrl-C, SIGTERM, meta-eval's own errors
             raise
         except BaseException as exc:  # noqa: BLE001 - the user's code: SystemExit and GeneratorExit included

@@ -190,8 +190,9 @@ def run() -> None:
     garbage collection) takes a tenth of a second, about a tenth of ``meta-eval evaluate`` on TREC-COVID, and frees
     nothing the operating system would not reclaim. So once the command has finished, its exit handlers are run and
     its streams flushed, the process ends at once (``os._exit``) — unless the usual exit could still do something
-    that matters (:func:`_quick_exit_is_safe`), or a flush fails: then the interpreter ends it as usual. In-process
-    callers (tests, notebooks) call :data:`app`, which never exits this way."""
+    that matters (:func:`_quick_exit_is_safe`), or a flush fails: then the interpreter ends it as usual. A thread a
+    plug-in's code started and left running (:func:`meta_eval.measures.plugins.threads_left`) is said and not waited
+    for: the usual exit would wait for it forever. In-process callers (tests, notebooks) call :data:`app`, which never exits this way."""
     try:
         app()
         code = 0
@@ -199,7 +200,12 @@ def run() -> None:
         code = done.code
     if code is None:
         code = 0
-    if isinstance(code, int) and _quick_exit_is_safe() and _flushed():
+    plugins = sys.modules.get("meta_eval.measures.plugins")
+    stuck = _still_running(plugins.threads_left()) if plugins else []
+    if stuck:  # the usual exit would wait for them: forever, for a plug-in's endless loop
+        print(f"meta-eval: note: the command has finished, but thread(s) a plug-in started still run "
+              f"({', '.join(stuck)}): ending without waiting for them", file=sys.stderr)
+    if isinstance(code, int) and (stuck or _quick_exit_is_safe()) and _flushed():
         import atexit
 
         atexit._run_exitfuncs()  # what the interpreter runs at exit (temporary folders' finalizers, logging...)
@@ -218,6 +224,16 @@ def _quick_exit_is_safe() -> bool:
     plugins = sys.modules.get("meta_eval.measures.plugins")
     return (threading.active_count() == 1 and not (children and children.active_children())
             and not (plugins and plugins.any_loaded()) and sys.getprofile() is None and sys.gettrace() is None)
+
+
+def _still_running(threads: list, grace: float = 1.0) -> list[str]:
+    """The names of ``threads`` (a plug-in's) still running after ``grace`` seconds."""
+    import time
+
+    deadline = time.monotonic() + grace
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [thread.name for thread in threads if thread.is_alive()]
 
 
 def _flushed() -> bool:

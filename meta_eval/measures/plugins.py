@@ -57,6 +57,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -165,7 +166,7 @@ class _Guard:
         watch = InterruptWatch()
         try:
             # what a plug-in prints goes to stderr: on stdout it would end up inside `-o -` results (a CSV, JSON)
-            with contextlib.redirect_stdout(sys.stderr), watch, folder_kept():
+            with contextlib.redirect_stdout(sys.stderr), watch, folder_kept(), threads_noted():
                 out = self.__wrapped__(view, **params)
         except PluginError as exc:  # a per-list function, which knows the list but not the plug-in's label
             index = exc.index
@@ -268,6 +269,26 @@ def folder_kept():
             changed = True
         if changed:
             os.chdir(before)
+
+
+#: The threads a plug-in's code started (:func:`threads_noted`).
+_STARTED: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+
+
+@contextlib.contextmanager
+def threads_noted():
+    """Run a plug-in's code and note the threads it starts (:func:`threads_left`)."""
+    before = set(threading.enumerate())
+    try:
+        yield
+    finally:
+        _STARTED.update(t for t in threading.enumerate() if t not in before)
+
+
+def threads_left() -> list[threading.Thread]:
+    """The threads a plug-in's code started that still run and that the interpreter's exit would wait for (not
+    daemons): a command does not wait for them once its work is done (:func:`meta_eval.cli.app.run`)."""
+    return [t for t in _STARTED if t.is_alive() and not t.daemon]
 
 
 def _in_main_thread() -> bool:
@@ -719,7 +740,7 @@ def _load_file(target: str, what: str = "metric plug-in") -> _Module:
     sys.modules[name] = module
     watch = InterruptWatch()
     try:
-        with plugin_registrations() as found, watch, folder_kept():
+        with plugin_registrations() as found, watch, folder_kept(), threads_noted():
             exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the user's plug-in is code
     except BaseException as exc:  # noqa: BLE001 - the user's code: report where, never a traceback
         sys.modules.pop(name, None)
@@ -787,7 +808,7 @@ def _load_module(target: str, what: str = "metric plug-in") -> _Module:
         sys.modules.pop(target, None)  # its code changed: import it anew
     watch = InterruptWatch()
     try:
-        with plugin_registrations() as found, watch, folder_kept():
+        with plugin_registrations() as found, watch, folder_kept(), threads_noted():
             module = importlib.import_module(target)
     except BaseException as exc:  # noqa: BLE001 - the user's code (module docstring)
         if watch.interrupted(exc):
