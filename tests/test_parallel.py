@@ -200,3 +200,32 @@ def _affinity():
     import os
 
     return set(os.sched_getaffinity(0))
+
+
+def _ends_its_process(task: int) -> int:
+    import os
+
+    os._exit(3)
+
+
+def test_a_worker_that_dies_is_one_clear_error():
+    """A worker process that ends (a crash, the memory killer, a plug-in's os._exit) was joblib's traceback, status
+    1: it is meta-eval's error, with the exit code and what to do."""
+    from meta_eval.core.errors import WorkerLost
+
+    with pytest.raises(WorkerLost, match=r"a worker process ended before its work was done \(exit codes "
+                                         r"\{EXIT\(3\)\}.*rerun with --jobs 1"):
+        parallel_map(_ends_its_process, [1, 2, 3, 4], jobs=2, progress=False)
+    assert parallel_map(abs, [-1, -2], jobs=2, progress=False) == [1, 2]  # the next map starts afresh
+
+
+def test_what_a_lost_cluster_raises_is_told_from_any_other_error():
+    from concurrent.futures import CancelledError
+
+    from meta_eval.core.parallel import _worker_lost
+
+    class FutureCancelledError(CancelledError):  # distributed's, by its name and base
+        pass
+
+    assert "dropped a task" in _worker_lost(FutureCancelledError("x"))
+    assert _worker_lost(ValueError("a plug-in's own error")) is None

@@ -72,6 +72,10 @@ class OutputError(MetaEvalError):
     command, a result folder of another command, a full disk. The message names the option and the path."""
 
 
+class WorkerLost(MetaEvalError):
+    """A worker process (joblib's, or a Dask cluster's) ended, or the cluster was lost, before its work was done."""
+
+
 class Terminated(SystemExit):
     """The process was asked to end (SIGTERM): raised by meta-eval's handler with status 128 + the signal's number,
     and let through wherever a plug-in's code runs (never taken for the plug-in's own failure)."""

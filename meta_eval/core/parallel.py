@@ -37,7 +37,7 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
-from meta_eval.core.errors import InputError, MetaEvalWarning
+from meta_eval.core.errors import InputError, MetaEvalWarning, WorkerLost
 
 __all__ = ["parallel_map", "resolve_jobs", "usable_cores", "usable_jobs", "free_cores", "IdleCores", "check_scheduler",
            "connect_scheduler", "close_clusters", "terminate_workers", "init_worker"]
@@ -318,12 +318,39 @@ def parallel_map(
         runner = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator",
                           initializer=init_worker, initargs=(os.getpid(),))
         first = len(out)
-        for result in runner(delayed(_in_worker)(func, task, common) for task in tasks[len(out):]):
-            if len(out) == first:
-                restart_rate(bar)  # the workers' start-up is behind: the time left is measured from here
-            step(len(out))
-            out.append(result)
+        try:
+            for result in runner(delayed(_in_worker)(func, task, common) for task in tasks[len(out):]):
+                if len(out) == first:
+                    restart_rate(bar)  # the workers' start-up is behind: the time left is measured from here
+                step(len(out))
+                out.append(result)
+        except Exception as exc:
+            lost = _worker_lost(exc)
+            if lost is None:
+                raise
+            raise WorkerLost(f"{lost}; rerun with --jobs 1 to run the work in this process") from None
         return out
+
+
+#: What the engines raise when a worker or the cluster is gone (by name: neither engine is imported to tell).
+_LOST = {"TerminatedWorkerError": "a worker process ended before its work was done",
+         "BrokenProcessPool": "a worker process ended before its work was done",
+         "KilledWorker": "the Dask cluster lost the workers that ran a task",
+         "FutureCancelledError": "the Dask cluster dropped a task (a worker or the scheduler was lost)",
+         "CancelledError": "the Dask cluster dropped a task (a worker or the scheduler was lost)",
+         "CommClosedError": "the connection to the Dask scheduler closed"}
+
+
+def _worker_lost(exc: BaseException) -> str | None:
+    """What ``exc`` says when it is a lost worker's (or cluster's), in words; None for any other exception."""
+    import re
+
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _LOST:
+            codes = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
+            return _LOST[cls.__name__] + (f" (exit codes {codes.group(1)}: a crash, the system's memory killer, "
+                                          "or code that ended its process)" if codes else "")
+    return None
 
 
 def _choose_jobs(func, tasks: list, common: dict, share: list[float] | None, n_jobs: int, out: list,
@@ -473,7 +500,14 @@ def _on_dask(func, tasks, common, n_jobs: int, scheduler: str, step: Callable[[i
     out = []
     try:
         for future in futures:
-            result = future.result()
+            try:
+                result = future.result()
+            except Exception as exc:
+                lost = _worker_lost(exc)
+                if lost is None:
+                    raise
+                raise WorkerLost(f"--scheduler {scheduler}: {lost}; check the cluster and rerun, or drop "
+                                 "--scheduler") from None
             step(len(out))
             out.append(result)
     finally:
