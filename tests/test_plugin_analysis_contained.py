@@ -141,3 +141,15 @@ def test_a_study_of_one_measure_lists_the_comparisons_as_not_applicable(tmp_path
     skipped = json.loads((out / "manifest.json").read_text())["not_applicable"]
     assert set(skipped) == {"correlation", "intuitiveness"}
     assert all("compares at least 2 measures" in why for why in skipped.values())
+
+
+def test_a_default_outside_its_own_domain_is_refused_when_declared():
+    """It loaded, then failed every use: in a study after all the work before it, and `meta-eval analysis` blamed
+    a k the user never gave."""
+    from meta_eval.analyses import Param, analysis
+    from meta_eval.core.errors import InputError
+
+    with pytest.raises(InputError, match=r"analysis bad-default: the default of parameter k=0 is out of range; "
+                                         r"allowed: integer in \[1, inf\)"):
+        analysis("bad-default", title="t", needs="scores",
+                 params=(Param("k", 0, int, "k", within="[1, inf)"),))(lambda data, *, k: None)

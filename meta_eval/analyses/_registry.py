@@ -100,6 +100,8 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
         raise InputError(f"analysis {name}: a parameter is declared twice ({names})")
     if "data" in names:
         raise InputError(f"analysis {name}: no parameter may be called 'data' (run receives the data under that name)")
+    for param in declared:  # a default outside its own domain failed every use, after the work before it
+        param.validate(param.default, f"analysis {name}", kind="the default of parameter")
     if not isinstance(min_measures, int) or min_measures < 1:
         raise InputError(f"analysis {name}: min_measures={min_measures!r}; allowed: an integer >= 1")
     if needs not in NEEDS:
