@@ -188,3 +188,16 @@ def test_collections_need_distinct_names_and_no_loose_runs(tmp_path):
     assert res.returncode == 2 and "give the runs and qrels inside them" in res.stderr
     res = _cli("-c", f"a={DEMO_QRELS}:{DEMO_RUNS}", "--scheduler", "nowhere", "-o", "x", cwd=tmp_path)
     assert res.returncode == 2 and "scheduler must be 'local'" in res.stderr
+    res = _cli("-c", f"a={DEMO_QRELS}:{DEMO_RUNS}", "-c", f"A={DEMO_QRELS}:{DEMO_RUNS}", "-o", "x", cwd=tmp_path)
+    assert res.returncode == 2 and "distinct names, case aside" in res.stderr  # one folder on macOS or Windows
+
+
+@pytest.mark.parametrize("problem", ["missing", "no topic in common"])
+def test_an_error_in_one_collections_files_names_the_collection(tmp_path, problem):
+    """Two collections may share a runs folder: an error naming a run alone did not say which collection."""
+    other = tmp_path / "other.txt"
+    if problem == "no topic in common":
+        other.write_text("".join(f"9{i} 0 doc{i} 1\n" for i in range(3)))
+    res = _cli("-c", f"a={DEMO_QRELS}:{DEMO_RUNS}", "-c", f"b={other}:{DEMO_RUNS}", "-o", "x", cwd=tmp_path)
+    assert res.returncode == 2 and "error: collection 'b': " in res.stderr, res.stderr
+    assert not (tmp_path / "x").exists()

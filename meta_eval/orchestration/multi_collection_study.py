@@ -25,9 +25,10 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from meta_eval.core.errors import InputError
 
@@ -287,11 +288,14 @@ def run_multi_study(
     options = (options or StudyOptions()).check()
     specs = [spec.check() for spec in collections]
     names = [spec.name for spec in specs]
-    if len(set(names)) != len(names) or not names:
-        raise InputError(f"collections need distinct names; got {names}")
+    if len({name.lower() for name in names}) != len(names) or not names:
+        raise InputError(f"collections need distinct names, case aside (each names a folder); got {names}")
     started = time.perf_counter()
     result = MultiStudyResult(Path(out))
-    read = named_files([path for spec in specs for path in (spec.qrels, *spec.runs)])
+    read = []
+    for spec in specs:
+        with _about(spec):
+            read += named_files([spec.qrels, *spec.runs])
     with result_folder(out, kind="study", inputs=read, overwrite=overwrite) as tmp:
         # progress counts the work by the size of each collection's files, not the number of collections
         done = parallel_map(_study_one, specs, common=dict(options=options), jobs=jobs, scheduler=scheduler,
@@ -345,13 +349,23 @@ def _input_bytes(spec: CollectionSpec) -> float:
     return float(sum(os.path.getsize(p) for p in (spec.qrels, *spec.runs) if os.path.isfile(p)))
 
 
+@contextmanager
+def _about(spec: CollectionSpec) -> Iterator[None]:
+    """Errors of reading ``spec``'s files name the collection (one runs folder may serve several)."""
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(f"collection {spec.name!r}: {exc}") from None
+
+
 def _study_one(spec: CollectionSpec, *, options: StudyOptions) -> tuple[dict[str, bytes], dict]:
     """Load one collection, study it in a scratch folder, return the folder's files (a task: the files travel
     back to the client, so Dask workers need no shared output folder)."""
     from meta_eval.model.collection import load_collection
     from meta_eval.orchestration.study import run_study
 
-    collection = load_collection(spec.qrels, spec.runs, **spec.load)
+    with _about(spec):
+        collection = load_collection(spec.qrels, spec.runs, **spec.load)
     scratch = Path(tempfile.mkdtemp(prefix="meta-eval-study-"))
     try:
         res = run_study(collection, scratch / "out", options, inputs={"command": f"collection {spec.name}"})
