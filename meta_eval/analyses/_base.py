@@ -190,8 +190,9 @@ class Analysis:
             raise InputError(reason)
         result = self.run(data, **bound)
         if not isinstance(result, Result):
-            raise InputError(f"analysis {self.name}: run() returned {type(result).__name__}, not a "
-                             "Result (meta_eval.analyses.Result)")
+            where = f"analysis plug-in {self.name} ({self.source})" if self.source else f"analysis {self.name}"
+            raise InputError(f"{where}: run() returned {type(result).__name__}, not a Result "
+                             "(meta_eval.analyses.Result)")
         result.analysis, result.params = self.name, bound
         return checked(self, result)
 

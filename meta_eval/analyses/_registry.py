@@ -173,7 +173,7 @@ def parse_analysis(spec: "str | Analysis") -> tuple[Analysis, dict[str, Any]]:
 
     text = spec.strip()
     plugin = parse_spec(text)
-    name, pairs, cut = split_name(plugin.attr if plugin is not None else text)
+    name, pairs, cut = split_name(plugin.attr if plugin is not None else text, what="analysis")
     if cut is not None:
         raise InputError(f"analysis {text!r}: an analysis takes no @cutoff")
     decl = _load_plugin(plugin, name.strip(), text) if plugin is not None else get_analysis(name.strip())

@@ -343,7 +343,7 @@ def unknown_measure_message(spec: str) -> str:
 _CANONICAL = re.compile(r"^(?P<name>[^()@]+?)\s*(\((?P<params>.*)\))?\s*(@(?P<cut>[^@()]+))?$")
 
 
-def split_name(spec: str) -> tuple[str, list[tuple[str, str]], str | None]:
+def split_name(spec: str, what: str = "measure name") -> tuple[str, list[tuple[str, str]], str | None]:
     """The parts of ``NAME(param=value,...)@cutoff`` as text: name, (key, value) pairs, cutoff (or None).
 
     A comma-separated item without ``=`` continues the previous value (``g=0.25,0.75``).
@@ -355,7 +355,8 @@ def split_name(spec: str) -> tuple[str, list[tuple[str, str]], str | None]:
     """
     match = _CANONICAL.match(spec.strip())
     if not match:
-        raise InputError(f"cannot parse measure name {spec!r}; expected NAME, NAME(param=value,...) or NAME@k")
+        shapes = "NAME, NAME(param=value,...) or NAME@k" if what == "measure name" else "NAME or NAME(param=value,...)"
+        raise InputError(f"cannot parse {what} {spec!r}; expected {shapes}")
     return match["name"], _split_params(match["params"] or "", spec), match["cut"]
 
 
