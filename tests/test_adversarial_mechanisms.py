@@ -645,11 +645,13 @@ def test_jobs_above_the_usable_cores_are_capped_and_said(monkeypatch):
 
     from meta_eval.core import parallel
 
+    monkeypatch.setattr(parallel, "_CUT_SAID", set())  # what this process said before
     usable = joblib.cpu_count()
     with pytest.warns(parallel.WorkersNote, match=rf"--jobs 200: .* {usable} core\(s\); running {usable} worker"):
         assert parallel.usable_jobs(200, 200) == usable
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        assert parallel.usable_jobs(200, 200) == usable  # said once: a command asks for its cluster and its tasks
         assert parallel.usable_jobs(usable, usable) == usable and parallel.usable_jobs(1, 1) == 1
         assert parallel.usable_jobs(usable + 5, None) == usable  # the automatic choice: capped, not said
     monkeypatch.setattr(joblib, "cpu_count", lambda: 1)

@@ -175,6 +175,9 @@ class WorkersNote(MetaEvalWarning):
     """How many workers run, when it is not what was asked (a line on stderr)."""
 
 
+_CUT_SAID: set[tuple[int, int]] = set()  # (--jobs asked, cores usable) already said in this process
+
+
 def usable_jobs(n_jobs: int, asked: int | None = None) -> int:
     """``n_jobs`` workers, at most as many as the cores this process may use (:func:`usable_cores`). More worker
     processes than cores only take turns on them, each with its own start-up and copy of the data: ``-j 200`` on 2
@@ -182,9 +185,10 @@ def usable_jobs(n_jobs: int, asked: int | None = None) -> int:
     if n_jobs <= 1:
         return n_jobs
     usable = usable_cores()
-    if n_jobs > usable and asked is not None and asked > 0:
+    if n_jobs > usable and asked is not None and asked > 0 and (asked, usable) not in _CUT_SAID:
         import warnings
 
+        _CUT_SAID.add((asked, usable))  # a command asks here for its cluster and again for its tasks
         warnings.warn(f"--jobs {asked}: this machine lets meta-eval use {usable} core(s); running {usable} "
                       "worker(s) (more would only take turns on them)", WorkersNote, stacklevel=3)
     return min(n_jobs, usable)
