@@ -340,6 +340,10 @@ def test_a_new_result_folders_parents_are_made_only_when_it_is_written(tmp_path)
     (tmp_path / "file").write_text("x")
     with pytest.raises(OutputError, match="file is not a folder"):
         check_output_folder(tmp_path / "file" / "res")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop")
+    with pytest.raises(OutputError, match="loop is a symbolic link to nothing"):
+        check_output_folder(tmp_path / "loop" / "res")
 
 
 def test_a_symlinked_result_folder_is_written_through(collection, tmp_path):

@@ -93,6 +93,8 @@ def test_a_byte_order_mark_after_the_start_names_its_line(tmp_path):
         from meta_eval.inputs.score_tables import read_scores
 
         read_scores(tmp_path / "s.csv")
+    with pytest.raises(me.InputError, match=r"q:3: a byte-order mark"):  # lone-CR line ends: the line, not 1
+        _load(tmp_path, b"1 0 a 1\r1 0 b 0\r" + bom + b"2 0 c 1\r")
     col = _load(tmp_path, bom + b"1 0 a 1\n", bom + b"1 Q0 a 1 1.0 r\n")
     assert col.topics == ["1"] and col.grades[0, 0, 0] == 1
 

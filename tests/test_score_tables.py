@@ -272,7 +272,8 @@ def test_layout_errors(tmp_path):
         read_scores(tmp_path / "s.csv", systems=["a"])
 
 
-@pytest.mark.parametrize("name, text", [("s.csv", "run,topic,measure,value\n"), ("s.tsv", "run\ttopic\tmeasure\tvalue\n"),
+@pytest.mark.parametrize("name, text", [("s.csv", "run,topic,measure,value\n"),
+                                        ("s.tsv", "run\ttopic\tmeasure\tvalue\n"),
                                         ("AP.csv", "topic,BM25,QL\n"), ("AP.csv", "run,topic,AP\n"),
                                         ("AP.csv", "BM25,QL\n")])
 def test_a_header_without_rows_is_a_clear_error(tmp_path, name, text):

@@ -140,8 +140,8 @@ def test_latex_escape_writes_any_name():
     """A run or collection named in any language gets a table (a name without a LaTeX form failed the command, or a
     study after all its work): accents as LaTeX's accent commands, Greek in math mode, the rest as UTF-8."""
     assert latex_escape("τ_AP-b ≥ 0.5") == r"\ensuremath{\tau_{\mathrm{AP-b}}} \ensuremath{\geq} 0.5"
-    cases = {"λ": r"\ensuremath{\lambda}", "Müller": r'M\"{u}ller', "système": r"syst\`{e}me", "naïve": r'na\"{\i}ve',
-             "Straße": r"Stra\ss{}e", "Łódź": r"\L{}\'{o}d\'{z}", "Ωα": r"\ensuremath{\Omega}\ensuremath{\alpha}",
+    cases = {"λ": r"\ensuremath{\lambda}", "Müller": r'M\"{u}ller', "système": r"syst\`{e}me",
+             "naïve": r'na\"{\i}ve', "Straße": r"Stra\ss{}e", "Łódź": r"\L{}\'{o}d\'{z}", "Ωα": r"\ensuremath{\Omega}\ensuremath{\alpha}",
              "ΑΒ": "AB", "ǖ": r'\={\"{u}}', "sys☃": "sys☃", "中文_run": r"中文\_run"}
     for text, latex in cases.items():
         assert latex_escape(text) == latex, text

@@ -192,7 +192,8 @@ def run() -> None:
     its streams flushed, the process ends at once (``os._exit``) — unless the usual exit could still do something
     that matters (:func:`_quick_exit_is_safe`), or a flush fails: then the interpreter ends it as usual. A thread a
     plug-in's code started and left running (:func:`meta_eval.measures.plugins.threads_left`) is said and not waited
-    for: the usual exit would wait for it forever. In-process callers (tests, notebooks) call :data:`app`, which never exits this way."""
+    for: the usual exit would wait for it forever. In-process callers (tests, notebooks) call :data:`app`, which
+    never exits this way."""
     try:
         app()
         code = 0

@@ -153,9 +153,9 @@ def read_bytes(path: PathLike) -> bytes:
     if not raw or raw.isspace():  # (isspace stops at the first other byte: no copy, unlike strip)
         raise InputError("file is empty", str(path))
     _check_text(raw, str(path))
-    _check_no_inner_bom(raw, str(path))
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    _check_no_inner_bom(raw, str(path))  # after the line ends are read: its line is counted in \n
     return raw
 
 

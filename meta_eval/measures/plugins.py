@@ -301,7 +301,9 @@ def is_interruption(exc: BaseException) -> bool:
     watch = getattr(_WATCH, "current", None)
     if watch is not None:
         return watch.interrupted(exc)
-    return isinstance(exc, Terminated) or isinstance(exc, KeyboardInterrupt) and _in_main_thread() and callable(signal.getsignal(signal.SIGINT))
+    if isinstance(exc, Terminated):
+        return True
+    return isinstance(exc, KeyboardInterrupt) and _in_main_thread() and callable(signal.getsignal(signal.SIGINT))
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -139,7 +139,8 @@ def check_output_folder(out: str | Path, *, kind: str | None = None, inputs=(), 
                               "folder would delete it: move it away or give --overwrite")
     base = _nearest_existing(out.parent)  # missing parents are made when the folder is written
     if not base.is_dir():
-        raise OutputError(f"--out {given}: cannot write there: {base} is not a folder")
+        what = "is a symbolic link to nothing (or a loop)" if base.is_symlink() else "is not a folder"
+        raise OutputError(f"--out {given}: cannot write there: {base} {what}")
     if not os.access(base, os.W_OK | os.X_OK):
         raise OutputError(f"--out {given}: the folder {base} is not writable")
     if free_space:

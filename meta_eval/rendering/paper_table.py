@@ -85,8 +85,8 @@ def latex_escape(text: str) -> str:
 _ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u",
             "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0327": "c",
             "\u0328": "k"}
-_LETTERS = {"ß": r"\ss{}", "ø": r"\o{}", "Ø": r"\O{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}",
-            "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}"}
+_LETTERS = {"ß": r"\ss{}", "ø": r"\o{}", "Ø": r"\O{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}",
+            "Œ": r"\OE{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}"}
 
 
 def _latex_letter(ch: str) -> str:
@@ -103,8 +103,8 @@ def _latex_letter(ch: str) -> str:
         for mark in marks:
             out = f"\\{_ACCENTS[mark]}{{{out}}}"
         return out
-    name = unicodedata.name(ch, "").split()
-    if name[:2] == ["GREEK", "SMALL"] and len(name) == 4 or name[:2] == ["GREEK", "CAPITAL"] and len(name) == 4:
+    name = unicodedata.name(ch, "").split()  # GREEK SMALL LETTER LAMDA
+    if len(name) == 4 and name[0] == "GREEK" and name[1] in ("SMALL", "CAPITAL") and name[2] == "LETTER":
         letter = name[-1].lower().replace("lamda", "lambda")
         if name[1] == "CAPITAL":
             if letter not in _GREEK_CAPITALS:  # Alpha, Beta...: LaTeX writes them as the Latin capitals
