@@ -28,6 +28,17 @@ def test_help_imports_no_subcommand_and_no_heavy_library():
     assert not [m for m in loaded if m.startswith("meta_eval.cli.") and m not in ("meta_eval.cli.app",)]
 
 
+def test_a_command_that_is_not_an_analysis_imports_no_analysis(tmp_path):
+    """``meta-eval evaluate`` finds its module without reading the analyses' registry (a sixth of its imports)."""
+    (tmp_path / "q").write_text("1 0 d1 1\n")
+    (tmp_path / "r").write_text("1 Q0 d1 1 1.0 r\n")
+    code = (f"from meta_eval.cli import app\ntry:\n    app(['evaluate', '-Q', {str(tmp_path / 'q')!r}, "
+            f"{str(tmp_path / 'r')!r}, '-m', 'AP'])\nexcept SystemExit as e:\n    assert not e.code, e.code")
+    loaded = _modules_after(code)
+    assert "meta_eval.cli.evaluate" in loaded
+    assert not [m for m in loaded if m.startswith("meta_eval.analyses")]
+
+
 def test_lazy_names_resolve_to_the_functions():
     import meta_eval as me
     import meta_eval.statistics.comparison  # noqa: F401  (importing the modules must not hide the functions)
