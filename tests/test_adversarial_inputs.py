@@ -281,3 +281,51 @@ def test_study_file_and_group_file_go_through_the_reader(tmp_path):
     os.symlink(tmp_path / "loop", tmp_path / "loop")
     with pytest.raises(InputError, match="loop: cannot read"):
         read_study_file(tmp_path / "loop")
+
+
+# ------------------------------------------------------------------------------------------------ C's whitespace
+
+
+@pytest.mark.parametrize("odd", ["\x0b", "\x0c"])
+def test_a_vertical_tab_or_form_feed_separates_fields_in_a_file_of_tabs(tmp_path, odd):
+    """trec_eval's isspace splits at them. In a file of tabs they stayed inside a field: ``1<TAB>Q0<TAB>a\f9...``
+    made docid ``a\f9``, never judged (AP 0 where trec_eval finds 1, exit 0), and the run's name came from
+    another field than the tag's."""
+    tabs = "".join("\t".join(f[:3]) + odd + "x\t" + "\t".join(f[3:]) + "\n" for f in map(str.split, RUN.splitlines()))
+    spaces = tabs.replace("\t", " ").replace(odd, " ")  # the same fields, as isspace reads them
+    col, scores = _scores(tmp_path, QRELS, tabs)
+    col_spaces, reference = _scores(tmp_path_factory_free(tmp_path), QRELS, spaces)
+    _same(scores, reference)
+    assert col.systems == col_spaces.systems == ["1.0"]  # the 6th field as isspace counts them (a x 3 1.0 tagA)
+    qrels = QRELS.replace("1 0 c 1", f"1 0 c{odd}x 1").replace(" ", "\t")  # five fields: refused as trec_eval does
+    assert "q:3:" in _error(tmp_path, qrels)
+
+
+def tmp_path_factory_free(tmp_path):
+    folder = tmp_path / "spaces"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def test_a_byte_order_mark_before_a_comment_line_leaves_it_a_comment(tmp_path, reference):
+    """The mark was dropped after the comment lines were: ``\\ufeff# TREC-COVID round 1`` became topic ``#`` with
+    document ``round`` relevant (a phantom topic, MAP halved), or a wrong 'grade must be a number' error."""
+    bom = b"\xef\xbb\xbf"
+    _same(_scores(tmp_path, bom + b"# judged by NIST\n" + QRELS.encode(), bom + b"# BM25\n" + RUN.encode())[1],
+          reference)
+    assert _error(tmp_path, bom + bom + QRELS.encode()).endswith("q:1: a byte-order mark (U+FEFF) in the middle of "
+                                                                 "the file (files joined with cat?): remove it")
+
+
+def test_a_file_compressed_twice_says_so(tmp_path):
+    message = _error(tmp_path, gzip.compress(gzip.compress(QRELS.encode())))
+    assert "compressed twice" in message and "binary data" not in message
+
+
+def test_runs_whose_names_collide_even_with_their_file_names_name_both_files(tmp_path):
+    (tmp_path / "sub").mkdir()
+    for path in (tmp_path / "r", tmp_path / "sub" / "r"):
+        _write(path, RUN)
+    _write(tmp_path / "q", QRELS)
+    with pytest.raises(InputError, match=r"both named 'tagA@r', even with their file names \(.*r and .*sub/r\)"):
+        me.load_collection(tmp_path / "q", [tmp_path / "r", tmp_path / "sub" / "r"])

@@ -395,3 +395,95 @@ def test_a_measure_name_read_from_a_table_never_runs_code(tmp_path):
     with pytest.raises(InputError, match="never load code"):
         get_analysis("properties")(data)
     assert not (tmp_path / "ran").exists()
+
+
+# --------------------------------------------------------------------------------------------- wrong numbers, exit 0
+
+
+def test_a_table_of_numbered_topics_is_not_pooled_with_one_that_names_them(tmp_path, demo):
+    """Row k of a wide table without a topic column would meet topic "k" of the other table (topic "10" in byte
+    order): a correlation of AP on one topic with P@10 on another, silently."""
+    col, scores = demo
+    table = read_scores(scores, systems=col.systems, topics=col.topics)
+    table.to_wide("AP").to_csv(tmp_path / "AP.csv")
+    table.to_wide("nDCG@10").to_csv(tmp_path / "nDCG.csv", index=False)
+    with pytest.raises(InputError, match=r"nDCG.csv has no topic column .* cannot be pooled with .*AP.csv"):
+        read_scores([tmp_path / "AP.csv", tmp_path / "nDCG.csv"])
+    with pytest.raises(InputError, match="has no topic column"):
+        read_scores([tmp_path / "nDCG.csv", tmp_path / "AP.csv"])
+    table.to_wide("AP").to_csv(tmp_path / "AP2.csv", index=False)  # both numbered: row k is topic k in both
+    assert read_scores([tmp_path / "AP2.csv", tmp_path / "nDCG.csv"]).measures == ["AP2", "nDCG"]
+
+
+@pytest.mark.parametrize("name", ["query", "Topic", "QID", "id", "Query_ID", "topic_id"])
+def test_a_wide_tables_topic_column_is_known_by_its_usual_names_in_any_case(tmp_path, name):
+    """A first column ``query`` was read as a run whose scores were the topic ids (it ranked first, mean 2.0)."""
+    (tmp_path / "AP.csv").write_text(f"{name},A,B\n1,0.1,0.2\n2,0.5,0.4\n3,0.3,0.1\n")
+    table = read_scores(tmp_path / "AP.csv")
+    assert table.systems == ("A", "B") and table.topics == ("1", "2", "3")
+    np.testing.assert_array_equal(table.scores["AP"], [[0.1, 0.5, 0.3], [0.2, 0.4, 0.1]])
+    frame = pd.DataFrame({"A": [0.1, 0.5, 0.3], "B": [0.2, 0.4, 0.1]}, index=pd.Index(["1", "2", "3"], name=name))
+    assert read_scores(frame, measure="AP").systems == ("A", "B")  # a DataFrame indexed by that column alike
+
+
+def test_tidy_column_names_are_matched_in_any_case(tmp_path):
+    (tmp_path / "s.csv").write_text("Run,Topic,Measure,Value\na,1,AP,0.5\nb,1,AP,0.25\n")
+    table = read_scores(tmp_path / "s.csv")
+    assert table.systems == ("a", "b") and table.measures == ["AP"]
+
+
+@pytest.mark.parametrize("sep", [",", "\t", " "])
+def test_a_wide_tables_all_row_is_left_out_as_in_the_other_layouts(tmp_path, sep):
+    """trec_eval's summary row ``all`` (the mean) was kept as a fourth topic: ANOVA counted 4 topics."""
+    rows = ["topic A B C", "1 0.1 0.2 0.3", "2 0.5 0.4 0.1", "all 0.3 0.3 0.2", "3 0.3 0.1 0.2"]
+    (tmp_path / "AP.txt").write_text("\n".join(r.replace(" ", sep) for r in rows) + "\n")
+    table = read_scores(tmp_path / "AP.txt")
+    assert table.topics == ("1", "2", "3")
+    np.testing.assert_array_equal(table.scores["AP"][0], [0.1, 0.5, 0.3])
+    (tmp_path / "bad.txt").write_text("\n".join(r.replace(" ", sep) for r in [*rows, "4 0.1 x 0.1"]) + "\n")
+    with pytest.raises(InputError) as error:  # lines are still counted with the summary row left out
+        read_scores(tmp_path / "bad.txt")
+    assert "bad.txt:6" in str(error.value)
+
+
+def test_a_wide_table_whose_header_ends_in_a_number_is_not_trec_eval_output(tmp_path):
+    """``topic<TAB>bm25<TAB>42`` has three fields, the last a number: it was read as trec_eval output, its measures
+    ``topic``, ``1``, ``2``, ``3``."""
+    (tmp_path / "AP.tsv").write_text("topic\tbm25\t42\n1\t0.5\t0.3\n2\t0.4\t0.1\n3\t0.2\t0.6\n")
+    table = read_scores(tmp_path / "AP.tsv")
+    assert table.measures == ["AP"] and table.systems == ("bm25", "42") and table.topics == ("1", "2", "3")
+
+
+def test_trec_eval_output_that_starts_with_relstring_is_trec_eval_output(tmp_path):
+    (tmp_path / "r.eval").write_text("relstring\t1\t10-2\nP_10\t1\t0.3000\nrelstring\t2\t0--1\nP_10\t2\t0.1000\n"
+                                     "runid\tall\tbm25\nP_10\tall\t0.2000\n")
+    table = read_scores(tmp_path / "r.eval")
+    assert table.systems == ("bm25",) and table.measures == ["P_10"]
+    np.testing.assert_array_equal(table.scores["P_10"], [[0.3, 0.1]])
+
+
+def test_a_selection_gives_the_same_numbers_whatever_order_it_is_named_in(demo):
+    """``--topic 12 ... --topic 1`` and ``--topic 1 ... --topic 12`` resampled different topic orders: the same
+    seed gave different ASLs for the same topics."""
+    col, scores = demo
+    data = AnalysisData.from_scores(scores, col.systems, topics=col.topics)
+    topics, systems = list(col.topics[:12]), list(col.systems[:6])
+    forward = data.subset(systems, topics)
+    backward = data.subset(systems[::-1], topics[::-1])
+    assert forward.topics == backward.topics == topics and forward.systems == backward.systems == systems
+    discpower = get_analysis("discpower")
+    a, b = (discpower(d, n_resamples=200, seed=5) for d in (forward, backward))
+    for x, y in zip(a.tables(), b.tables()):
+        pd.testing.assert_frame_equal(x.frame, y.frame)
+
+
+def test_analysis_data_refuses_missing_scores_by_name(demo):
+    """NaN among given scores: the scores analysis averaged system b over 9 topics and said 10."""
+    col, scores = demo
+    ap = scores["AP"].copy()
+    ap[1, 3] = np.nan
+    with pytest.raises(InputError, match=rf"1 missing \(NaN\) cell.* run {col.systems[1]!r} on topic "
+                                         rf"{col.topics[3]!r}"):
+        AnalysisData.from_scores({"AP": ap}, col.systems, topics=col.topics)
+    with pytest.raises(InputError, match="on topic 4 of 20"):
+        AnalysisData.from_scores({"AP": ap}, col.systems)

@@ -93,3 +93,18 @@ def test_references_alone_keep_every_measure_of_the_table(tables):
     assert result.exit_code == 0, result.output
     assert "AP with nDCG@10" in " ".join(result.output.split())
     assert "embedded demo" not in result.output
+
+
+def test_a_missing_cell_of_a_score_table_is_an_error_unless_missing_is_given(tables, tmp_path):
+    """The API's default (an error naming the cell) on the command line too, where a missing cell scored 0."""
+    folder, _ = tables
+    lines = (folder / "tidy.csv").read_text().splitlines()
+    gone = next(i for i, line in enumerate(lines) if ",AP," in line and ",all," not in line and i > 0)
+    (tmp_path / "miss.csv").write_text("\n".join(lines[:gone] + lines[gone + 1:]) + "\n")
+    result = runner.invoke(app, ["discpower", "--scores", str(tmp_path / "miss.csv"), "-B", "20", *QUICK])
+    assert result.exit_code == 2 and "cells missing" in result.output and "--missing zero" in result.output
+    for policy, said in (("zero", "scored 0"), ("skip", "left out")):
+        result = runner.invoke(app, ["discpower", "--scores", str(tmp_path / "miss.csv"), "-B", "20",
+                                     "--missing", policy, "-o", str(tmp_path / policy), *QUICK])
+        assert result.exit_code == 0 and said in result.output, result.output
+        assert result.output.count(said) == 1  # said once

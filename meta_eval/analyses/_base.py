@@ -301,6 +301,7 @@ class AnalysisData:
                 raise InputError(f"the scores of {name!r} have shape {x.shape}; expected ({len(systems)} systems, "
                                  f"{n_top} topics)")
             _check_scale(name, x, systems)
+            _check_defined(name, x, systems, topics)
         if topics is not None and len(topics) != n_top:
             raise InputError(f"{len(topics)} topic names for scores of {n_top} topics")
         unknown = [m for m in against if m not in raw]
@@ -319,17 +320,18 @@ class AnalysisData:
         return cls(None, resolved, {}, systems=[], topics=[], specs={m.output_name: m.spec for m in resolved}, **how)
 
     def subset(self, systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> "AnalysisData":
-        """The same data on some systems and topics (in the order named; each named once and known), every score
-        array and the collection cut alike."""
+        """The same data on some systems and topics (each named once and known), every score array and the
+        collection cut alike. They keep the data's order, whatever order they are named in: a seeded resampling of
+        the topics then gives the same numbers for the same selection."""
         import numpy as np
 
         from meta_eval.core.params import unique
 
         if not systems and not topics:
             return self
-        rows = self._positions(unique(systems, "--system"), self.systems, "system") if systems else \
+        rows = np.sort(self._positions(unique(systems, "--system"), self.systems, "system")) if systems else \
             np.arange(len(self.systems))
-        cols = self._positions(unique(topics, "--topic"), self.topics, "topic") if topics else \
+        cols = np.sort(self._positions(unique(topics, "--topic"), self.topics, "topic")) if topics else \
             np.arange(len(self.topics))
         collection = None if self.collection is None else self.collection.subset(
             systems=[self.systems[i] for i in rows], topics=[self.topics[j] for j in cols])
@@ -390,6 +392,21 @@ class AnalysisData:
             return ""
         how = "z-scores" if self.standardise == "z" else "normal-CDF standardised scores"
         return f" Computed on per-topic {how}."
+
+
+def _check_defined(name: str, scores: "np.ndarray", systems: Sequence[str], topics: Sequence[str] | None) -> None:
+    """Refuse a NaN among given scores: the analyses would compare systems on different topics (a mean over the
+    others, a test on fewer pairs), silently."""
+    import numpy as np
+
+    gaps = np.argwhere(np.isnan(scores))
+    if len(gaps):
+        system, topic = gaps[0]
+        where = repr(topics[topic]) if topics is not None and len(topics) == scores.shape[-1] else \
+            f"{topic + 1} of {scores.shape[-1]}"
+        raise InputError(f"the scores of {name!r} have {len(gaps)} missing (NaN) cell(s), the first of run "
+                         f"{systems[system]!r} on topic {where}: every system needs a score on every topic (fill "
+                         "them, or leave the topic out; read_scores(missing='zero'|'skip') does either)")
 
 
 def _check_scale(name: str, scores: "np.ndarray", systems: Sequence[str]) -> None:

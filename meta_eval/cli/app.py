@@ -60,12 +60,24 @@ def command_name(info) -> str:
     return info.name or typer.main.get_command_name(info.callback.__name__)
 
 
+#: The narrowest width a user's ``COLUMNS``/``TERMINAL_WIDTH`` may set; narrower (0, 1, a word) is ignored: Rich
+#: printed no table at all at 0, one character a line at 1.
+MIN_WIDTH = 20
+
+
+def _usable_width(text: str) -> bool:
+    return text.strip().isdigit() and int(text) >= MIN_WIDTH
+
+
 class LazyGroup(TyperGroup):
     """A command group that imports a subcommand's module only when that subcommand is used."""
 
     def main(self, *args, **kwargs):
         """Run the command line (only then: importing meta_eval.cli leaves the host process's settings alone)."""
         standard_streams()
+        for name in ("TERMINAL_WIDTH", "COLUMNS"):
+            if name in os.environ and not _usable_width(os.environ[name]):  # COLUMNS=0 printed no table at all
+                del os.environ[name]
         if "TERMINAL_WIDTH" not in os.environ and "COLUMNS" not in os.environ and not sys.stdout.isatty():
             os.environ["TERMINAL_WIDTH"] = os.environ["COLUMNS"] = str(PIPE_WIDTH)
         return super().main(*args, **kwargs)

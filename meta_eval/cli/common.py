@@ -44,7 +44,9 @@ RunsArg = Annotated[Optional[list[str]], typer.Argument(help="Run files, directo
                                                         show_default=False)]
 DepthOpt = Annotated[Optional[int], typer.Option("--depth", "-M", help="Keep the top N documents per topic (trec_eval -M).")]
 LevelOpt = Annotated[int, typer.Option("--rel-level", "-l", help="Relevant = grade >= this (trec_eval -l).")]
-MissingOpt = Annotated[Missing, typer.Option("--missing", help="Topics a run lacks: score 0 (trec_eval -c) or skip.")]
+MissingOpt = Annotated[Optional[Missing], typer.Option(
+    "--missing", help="Topics a run lacks: score 0 (trec_eval -c; the default) or skip. Cells a --scores table lacks: "
+    "an error unless this is given.", show_default=False)]
 UnjudgedOpt = Annotated[Unjudged, typer.Option("--unjudged", help="Unjudged documents: not relevant, or removed (-J).")]
 TiesOpt = Annotated[Ties, typer.Option("--ties", help="Ordering: trec_eval (score desc, docid desc), docid_asc, input, rank.")]
 RelFormatOpt = Annotated[RelFormat, typer.Option(
@@ -138,7 +140,7 @@ class CollectionOptions:
     runs: list[str] | None = None
     depth: int | None = None
     rel_level: int = 1
-    missing: Missing = Missing.zero
+    missing: Missing | None = None  # None: zero for runs, an error for a score table's missing cells
     unjudged: Unjudged = Unjudged.nonrel
     ties: Ties = Ties.trec_eval
     float32: bool = False
@@ -152,7 +154,7 @@ class CollectionOptions:
 
     def load_options(self) -> dict:
         """The :func:`meta_eval.load_collection` keywords of these options (without the files)."""
-        return dict(depth=self.depth, rel_level=self.rel_level, missing=_value(self.missing),
+        return dict(depth=self.depth, rel_level=self.rel_level, missing=_value(self.missing) or "zero",
                     unjudged=_value(self.unjudged), ties=_value(self.ties),
                     score_precision="float32" if self.float32 else "float64")
 
@@ -165,7 +167,7 @@ def _parameter(name: str, annotation, default) -> inspect.Parameter:
 COLLECTION_PARAMETERS = (
     _parameter("runs", RunsArg, None), _parameter("qrels", QrelsOpt, None),
     _parameter("depth", DepthOpt, None), _parameter("rel_level", LevelOpt, 1),
-    _parameter("missing", MissingOpt, Missing.zero), _parameter("unjudged", UnjudgedOpt, Unjudged.nonrel),
+    _parameter("missing", MissingOpt, None), _parameter("unjudged", UnjudgedOpt, Unjudged.nonrel),
     _parameter("ties", TiesOpt, Ties.trec_eval), _parameter("float32", Float32Opt, False),
     _parameter("progress", ProgressOpt, True),
 )
@@ -204,7 +206,7 @@ def collection_from_cli(
     runs: list[str] | None,
     depth: int | None = None,
     rel_level: int = 1,
-    missing: Missing = Missing.zero,
+    missing: Missing | None = None,
     unjudged: Unjudged = Unjudged.nonrel,
     ties: Ties = Ties.trec_eval,
     float32: bool = False,
@@ -218,7 +220,8 @@ def collection_from_cli(
     from meta_eval.model.demo import demo_collection
 
     keep_freed_memory()
-    options = dict(depth=depth, rel_level=rel_level, missing=_value(missing), unjudged=_value(unjudged),
+    missing = _value(missing) or "zero"  # trec_eval -c: a run's missing topic scores 0
+    options = dict(depth=depth, rel_level=rel_level, missing=missing, unjudged=_value(unjudged),
                    ties=_value(ties), score_precision="float32" if float32 else "float64")
     if qrels is None and not runs:
         col = demo_collection(**options)
@@ -238,7 +241,7 @@ def collection_from_cli(
     if rel_format in ("prefs", "qrels_prefs"):
         from meta_eval.model.preferences import load_preferences
 
-        return load_preferences(qrels, runs, fmt=rel_format, depth=depth, missing=_value(missing), progress=progress)
+        return load_preferences(qrels, runs, fmt=rel_format, depth=depth, missing=missing, progress=progress)
     return load_collection(qrels, runs, progress=progress, **options)
 
 
@@ -290,6 +293,7 @@ def reports_errors(func: Callable) -> Callable:
 
     * meta-eval's own errors: one line on stderr and exit status 2 (no traceback); its warnings
       (:class:`~meta_eval.core.errors.MetaEvalWarning`): one line on stderr;
+    * memory exhausted past the memory check (a ``MemoryError``): one line, status 1;
     * Ctrl-C: "interrupted", status 130; SIGTERM: status 143, quietly; a reader that went away (``| head``):
       status 141, quietly — in each case the worker processes are stopped first (none keeps computing) and the
       tracebacks of the engine's own threads, which the abrupt end may cause, are not printed.
@@ -317,6 +321,11 @@ def reports_errors(func: Callable) -> Callable:
             _stop_workers()
             print("meta-eval: interrupted", file=sys.stderr)
             raise typer.Exit(code=130) from None
+        except MemoryError:  # past the memory check: the budget was overridden (META_EVAL_MEMORY) or memory went
+            _stop_workers()
+            print(f"meta-eval: error: out of memory: the work needed more than the process could get{_memory_set()};"
+                  " lower the sizes (resamples, splits, draws) or free memory", file=sys.stderr)
+            raise typer.Exit(code=1) from None
         except BrokenPipeError:
             _stop_workers()
             _silence_stdout()
@@ -331,6 +340,14 @@ def reports_errors(func: Callable) -> Callable:
                 signal.signal(signal.SIGTERM, previous)
 
     return wrapper
+
+
+def _memory_set() -> str:
+    """What a user set of the memory the process may use, said when it ran out of memory."""
+    import os
+
+    setting = os.environ.get("META_EVAL_MEMORY")
+    return f" (META_EVAL_MEMORY={setting} let it start: the memory check believed it)" if setting else ""
 
 
 def _one_line(show: Callable) -> Callable:
@@ -547,14 +564,11 @@ class DataOptions:
             return self._table
         keep = [*self.measures, *(a for a in self.against or () if a != "none")] if self.measures else None
         table = self._table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
-                            measures=keep, missing=_value(self.collection.missing))
+                            measures=keep, missing=_value(self.collection.missing) or "error")
         if table.filled:
             print(f"meta-eval: {table.filled} missing cell(s) of the score table scored 0 (--missing zero)",
                   file=sys.stderr)
-        if table.dropped:
-            print(f"meta-eval: topics left out (a cell missing, --missing skip): {', '.join(table.dropped)}",
-                  file=sys.stderr)
-        return table
+        return table  # (topics dropped by --missing skip: read_scores's warning names them)
 
     def _from_scores(self, how: dict) -> "AnalysisData":
         from meta_eval.analyses import DEFAULT_AGAINST, AnalysisData

@@ -64,6 +64,16 @@ def _shared_options() -> list[inspect.Parameter]:
     return out
 
 
+#: A study option's parameter here -> its name in a study file (the others have the same name in both).
+_IN_STUDY_FILE = {"measures": "metrics", "fmt": "formats", "analysis": "analyses", "float32": "score_precision"}
+
+
+def _set_on_the_command_line(ctx: typer.Context) -> set[str]:
+    """The options the command line (or the environment) set, as a study file names them."""
+    return {_IN_STUDY_FILE.get(name, name) for name in ctx.params
+            if ctx.get_parameter_source(name).name in ("COMMANDLINE", "ENVIRONMENT")}
+
+
 def _skip_option():
     from meta_eval.analyses import builtin_names
 
@@ -92,6 +102,7 @@ def study(**given) -> None:
 
         from meta_eval.orchestration.study import StudyOptions, analysis_inputs, check_before, run_study
 
+    set_here = _set_on_the_command_line(given.pop("ctx"))
     _, where = _own_options()
     params: dict[str, dict] = {}
     for key, (name, param) in where.items():
@@ -124,7 +135,7 @@ def study(**given) -> None:
         from meta_eval.orchestration.multi_collection_study import run_several
 
         result = run_several(collections, study_file, data.collection.load_options(), options, out,
-                             extra=data.collection.runs or data.collection.qrels, **how)
+                             extra=data.collection.runs or data.collection.qrels, given=set_here, **how)
         failed = [f"{name}: {stage}" for name, errors in result.errors.items() for stage in errors]
     else:
         reading = time.perf_counter()
@@ -210,11 +221,12 @@ def _signature() -> inspect.Signature:
             show_default=False)]),
         inspect.Parameter("study_file", keyword, default=None, annotation=Annotated[Optional[Path], typer.Option(
             "--study-file", help="A TOML study file naming the collections (\\[\\[collection]] name, qrels, runs) "
-            "and the options (\\[study]); its options override the command line's.", show_default=False)]),
+            "and the options (\\[study]); an option it sets may not be given here too.", show_default=False)]),
         *PARALLEL_PARAMETERS,
     ]
     study.__doc__ = study.__doc__.rstrip() + f" Renamed options: {renamed}."
-    return inspect.Signature([*first, *study_options, *(p for p in reading if p not in first), *own])
+    context = inspect.Parameter("ctx", keyword, annotation=typer.Context)
+    return inspect.Signature([context, *first, *study_options, *(p for p in reading if p not in first), *own])
 
 
 study.__signature__ = _signature()

@@ -14,9 +14,11 @@ binary and empty files refused — its number checks and its messages), in these
     else the file's name).
 ``wide``
     a topic × run matrix (Sakai's Discpower and the significance-testing literature): a header of run names, an
-    optional first topic column (named ``topic``/``qid``/``query_id``, or unnamed as pandas writes an index), one
-    row per topic; without a topic column the rows are the topics, named 1, 2, ... in file order. One measure per
-    file: ``measure``, else the file's name (several files: several measures).
+    optional first topic column (named ``topic``, ``qid``, ``query_id``, ``query``, ``topic_id`` or ``id`` in any
+    case, or unnamed as pandas writes an index), one row per topic (a row ``all``, trec_eval's summary, is left
+    out); without a topic column the rows are the topics, named 1, 2, ... in file order, and such a table is not
+    pooled with one that names its topics. One measure per file: ``measure``, else the file's name (several files:
+    several measures). Column names are matched in any case in every layout.
 ``trec``
     ``trec_eval -q`` output (``measure topic value`` lines): one file per run or many runs in one (a run's block
     ends with its ``all`` lines; ``runid`` names it, else the file does). The ``all`` lines are left out, and so
@@ -353,7 +355,9 @@ def _looks_trec(line: str) -> bool:
     from meta_eval.inputs.trec import _NUMBER
 
     fields = line.split()
-    return "," not in line and len(fields) == 3 and (fields[0] == "runid" or _NUMBER.fullmatch(fields[2]) is not None)
+    if len(fields) != 3 or "," in line or _wide_topic(fields) is not None:  # ``topic bm25 42``: a wide header
+        return False
+    return fields[0] in ("runid", "relstring") or _NUMBER.fullmatch(fields[2]) is not None
 
 
 def _delimited(data: bytes, label: str, delimiter: str | None, header_line: int
@@ -482,7 +486,7 @@ def _frame_cells(frame: pd.DataFrame, label: str, layout: str | None, measure: s
         dup = [h for h in dict.fromkeys(header) if header.count(h) > 1]
         raise InputError(f"column {dup[0]!r} appears twice", label)
     columns = {h: frame.iloc[:, i].to_numpy() for i, h in enumerate(header)}
-    if _kind(header, layout) == "wide" and "topic" not in header and not _default_index(frame):
+    if _kind(header, layout) == "wide" and _wide_topic(header) is None and not _default_index(frame):
         columns = {"topic": frame.index.to_numpy(), **columns}  # the index names the topics
         header = ["topic", *header]
     return _table_cells(columns, header, label, layout, measure, name, line_of, default=default)
@@ -496,7 +500,9 @@ def _default_index(frame: pd.DataFrame) -> bool:
 
 
 def _column(header: Sequence[str], choices: Sequence[str]) -> str | None:
-    return next((c for c in choices if c in header), None)
+    """The header's column named by the first of ``choices`` it has, in any case (``Topic``, ``QID``)."""
+    named = {h.lower(): h for h in reversed(header)}  # the first of equal names wins
+    return next((named[c] for c in choices if c in named), None)
 
 
 def _kind(header: Sequence[str], layout: str | None) -> str:
@@ -557,11 +563,9 @@ def _tidy_cells(columns, header, label, measure, name, line_of, default, text) -
 
 
 def _wide_cells(columns, header, label, measure, line_of, default, header_line) -> _Cells:
-    from meta_eval.inputs.adapters import TOPIC_COLUMNS
-
     if measure is None and default is None:
         raise InputError("name the measure of a wide score table (measure=...)", label)
-    topic_col = header[0] if header and (header[0] in TOPIC_COLUMNS or header[0] == "") else None
+    topic_col = _wide_topic(header)
     runs = [h for h in header if h != topic_col]
     if not runs:
         raise InputError("a wide score table needs a column per run; the header has none", label)
@@ -569,20 +573,33 @@ def _wide_cells(columns, header, label, measure, line_of, default, header_line) 
     if text and all(_is_number(h) for h in runs):
         raise InputError("the header holds numbers, not run names: a wide table's first line names its runs",
                          label, header_line)
-    n = len(columns[runs[0]])
+    rows = np.arange(len(columns[runs[0]]))
     if topic_col is not None:
         topic = _ids(columns[topic_col], "topic id", label, line_of, text)
         dup = _first_duplicate(topic)
         if dup is not None:
             raise ConflictError(f"topic {topic[dup[1]]!r} has two rows (first on line {line_of(dup[0])})", label,
                                 line_of(dup[1]))
+        rows = np.flatnonzero(topic != SUMMARY_TOPIC)  # trec_eval's summary row (the mean), as in the other layouts
+        topic = topic[rows]
     else:
-        topic = np.asarray([str(t + 1) for t in range(n)], dtype=object)
-    values = [_values(columns[r], label, line_of, text, column=r) for r in runs]
-    k = len(runs)
+        topic = np.asarray([str(t + 1) for t in rows], dtype=object)
+    row_line = lambda i: line_of(int(rows[i]))  # noqa: E731
+    values = [_values(columns[r][rows], label, row_line, text, column=r) for r in runs]
+    n, k = len(rows), len(runs)
     return _Cells(run=np.repeat(np.asarray(runs, dtype=object), n), topic=np.tile(topic, k),
                   measure=np.full(n * k, measure or default, dtype=object), value=np.concatenate(values),
-                  source=label, line=lambda i: line_of(i % n), keep_topic_order=topic_col is None)
+                  source=label, line=lambda i: row_line(i % n), keep_topic_order=topic_col is None)
+
+
+#: Names of a wide table's topic column (its first; in any case; unnamed as pandas writes an index).
+WIDE_TOPIC_COLUMNS = ("topic", "qid", "query_id", "query", "topic_id", "id", "")
+
+
+def _wide_topic(header: Sequence[str]) -> str | None:
+    """A wide table's topic column: its first, when named as one (:data:`WIDE_TOPIC_COLUMNS`); None: no topic
+    column (the rows are the topics, numbered)."""
+    return header[0] if header and header[0].strip().lower() in WIDE_TOPIC_COLUMNS else None
 
 
 def _first_duplicate(names: np.ndarray) -> tuple[int, int] | None:
@@ -697,9 +714,14 @@ def _assemble(parts: list[_Cells], missing: str, source: str) -> ScoreTable:
 
     if not len(value):
         raise InputError("the score table holds no score", source)
+    numbered = [p.source for p in parts if p.keep_topic_order]
+    named = [p.source for p in parts if not p.keep_topic_order]
+    if numbered and named:  # row k of one would meet topic "k" of the other
+        raise InputError(f"{numbered[0]} has no topic column (its rows are numbered 1, 2, ... in file order) and "
+                         f"cannot be pooled with {named[0]}, which names its topics: add a topic column", source)
     run_code, systems = pd.factorize(run)
     topic_code, topics = pd.factorize(topic)
-    if not all(p.keep_topic_order for p in parts):  # trec_eval's order: the byte order of the ids
+    if not numbered:  # trec_eval's order: the byte order of the ids
         rank = np.argsort(np.argsort([t.encode() for t in topics], kind="stable"))
         topics = np.asarray(sorted(topics, key=str.encode), dtype=object)
         topic_code = rank[topic_code]
@@ -743,8 +765,9 @@ def _fill(cube: np.ndarray, missing: str, systems, topics, names, key, present, 
         empty = np.flatnonzero((key == flat) & ~present)
         src, line = where(int(empty[0])) if empty.size else (source, None)
         raise InputError(f"run {systems[s]!r} has no {names[m]} score for topic {topics[t]!r} ({int(gaps.sum())} "
-                         "cells missing); read with missing='zero' (a missing cell scores 0, as trec_eval -c) or "
-                         "missing='skip' (the topic is left out for every run)", src, line)
+                         "cells missing); read with missing='zero' (--missing zero: a missing cell scores 0, as "
+                         "trec_eval -c) or missing='skip' (--missing skip: the topic is left out for every run)",
+                         src, line)
     if missing == "zero":
         return np.where(gaps, 0.0, cube), topics, (), int(gaps.sum())
     lacking = gaps.any(axis=(0, 1))

@@ -67,6 +67,8 @@ def _gunzip(raw: bytes, source: str) -> bytes:
     decompressed alone and checked to be text first, so a compressed stream of binary data (a gzip bomb of zeros)
     is refused before it fills memory."""
     head = _fast_zlib.decompressobj(wbits=31).decompress(raw, _SNIFF)
+    if head[:2] == _GZIP_MAGIC:
+        raise InputError("compressed twice (a gzip stream inside a gzip stream): decompress it once", source)
     _check_text(head, source)
     out, data = [], raw
     while data:
@@ -153,6 +155,8 @@ def read_bytes(path: PathLike) -> bytes:
     if not raw or raw.isspace():  # (isspace stops at the first other byte: no copy, unlike strip)
         raise InputError("file is empty", str(path))
     _check_text(raw, str(path))
+    if raw.startswith(_BOM):  # dropped before anything reads the first line (a "# comment" after it is a comment)
+        raw = raw[len(_BOM):]
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     _check_no_inner_bom(raw, str(path))  # after the line ends are read: its line is counted in \n
@@ -165,9 +169,9 @@ _BOM = b"\xef\xbb\xbf"  # U+FEFF in UTF-8
 def _check_no_inner_bom(data: bytes, source: str) -> None:
     """A byte-order mark after the file's start (``cat a.run b.run`` of files that each begin with one) is an error
     naming its line: read as text, it would make a topic or document id nobody asked for (a topic "\ufeff1"
-    averaged as a topic of its own, a run's document never found among the judgments), silently. A mark at the
-    very start is dropped by the readers."""
-    at = -1 if data.isascii() else data.find(_BOM, 1)  # isascii: 7× faster than find, and text is mostly ASCII
+    averaged as a topic of its own, a run's document never found among the judgments), silently. ``data`` is
+    read without its leading mark (:func:`read_bytes` drops it)."""
+    at = -1 if data.isascii() else data.find(_BOM)  # isascii: 7× faster than find, and text is mostly ASCII
     if at >= 0:
         raise InputError("a byte-order mark (U+FEFF) in the middle of the file (files joined with cat?): remove it",
                          source, data.count(b"\n", 0, at) + 1)
@@ -189,7 +193,7 @@ def read_text(path: PathLike) -> str:
     error naming the line."""
     data = read_bytes(path)
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")  # (read_bytes dropped a leading byte-order mark)
     except UnicodeDecodeError as exc:
         column = exc.start - data.rfind(b"\n", 0, exc.start)
         raise InputError(f"not valid UTF-8 text (byte {column} of the line)", str(path),
@@ -317,7 +321,7 @@ def _note(message: str) -> None:
 # --------------------------------------------------------------------------------------------- tables
 
 
-_IRREGULAR = (b"\t", b"\r", b"\x0b", b"\x0c")  # whitespace other than spaces (each found at memchr's speed)
+_VERTICAL = (b"\x0b", b"\x0c")  # vertical tab, form feed: C's isspace (and trec_eval) split fields at them too
 
 
 def _delimiter(data: bytes) -> tuple[bytes, str, bool]:
@@ -326,10 +330,13 @@ def _delimiter(data: bytes) -> tuple[bytes, str, bool]:
     whitespace run; and whether the data was normalised. A space-separated file not normalised may still hold
     two spaces in a row, or one at a line's start or end (found as empty fields once parsed, cheaper than a
     search for two bytes, which costs as much as parsing). Irregular tabs (empty fields) surface later as a
-    column-count error or an empty field, both of which send the file through the normalising path."""
-    if b" " not in data:
+    column-count error or an empty field, both of which send the file through the normalising path. A vertical
+    tab or a form feed (each found at memchr's speed) sends any file there: read as part of a field, it made a
+    docid never judged (``a\f9``), silently."""
+    vertical = any(pattern in data for pattern in _VERTICAL)
+    if not vertical and b" " not in data:
         return data, "\t", False
-    if not any(pattern in data for pattern in _IRREGULAR):
+    if not vertical and b"\t" not in data and b"\r" not in data:
         return data, " ", False
     return _normalised(data), " ", True
 
@@ -340,8 +347,6 @@ def _normalised(data: bytes) -> bytes:
 
 
 def _read_table(data: bytes, fields: Sequence[str], types: dict[str, pa.DataType], keep: Sequence[str]) -> pa.Table:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     data, delimiter, normalised = _delimiter(data)
     if delimiter == " " and not normalised:  # every field parsed, to find the empty ones (the others as bytes)
         try:
@@ -673,7 +678,9 @@ def unique_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
            for name, source in zip(names, sources)]
     dup = [name for name, n in Counter(out).items() if n > 1]
     if dup:
-        raise InputError(f"two runs are both named {dup[0]!r}; give them distinct names")
+        files = [source for name, source in zip(out, sources) if name == dup[0]]
+        raise InputError(f"two runs are both named {dup[0]!r}, even with their file names ({_listing(files)}): "
+                         "give them distinct run tags or file names")
     return out
 
 

@@ -392,6 +392,8 @@ def bind_text(fam: Family, pairs: list[tuple[str, str]], cut_text: str | None, s
         param = next((p for p in fam.params if p.name == key), None)
         if param is None:
             raise InputError(_unknown_parameter(fam, key, spec))
+        if key in values:
+            raise InputError(f"parameter {key} is given twice in measure {spec!r}; give it once")
         values[key] = parse_value(param, text, where)
     if cut_text is not None:
         if fam.cutoff is None:

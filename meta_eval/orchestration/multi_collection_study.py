@@ -28,7 +28,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from meta_eval.core.errors import InputError
 
@@ -316,9 +316,14 @@ def run_multi_study(
 
 def run_several(collections: Sequence[str] | None, study_file: str | Path | None, load: dict, options: StudyOptions,
                 out: str | Path, *, jobs: int | None, scheduler: str | None, progress: bool, inputs: dict,
-                extra=None, overwrite: bool = False) -> MultiStudyResult:
-    """``meta-eval study --collection ... / --study-file ...``: the collections of both, the study file's options
-    over the command line's; prints each collection's stage timings and the report's path."""
+                extra=None, overwrite: bool = False, given: Iterable[str] = ()) -> MultiStudyResult:
+    """``meta-eval study --collection ... / --study-file ...``: the collections of both, with the options of the
+    command line and of the study file; prints each collection's stage timings and the report's path.
+
+    ``given`` names the options the command line set, as the study file names them (a
+    :class:`~meta_eval.orchestration.study.StudyOptions` field, ``analysis.param`` in ``params``, or one of
+    :data:`LOAD_OPTIONS`): one the study file sets too is refused, naming it (the file's value used to win,
+    silently, while the manifest recorded the command line's)."""
     from dataclasses import fields, replace
 
     if extra:
@@ -327,13 +332,20 @@ def run_several(collections: Sequence[str] | None, study_file: str | Path | None
     specs = [parse_collection(text, **load) for text in collections or ()]
     if study_file is not None:
         from_file, settings = read_study_file(study_file)
+        given = set(given)
+        for s in from_file:
+            _given_once(sorted(set(s.load) & given), f"collection {s.name!r}", study_file)
         specs += [CollectionSpec(s.name, s.qrels, s.runs, {**load, **s.load}) for s in from_file]
         known = {f.name for f in fields(options)}
         unknown = sorted(set(settings) - known)
         if unknown:
             raise InputError(f"[study] has unknown option(s) {unknown}; known: {', '.join(sorted(known))}",
                              str(study_file))
-        options = replace(options, **{k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}).check()
+        _given_once(sorted(key for key in settings if key != "params" and key in given), "[study]", study_file)
+        settings = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}
+        if "params" in settings:
+            settings["params"] = _merged_params(options.params, settings["params"], study_file)
+        options = replace(options, **settings).check()
     result = run_multi_study(specs, out, options, jobs=jobs, scheduler=scheduler, progress=progress, inputs=inputs,
                              overwrite=overwrite)
     for name, timings in result.timings.items():
@@ -342,6 +354,24 @@ def run_several(collections: Sequence[str] | None, study_file: str | Path | None
                                                                        else ""), file=sys.stderr)
     print(f"report: {result.out / 'report.html'}", file=sys.stderr)
     return result
+
+
+def _given_once(twice: list[str], where: str, study_file: str | Path) -> None:
+    if twice:
+        raise InputError(f"{where} sets {', '.join(twice)}, also given on the command line: give each in one place",
+                         str(study_file))
+
+
+def _merged_params(given: dict, from_file: Any, study_file: str | Path) -> dict:
+    """The analyses' parameters of the command line and of [study.params]; one set in both is refused."""
+    if not isinstance(from_file, dict):
+        return from_file  # StudyOptions.check names the problem
+    merged = {name: dict(values) for name, values in given.items()}
+    for name, values in from_file.items():
+        twice = sorted(set(values) & set(merged.get(name, {}))) if isinstance(values, dict) else []
+        _given_once([f"{name}.{key}" for key in twice], "[study.params]", study_file)
+        merged[name] = {**merged.get(name, {}), **values} if isinstance(values, dict) else values
+    return merged
 
 
 def _input_bytes(spec: CollectionSpec) -> float:

@@ -160,11 +160,17 @@ def save_figure(
     With ``preview_dpi``, a PNG preview ``stem.png`` at that resolution is also written when PNG was not
     requested (reports embed it). Returns the paths written, the requested formats first.
     """
+    import io
+
     written = []
     with paper_style():  # font embedding is decided when the file is written
         for path, fmt, resolution in _outputs(stem, formats, dpi, preview_dpi):
             metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt)
-            fig.savefig(path, format=fmt, dpi=resolution, bbox_inches="tight", pad_inches=0.02, metadata=metadata)
+            # drawn in memory, then written: a write error (a full disk, a file-size limit) is then the OSError
+            # callers report, where matplotlib's PDF writer, failing inside its stream, raised an AttributeError
+            drawn = io.BytesIO()
+            fig.savefig(drawn, format=fmt, dpi=resolution, bbox_inches="tight", pad_inches=0.02, metadata=metadata)
+            path.write_bytes(drawn.getvalue())
             written.append(path)
     return written
 
@@ -332,7 +338,10 @@ def dodged(ax, x, mean, low, high, *, color, marker: str, offset: float, style="
 
     x = np.asarray(x, dtype=float) + offset
     mean, low, high = (np.asarray(v, dtype=float) for v in (mean, low, high))
-    ax.errorbar(x, mean, yerr=np.vstack([mean - low, high - mean]), color=color, linestyle=style, linewidth=1.1,
+    # a bootstrap percentile interval need not hold the mean (every resample at 1.000, the mean 0.992): its bar
+    # then starts at the mean, where matplotlib refuses a negative length
+    bars = np.clip(np.vstack([mean - low, high - mean]), 0, None)
+    ax.errorbar(x, mean, yerr=bars, color=color, linestyle=style, linewidth=1.1,
                 marker=marker, markersize=3, markeredgecolor="white", markeredgewidth=0.4, elinewidth=0.7,
                 capsize=0, label=label)
 

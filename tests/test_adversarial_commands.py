@@ -1,0 +1,128 @@
+"""Round 5 of the adversarial audit: what one command did and another did not, mended where every command goes
+through — the terminal width, a measure's parameter given twice, memory exhausted past the memory check, a figure
+that cannot be written, the options of a study file given on the command line too, error bars of intervals that
+do not hold their mean. Each case asserts the exact result or one clear line, never a traceback."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from meta_eval.cli import app
+from meta_eval.core.errors import InputError
+
+runner = CliRunner()
+CLI = [sys.executable, "-c", "from meta_eval.cli import run; run()"]
+QRELS = "1 0 a 2\n1 0 b 0\n1 0 c 1\n2 0 a 1\n2 0 e 0\n2 0 f 2\n3 0 a 1\n3 0 b 1\n"
+
+
+def _scores(tmp_path, systems: int = 4, topics: int = 10):
+    """A tidy score table of AP and P@10 (seeded)."""
+    rng = np.random.default_rng(3)
+    rows = [f"s{s},{t},{m},{rng.random():.4f}" for m in ("AP", "P@10") for s in range(systems)
+            for t in range(1, topics + 1)]
+    path = tmp_path / "scores.csv"
+    path.write_text("run,topic,measure,value\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _runs(tmp_path) -> tuple:
+    (tmp_path / "q").write_text(QRELS)
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for k, order in enumerate(("abc", "cba", "bac")):
+        (folder / f"r{k}").write_text("".join(f"{t} Q0 {d} {i + 1} {9 - i} r{k}\n" for t in (1, 2, 3)
+                                              for i, d in enumerate(order)))
+    return tmp_path / "q", folder
+
+
+@pytest.mark.parametrize("width", ["0", "00", "1", "-5", "wide", ""])
+@pytest.mark.parametrize("variable", ["COLUMNS", "TERMINAL_WIDTH"])
+def test_a_width_too_narrow_or_not_a_number_is_ignored(tmp_path, variable, width):
+    """``COLUMNS=0``: every analysis command printed nothing, exit 0; ``COLUMNS=1`` one character a line."""
+    result = runner.invoke(app, ["scores", "--scores", str(_scores(tmp_path)), "--no-progress"],
+                           env={variable: width})
+    assert result.exit_code == 0, result.output
+    assert "Mean score of each system" in result.output and "│ s0" in result.output.replace("┃", "│")
+
+
+@pytest.mark.parametrize("spec", ["RBP(p=0.5,p=0.6)", "nDCG(gain=exp,gain=linear)", "ERR(max_grade=3,max_grade=4)"])
+def test_a_measure_parameter_given_twice_is_refused(spec):
+    """The last value won (``RBP(p=0.6)`` printed), where an analysis's parameter given twice is refused."""
+    from meta_eval.measures.resolver import resolve
+
+    with pytest.raises(InputError, match="given twice"):
+        resolve(spec)
+    result = runner.invoke(app, ["evaluate", "-m", spec])
+    assert result.exit_code == 2 and "given twice" in result.output
+
+
+def test_memory_exhausted_past_the_check_is_one_line(tmp_path, monkeypatch):
+    """A budget the memory check believed (``META_EVAL_MEMORY`` above the machine's) ended in numpy's
+    ``_ArrayMemoryError`` traceback, status 1."""
+    import meta_eval.cli.common as common
+
+    def exhausted():
+        raise MemoryError()
+
+    monkeypatch.setattr(common, "check_environment", exhausted)
+    monkeypatch.setenv("META_EVAL_MEMORY", "1000T")
+    result = runner.invoke(app, ["discpower", "--scores", str(_scores(tmp_path)), "--no-progress"])
+    assert result.exit_code == 1 and result.output.strip().splitlines() == [
+        "meta-eval: error: out of memory: the work needed more than the process could get (META_EVAL_MEMORY=1000T "
+        "let it start: the memory check believed it); lower the sizes (resamples, splits, draws) or free memory"]
+
+
+def _file_size_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+@pytest.mark.parametrize("command", [["discpower", "-B", "20"], ["correlation", "-B", "20"], ["split-half"]])
+def test_a_figure_that_cannot_be_written_is_one_line_and_leaves_no_folder(tmp_path, command):
+    """``ulimit -f``: a table's write error was one line, a figure's a traceback from matplotlib's PDF writer."""
+    scores, out = _scores(tmp_path), tmp_path / "out"
+    done = subprocess.run([*CLI, *command, "--scores", str(scores), "-o", str(out), "--no-progress"],
+                          capture_output=True, text=True, preexec_fn=_file_size_limit, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "cannot write" in done.stderr.strip().splitlines()[-1]
+    assert "(File too large)" in done.stderr and not out.exists()
+
+
+def test_error_bars_of_an_interval_that_does_not_hold_its_mean_start_at_the_mean():
+    """A percentile interval of split-half's τ can miss the mean (0.992 [1.000, 1.000]): ``split-half -o`` raised
+    matplotlib's "'yerr' must not contain negative values"."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from meta_eval.rendering.figure_style import dodged
+
+    fig, ax = plt.subplots()
+    dodged(ax, [1, 2], [0.992, 0.5], [1.0, 0.4], [1.0, 0.7], color="k", marker="o", offset=0.0)
+    (_, caps, (bars,)) = ax.containers[0].lines
+    segments = bars.get_segments()
+    np.testing.assert_allclose(segments[0], [[1, 0.992], [1, 1.0]])  # from the mean to the interval's far end
+    np.testing.assert_allclose(segments[1], [[2, 0.4], [2, 0.7]])
+    plt.close(fig)
+
+
+def test_a_study_file_and_the_command_line_may_not_both_set_an_option(tmp_path):
+    """The study file's values won, silently, while the manifest recorded the command line's ``--seed 4``."""
+    qrels, runs = _runs(tmp_path)
+    study = tmp_path / "s.toml"
+    study.write_text('[study]\nmetrics = ["AP"]\nseed = 3\nskip = ["informativeness", "properties"]\n'
+                     '[study.params.anova]\nmin_d = [0.1]\n'
+                     f'[[collection]]\nname = "c1"\nqrels = "{qrels.name}"\nruns = ["{runs.name}"]\ndepth = 50\n')
+    base = ["study", "--study-file", str(study), "-o", str(tmp_path / "out"), "--no-progress", "--no-figures"]
+    for extra, said in ((["--seed", "4"], "[study] sets seed"), (["-m", "nDCG"], "[study] sets metrics"),
+                        (["--depth", "10"], "collection 'c1' sets depth"),
+                        (["--anova-min-d", "0.2"], "[study.params] sets anova.min_d")):
+        result = runner.invoke(app, [*base, *extra])
+        assert result.exit_code == 2 and said in result.output and "also given on the command line" in result.output
+        assert not (tmp_path / "out").exists()
