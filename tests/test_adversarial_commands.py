@@ -126,3 +126,42 @@ def test_a_study_file_and_the_command_line_may_not_both_set_an_option(tmp_path):
         result = runner.invoke(app, [*base, *extra])
         assert result.exit_code == 2 and said in result.output and "also given on the command line" in result.output
         assert not (tmp_path / "out").exists()
+
+
+def test_one_file_named_twice_and_other_options_given_twice(tmp_path):
+    scores = _scores(tmp_path)
+    result = runner.invoke(app, ["scores", "--scores", str(scores), "--scores", str(tmp_path / "." / scores.name),
+                                 "--no-progress"])
+    assert result.exit_code == 0 and "one file, read as one score table" in result.output  # it was a conflict
+    result = runner.invoke(app, ["discpower", "--scores", str(scores), "--format", "pdf", "--format", "pdf"])
+    assert result.exit_code == 2 and "option --format: pdf is given twice" in result.output
+    result = runner.invoke(app, ["evaluate", "-m", "AP", "-o", ""])
+    assert result.exit_code == 2 and "--out: the file name is empty" in result.output
+
+
+def test_standard_input_as_the_qrels_and_a_run_is_refused(tmp_path):
+    """``cat qrels | meta-eval evaluate -Q - -``: the run's lines were read as qrels lines, and blamed."""
+    done = subprocess.run([*CLI, "evaluate", "-Q", "-", "-", "-m", "AP"], input=QRELS, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "meta-eval: error: standard input (-) is read once: give it as the qrels or as a run, not both")
+
+
+def test_a_score_tables_measures_are_found_by_any_spelling_of_them(tmp_path):
+    """``-m map -a gap`` found no ``AP`` and ``GAP`` in a score table, where the runs' commands take them."""
+    scores = _scores(tmp_path)
+    for names in (["-m", "ap"], ["-m", "map"], ["-m", "P_10"], ["-m", "AP", "-a", "p@10"]):
+        result = runner.invoke(app, ["scores", "--scores", str(scores), *names, "--no-progress"])
+        assert result.exit_code == 0, result.output
+
+
+def test_evaluate_in_trec_eval_layout_prints_all_trec_in_trec_evals_order(tmp_path):
+    """``evaluate -q -m all_trec -f trec`` is documented as diffable with trec_eval: it printed unj, rbp, utility
+    ... in another order (``meta-eval trec-eval`` prints trec_eval 10's, byte for byte, tests/test_trec_eval10.py)."""
+    qrels, runs = _runs(tmp_path)
+    run = runs / "r0"
+    ours = runner.invoke(app, ["evaluate", "-Q", str(qrels), str(run), "-q", "-m", "all_trec", "-f", "trec"])
+    trec = runner.invoke(app, ["trec-eval", "-q", "-m", "all_trec", str(qrels), str(run)])
+    assert ours.exit_code == trec.exit_code == 0
+    expected = [line for line in trec.output.splitlines() if not line.startswith("relstring")]
+    assert ours.output.splitlines() == expected

@@ -125,8 +125,10 @@ def measures_option(defaults: tuple[str, ...] | list[str], what: str = "Measure"
 
 
 def figure_formats(formats: list | None) -> tuple[str, ...]:
-    """The ``--format`` values (default: pdf)."""
-    return tuple(_value(f) for f in formats) if formats else ("pdf",)
+    """The ``--format`` values (default: pdf), each given once."""
+    from meta_eval.core.params import unique
+
+    return unique((_value(f) for f in formats), "--format") if formats else ("pdf",)
 
 
 @dataclass
@@ -564,7 +566,8 @@ class DataOptions:
             return self._table
         keep = [*self.measures, *(a for a in self.against or () if a != "none")] if self.measures else None
         table = self._table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
-                            measures=keep, missing=_value(self.collection.missing) or "error")
+                                          measures=keep, missing=_value(self.collection.missing) or "error",
+                                          canonical=_canonical_name)
         if table.filled:
             print(f"meta-eval: {table.filled} missing cell(s) of the score table scored 0 (--missing zero)",
                   file=sys.stderr)
@@ -577,6 +580,20 @@ class DataOptions:
         against = [] if self.against == ["none"] else \
             list(self.against or (m for m in DEFAULT_AGAINST if m in table.scores))
         return AnalysisData.from_scores(table, against=against, standardise=self.standardise, **how)
+
+
+def _canonical_name(name: str) -> str:
+    """A measure's canonical name (``map`` and ``ap`` -> ``AP``, ``ndcg_cut_10`` -> ``nDCG@10``), or the name itself
+    when it names no measure meta-eval knows (a plug-in's name in a score table: names read from data never load
+    code)."""
+    from meta_eval.core.errors import InputError
+    from meta_eval.measures.resolver import resolve_read
+
+    try:
+        found = resolve_read([name])
+    except InputError:
+        return name
+    return found[0].name if len(found) == 1 else name
 
 
 _COLLECTION_NAMES = {p.name for p in COLLECTION_PARAMETERS}

@@ -205,15 +205,21 @@ def parse_spelling(name: str) -> tuple[TrecMeasure, str | None] | None:
     return None
 
 
+_PRINT_ORDER = {m.name: i for i, m in enumerate(TREC_MEASURES)}
+
+
 def expand_trec_spec(spec: str) -> list[str]:
     """Expand one trec_eval ``-m`` argument into measure names.
 
     ``P.5,10`` -> ``P_5, P_10``; ``ndcg_cut`` -> its default cutoffs; ``ndcg.1=3,2=9`` -> ``ndcg_1=3,2=9``;
     ``set_F.0.5`` -> ``set_F_0.5``; ``all_trec`` (or ``official``, ``set``, ``all_prefs``, ``prefs``,
-    ``qrels_jg``) -> every numeric measure of the set. Any other text is returned unchanged.
+    ``qrels_jg``) -> every numeric measure of the set. Any other text is returned unchanged. Cutoffs are read as
+    trec_eval reads them, in every command (C's ``atol``: ``ndcg_cut.23.4`` is ``ndcg_cut_23``, as trec_eval's own
+    test suite spells it); the name printed says which.
     """
-    if spec in NICKNAMES:
-        return [name for member in NICKNAMES[spec] if member not in LAYOUT_ONLY for name in expand_trec_spec(member)]
+    if spec in NICKNAMES:  # in the order trec_eval prints them (its table of measures), so -f trec diffs with it
+        members = sorted(NICKNAMES[spec], key=_PRINT_ORDER.__getitem__)
+        return [name for member in members if member not in LAYOUT_ONLY for name in expand_trec_spec(member)]
     family, dot, params = spec.partition(".")
     m = BY_NAME.get(family)
     if m is not None and m.family is None:

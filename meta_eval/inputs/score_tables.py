@@ -127,7 +127,8 @@ class ScoreTable:
 
 def read_scores(source: Any, *, layout: str | None = None, measure: str | None = None,
                 measures: Sequence[str] | None = None, missing: str = "error", name: str | None = None,
-                systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> ScoreTable:
+                systems: Sequence[str] | None = None, topics: Sequence[str] | None = None,
+                canonical: Callable[[str], str] | None = None) -> ScoreTable:
     """Read per-topic scores (a tidy table, a topic × run matrix, ``trec_eval -q`` output, or arrays).
 
     Parameters
@@ -141,13 +142,17 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
     measure : str, optional
         The measure of a one-measure source (a wide table, a tidy table without a measure column, one array).
     measures : sequence of str, optional
-        Keep only these measures, in this order.
+        Keep only these measures, in this order, named as given. A name finds the table's measure of that name in
+        any case (``ap`` finds ``AP``), or of the same ``canonical`` name.
     missing : {'error', 'zero', 'skip'}
         What a missing cell does (module docstring).
     name : str, optional
         The run of a one-run source (a tidy table without a run column; a ``trec_eval`` file without ``runid``).
     systems, topics : sequence of str, optional
         The names of the arrays' rows and columns (arrays only; topics default to 1..T).
+    canonical : callable, optional
+        A measure's name as the caller knows it (the command line passes the resolver's, so that ``-m map`` finds a
+        table's ``AP``: both are AP).
 
     Returns
     -------
@@ -166,7 +171,7 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
     if layout is not None and layout not in LAYOUTS:
         raise InputError(f"layout must be one of {', '.join(LAYOUTS)}; got {layout!r}")
     if isinstance(source, ScoreTable):
-        return _select(source, measures)
+        return _select(source, measures, canonical)
     if (systems is not None or topics is not None) and not _is_arrays(source):
         raise InputError("systems and topics name the rows and columns of score arrays; a table names its own")
     if _is_arrays(source):
@@ -184,11 +189,14 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
         if odd:
             raise InputError("scores are read from files, DataFrames, (S, T) arrays or a mapping {measure: array}; "
                              f"got {type(odd[0]).__name__}")
+        from meta_eval.inputs.trec import _one_per_file
+
+        paths = _one_per_file([Path(p) for p in paths], what="score table")  # an alias is not a second table
         cells = [part for path in paths for part in _file_cells(path, layout, measure, name if len(paths) == 1
                                                                     else None)]
     source_text = ", ".join(dict.fromkeys(part.source for part in cells))
-    table = _assemble(_keep_measures(cells, measures, source_text), missing, source_text)
-    return _select(table, measures)  # in the order asked for
+    table = _assemble(_keep_measures(cells, measures, source_text, canonical), missing, source_text)
+    return _select(table, measures, canonical)  # in the order asked for
 
 
 # --------------------------------------------------------------------------------------------- cells
@@ -780,21 +788,22 @@ def _fill(cube: np.ndarray, missing: str, systems, topics, names, key, present, 
     return cube[:, :, ~lacking], [t for t, gone in zip(topics, lacking) if not gone], dropped, 0
 
 
-def _select(table: ScoreTable, measures: Sequence[str] | None) -> ScoreTable:
-    """The table with only ``measures`` (in that order)."""
+def _select(table: ScoreTable, measures: Sequence[str] | None, canonical=None) -> ScoreTable:
+    """The table with only ``measures`` (in that order, named as given)."""
     if measures is None:
         return table
-    wanted = _wanted(measures, list(table.scores), table.source)
-    return ScoreTable(table.systems, table.topics, {m: table.scores[m] for m in wanted}, table.source, table.dropped,
-                      table.filled)
+    wanted = _wanted(measures, list(table.scores), table.source, canonical)
+    return ScoreTable(table.systems, table.topics, {m: table.scores[have] for m, have in wanted.items()},
+                      table.source, table.dropped, table.filled)
 
 
-def _keep_measures(parts: list[_Cells], measures: Sequence[str] | None, source: str) -> list[_Cells]:
+def _keep_measures(parts: list[_Cells], measures: Sequence[str] | None, source: str, canonical=None
+                   ) -> list[_Cells]:
     """The cells of ``measures`` only (before the table is assembled: a measure left out may lack cells)."""
     if measures is None:
         return parts
     have = list(dict.fromkeys(m for p in parts for m in dict.fromkeys(p.measure)))
-    wanted = _wanted(measures, have, source)
+    wanted = list(_wanted(measures, have, source, canonical).values())
     out = []
     for p in parts:
         rows = np.flatnonzero(np.isin(p.measure, wanted))
@@ -803,13 +812,19 @@ def _keep_measures(parts: list[_Cells], measures: Sequence[str] | None, source: 
     return out
 
 
-def _wanted(measures: Sequence[str] | str, have: list[str], source: str) -> list[str]:
+def _wanted(measures: Sequence[str] | str, have: list[str], source: str, canonical=None) -> dict[str, str]:
+    """Each name asked for -> the table's measure it names: the same name, else the same in any case, else the
+    same ``canonical`` name."""
     from meta_eval.core.params import did_you_mean
 
     wanted = [measures] if isinstance(measures, str) else list(measures)
-    unknown = [m for m in wanted if m not in have]
+    known = canonical or (lambda name: name)
+    lower = {h.lower(): h for h in reversed(have)}
+    same = {known(h): h for h in reversed(have)}
+    found = {m: m if m in have else lower.get(m.lower(), same.get(known(m))) for m in wanted}
+    unknown = [m for m, h in found.items() if h is None]
     if unknown:
         close = did_you_mean(unknown[0], have)
         hint = f" (did you mean {close}?)" if close else ""
         raise InputError(f"no measure {unknown[0]!r} in the score table{hint}; it has {', '.join(have)}", source)
-    return wanted
+    return found

@@ -286,9 +286,10 @@ def _link_target(name: str) -> str:
         return "?"
 
 
-def _one_per_file(paths: list[Path]) -> list[Path]:
+def _one_per_file(paths: list[Path], what: str = "run") -> list[Path]:
     """Each file once, where it was first named, by a name that is not a symlink when it has one: aliases
-    (symlinks, hard links, ``x`` and ``./x``, a name given twice) are one file (device and inode), so one run."""
+    (symlinks, hard links, ``x`` and ``./x``, a name given twice) are one file (device and inode), so one run
+    (or one ``what``)."""
     names: dict[object, list[Path]] = {}
     for path in paths:
         key = ("stdin",) if str(path) == STDIN else identity(path) or ("name", os.path.abspath(path))
@@ -299,7 +300,7 @@ def _one_per_file(paths: list[Path]) -> list[Path]:
         if len(aliases) > 1:
             others = sorted({str(p) for p in aliases} - {str(chosen)})
             also = f" (also named {_listing([Path(p) for p in others])})" if others else ""
-            _note(f"{chosen} is named {len(aliases)} times{also}: one file, read as one run")
+            _note(f"{chosen} is named {len(aliases)} times{also}: one file, read as one {what}")
         out.append(chosen)
     return out
 

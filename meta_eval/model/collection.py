@@ -461,6 +461,7 @@ def load_collection_pieces(
         As :func:`load_collection`; ``memory`` below 1.
     """
     _check_options(depth, rel_level, missing, unjudged, ties, score_precision)
+    _stdin_once(qrels, runs)
     if memory is not None and memory < 1:
         raise InputError(f"memory must be a positive number of bytes, got {memory}")
     options = dict(rel_level=rel_level, missing=missing, unjudged=unjudged, depth=depth, ties=ties,
@@ -495,6 +496,15 @@ def load_collection_pieces(
             raise
         if piece or not yielded:
             yield _assemble(reading_qrels.result(), piece, **options)
+
+
+def _stdin_once(qrels, runs) -> None:
+    """Standard input is read once: the qrels and a run cannot both be ``-`` (the run's lines were parsed as qrels
+    lines, and the error blamed their format)."""
+    named = runs if isinstance(runs, (list, tuple)) else [runs]
+    if isinstance(qrels, (str, os.PathLike)) and str(qrels) == io.STDIN and \
+            any(isinstance(r, (str, os.PathLike)) and str(r) == io.STDIN for r in named):
+        raise InputError("standard input (-) is read once: give it as the qrels or as a run, not both")
 
 
 class _PieceSize:

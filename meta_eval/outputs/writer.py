@@ -67,6 +67,8 @@ def _plan(path: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: st
     ``("replace", file)`` or ``("create", file)`` with ``file`` the real path (symlinks followed). Every refusal is
     here, so :func:`check_output` (before the work) and :func:`write_output` decide alike."""
     text = os.fspath(path)
+    if not text.strip():
+        raise OutputError(f"{what}: the file name is empty; give a file name, or - for standard output")
     if text.endswith(os.sep):
         raise OutputError(f"{what} {path}: names a folder, expected a file name")
     try:
