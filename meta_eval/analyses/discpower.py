@@ -22,7 +22,7 @@ from meta_eval.core.errors import InputError
 from meta_eval.core.params import ANALYSIS_PARAMS, Param
 from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import FULL_WIDTH, colors_for, styled
-from meta_eval.rendering.findings import Finding, Quoter, ranked
+from meta_eval.rendering.findings import Finding, Quoter, joined, ranked, tied
 from meta_eval.rendering.paper_table import PaperTable, best_mask
 from meta_eval.statistics.significance.discriminative_power import METHODS, PairTests
 
@@ -125,6 +125,7 @@ class DiscriminativePower(Result):
             if len(order) < 2:
                 continue
             best, worst = order[0], order[-1]
+            most, fewest = joined(tied(t, column, order)), joined(tied(t, column, order[::-1])[::-1])
             n_pairs = q.param(f"pairs ({label})", counts[label])
             b = f", B = {q.param('B', self.n_resamples)}" if self.n_resamples and "bootstrap" in self.method else ""
             lead = (f"Discriminative power ({self.method}{b}, α = {q.param('alpha', self.alpha)}, {n_pairs} system "
@@ -133,8 +134,9 @@ class DiscriminativePower(Result):
             if t.text(best, column) == t.text(worst, column):
                 sentence = f"{lead}every metric tells apart {q('discpower_summary', best, column)} % of the pairs."
             else:
-                sentence = (f"{lead}{best} tells apart the most pairs, {q('discpower_summary', best, column)} %, and "
-                            f"{worst} the fewest, {q('discpower_summary', worst, column)} %.")
+                sentence = (f"{lead}{most} {'tell' if most != best else 'tells'} apart the most pairs, "
+                            f"{q('discpower_summary', best, column)} %, and {fewest} the fewest, "
+                            f"{q('discpower_summary', worst, column)} %.")
             out.append(q.finding(sentence[0].upper() + sentence[1:]))
         return out
 

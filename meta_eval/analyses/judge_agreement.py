@@ -148,7 +148,7 @@ class JudgeAgreement(Result):
                              lambda: rank_change_figure(self.ranks, colors=self.colors))]
 
     def findings(self):
-        from meta_eval.rendering.findings import Quoter, ranked
+        from meta_eval.rendering.findings import Quoter, joined, ranked, tied
 
         q = Quoter(self.compact)
         kappa = self.compact["judge_kappa"]
@@ -172,9 +172,11 @@ class JudgeAgreement(Result):
                 sentence = (f"{lead} keeps τ_b = {q(name, best, 'τ_b')} (τ_AP = {q(name, best, 'τ_AP')}) under "
                             f"{'every measure' if len(order) > 1 else best}")
             else:
-                sentence = (f"{lead} moves least under {best} (τ_b = {q(name, best, 'τ_b')}, τ_AP = "
-                            f"{q(name, best, 'τ_AP')}) and most under {worst} (τ_b = {q(name, worst, 'τ_b')}, "
-                            f"τ_AP = {q(name, worst, 'τ_AP')})")
+                least, most = tied(table, "τ_b", order), tied(table, "τ_b", order[::-1])[::-1]
+                sentence = (f"{lead} moves least under {joined(least)} (τ_b = {q(name, best, 'τ_b')}"
+                            + (f", τ_AP = {q(name, best, 'τ_AP')}" if len(least) == 1 else "") + f") and most under "
+                            f"{joined(most)} (τ_b = {q(name, worst, 'τ_b')}"
+                            + (f", τ_AP = {q(name, worst, 'τ_AP')}" if len(most) == 1 else "") + ")")
             sentence += (f"; under {worst}, {q(name, worst, 'swapped')} of {q(name, worst, 'pairs')} system pairs "
                          f"swap, {q(name, worst, 'significant')} of them significant under the reference qrels, and "
                          f"{q(name, worst, 'system')} moves {q(name, worst, 'largest rank change')} places.")

@@ -18,7 +18,7 @@ from meta_eval.core.errors import InputError
 from meta_eval.core.params import Param
 from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import FULL_WIDTH, MARKERS, colors_for, need_columns, styled
-from meta_eval.rendering.findings import Finding, Quoter, ranked
+from meta_eval.rendering.findings import Finding, Quoter, joined, ranked, tied
 from meta_eval.rendering.paper_table import PaperTable, best_mask, row_labels
 
 
@@ -270,7 +270,13 @@ def reusability_findings(tables: Mapping[str, PaperTable], *, name: str, unit: s
                         f"under {drops[0]}")
         sentence += "."
     else:
-        sentence = (f"{lead} moves least under {best} (mean |rank change| {q(name, best, column)}, at most "
-                    f"{q(name, best, 'largest rank drop')} places down) and most under {worst} "
-                    f"({q(name, worst, column)}, at most {q(name, worst, 'largest rank drop')} places down).")
+        least, most = tied(t, column, order), tied(t, column, order[::-1])[::-1]
+
+        def moved(rows: list[str]) -> str:  # the largest drop only when the rows named share it
+            drop = {t.text(r, "largest rank drop") for r in rows}
+            return f"{q(name, rows[0], column)}" + (f", at most {q(name, rows[0], 'largest rank drop')} places down"
+                                                     if len(drop) == 1 else "")
+
+        sentence = (f"{lead} moves least under {joined(least)} (mean |rank change| {moved(least)}) and most under "
+                    f"{joined(most)} ({moved(most)}).")
     return [q.finding(sentence)]

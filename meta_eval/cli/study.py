@@ -121,7 +121,7 @@ def study(**given) -> None:
     options = StudyOptions(metrics=tuple(metrics), against=tuple(against), params=params,
                            skip=unique(_plain(skip or []), "--skip"), analyses=tuple(added or ()),
                            standardise=data.standardise, formats=formats, dpi=dpi, figures=figures,
-                           **shared).check()
+                           systems=tuple(data.systems or ()), topics=tuple(data.topics or ()), **shared).check()
     declared = declared_inputs(data.collection.qrels, [*(data.collection.runs or ()), *(data.scores or ())],
                                [*options.metrics, *options.against],
                                [study_file, *_collection_files(collections), *analysis_inputs(options)])

@@ -23,6 +23,7 @@ id (``301.0``) would silently differ from the qrels' ``301``, so it is refused.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -117,8 +118,14 @@ def _series(values) -> pd.Series:
     return values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
 
 
+#: C's whitespace: a TREC file's fields are split at it, so an id holding it (``"a "``, ``"2\t"``) is one no file could
+#: hold, and would never meet its judgment (a topic ``"2 "`` scored 0, silently).
+_WHITESPACE = re.compile(r"[ \t\n\v\f\r]")
+
+
 def _ids(rows: _Rows, values, what: str) -> pa.Array:
-    """String ids; ints are written as decimal text; anything else (None, NaN, floats, bools, '') is refused."""
+    """String ids; ints are written as decimal text; anything else (None, NaN, floats, bools, '', text holding
+    whitespace) is refused."""
     import pandas as pd
     import pyarrow as pa
 
@@ -134,6 +141,11 @@ def _ids(rows: _Rows, values, what: str) -> pa.Array:
     else:  # mixed: find the offending value
         bad = ~series.map(lambda v: (isinstance(v, str) and v != "") or (
             isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))).to_numpy(dtype=bool)
+    spaced = series.map(lambda v: isinstance(v, str) and _WHITESPACE.search(v) is not None).to_numpy(dtype=bool)
+    if spaced.any() and not bad[:int(np.flatnonzero(spaced)[0])].any():
+        row = int(np.flatnonzero(spaced)[0])
+        raise rows.error(row, f"{what} {series.iloc[row]!r} holds whitespace: a TREC file splits its fields there, "
+                              "so no qrels or run file could match it (strip it)")
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         value = series.iloc[row]
@@ -161,7 +173,8 @@ def _arrow_ids(values) -> pa.Array | None:
     if pa.types.is_integer(arr.type):
         return arr.cast(pa.string())
     if (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) and not (
-            len(arr) and pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py()):
+            len(arr) and (pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py()
+                          or pc.any(pc.match_substring_regex(arr, _WHITESPACE.pattern)).as_py())):
         return arr.cast(pa.string())
     return None
 

@@ -61,7 +61,9 @@ class StudyOptions:
     built-in's parameters the same way; ``skip`` leaves analyses out. ``formats``/``dpi``: figure formats (vector
     PDF by default, with PNG previews) and the resolution of PNGs; ``figures=False`` draws none (the tables and the
     report only). ``standardise``: ``None`` (raw scores), ``"z"``
-    or ``"cdf"``. Each value is checked against its analysis's declared parameter before any work.
+    or ``"cdf"``. ``systems``/``topics``: study only these (none: all), cut as every analysis command cuts them
+    (:meth:`~meta_eval.analyses.AnalysisData.subset`). Each value is checked against its analysis's declared
+    parameter before any work.
     """
 
     metrics: Sequence[str] = DEFAULT_METRICS
@@ -77,6 +79,8 @@ class StudyOptions:
     formats: Sequence[str] = ("pdf",)
     dpi: int = 300
     figures: bool = True
+    systems: Sequence[str] = ()
+    topics: Sequence[str] = ()
 
     def check(self) -> "StudyOptions":
         """Validate every option (an :class:`InputError` naming the option and its allowed values): the shared
@@ -280,7 +284,7 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     started = time.perf_counter()
     how = dict(jobs=jobs, scheduler=scheduler, progress=progress)
     start = time.perf_counter()
-    data = _data(source, options, how)
+    data = _data(source, options, how).subset(list(options.systems), list(options.topics))
     result = StudyResult(Path(out), measures=list(data.raw))
     result.timings["scoring"] = round(time.perf_counter() - start, 3)
     plan, result.skipped = study_plan(data, options)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.rendering.paper_table import PaperTable
 
-__all__ = ["Fact", "Finding", "Quoter", "extremes", "ranked"]
+__all__ = ["Fact", "Finding", "Quoter", "extremes", "joined", "ranked", "tied"]
 
 
 @dataclass(frozen=True)
@@ -77,19 +77,38 @@ def ranked(table: PaperTable, column: str, *, ascending: bool = False) -> list[s
     return [str(r) for r in col.sort_values(ascending=ascending, kind="stable").index]
 
 
+def tied(table: PaperTable, column: str, order: list[str], *, interval: bool = False) -> list[str]:
+    """The rows of ``order`` shown with the same value as its first (and the same interval, with ``interval``): a
+    finding names them all, never one picked by the order of the rows."""
+    def shown(row: str) -> tuple[str, str]:
+        return table.text(row, column), table.interval(row, column) if interval else ""
+
+    return [row for row in order if shown(row) == shown(order[0])]
+
+
+def joined(labels: list[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
 def extremes(q: Quoter, name: str, column: str, *, ascending: bool = False, interval: bool = False,
               what: str = "") -> tuple[str, str, str, str] | None:
-    """(best row, its quoted cell, worst row, its quoted cell) of a column, or None without a value; with one row
-    the best is the worst (and quoted once). ``what`` prefixes each quoted number (e.g. ``"τ_b = "``)."""
-    order = ranked(q.tables[name], column, ascending=ascending)
+    """(best rows, their quoted cell, worst rows, their quoted cell) of a column, or None without a value: rows
+    shown with the same value are named together (``AP and GAP``); with one row, or every row tied, the best is the
+    worst (and quoted once). ``what`` prefixes each quoted number (e.g. ``"τ_b = "``)."""
+    table = q.tables[name]
+    order = ranked(table, column, ascending=ascending)
     if not order:
         return None
 
     def cell(row: str) -> str:
         return f"{what}{q(name, row, column)}" + (f" {q.interval(name, row, column)}" if interval else "")
 
+    top, bottom = tied(table, column, order, interval=interval), tied(table, column, order[::-1], interval=interval)
     first = cell(order[0])
-    return order[0], first, order[-1], first if len(order) == 1 else cell(order[-1])
+    if len(top) == len(order):  # every row alike
+        return joined(top), first, joined(top), first
+    return joined(top), first, joined(bottom[::-1]), cell(order[-1])
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -253,7 +253,8 @@ def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray
     Returns
     -------
     numpy.ndarray or float
-        Shape (...); NaN when every item of ``y`` is tied.
+        Shape (...); NaN when every item of ``y`` is tied, or of ``x``: a reference that ranks nothing has no
+        order to agree with (no pair is concordant, so the formula would say -1, "reversed").
 
     Examples
     --------
@@ -267,7 +268,9 @@ def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray
     c = _concordant_above(rx, ry)
     value = _tau_ap_kernel(ry, c)
     if symmetric:
-        value = (value + _tau_ap_kernel(rx, c)) / 2.0
+        value = (value + _tau_ap_kernel(rx, c)) / 2.0  # NaN with either side all tied (the kernel's own rule)
+    else:
+        value = np.where(rx.group[..., 0] == c.shape[-1], np.nan, value)  # x constant, as in tau_AP-a
     return _scalar(value)
 
 

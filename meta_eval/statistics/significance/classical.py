@@ -3,12 +3,14 @@ and Benjamini-Hochberg corrections, for comparison with the bootstrap."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
 
-from meta_eval.statistics.significance.pairs import PairwiseTest, check_alpha, check_scores, resolve_pairs
+from meta_eval.statistics.significance.pairs import (PairwiseTest, abs_studentised, check_alpha, check_scores,
+                                                     resolve_pairs)
 from meta_eval.core.errors import InputError
 
 TESTS = ("ttest", "wilcoxon", "sign")
@@ -106,7 +108,9 @@ def classical_test(
     diffs = x[ia] - x[ib]
     with np.errstate(divide="ignore", invalid="ignore"):
         if test == "ttest":
-            p = stats.ttest_rel(x[ia], x[ib], axis=1).pvalue
+            with warnings.catch_warnings():  # scipy's "catastrophic cancellation": the s.d. = 0 rule decides below
+                warnings.simplefilter("ignore", RuntimeWarning)
+                p = _zero_sd_rule(diffs, stats.ttest_rel(x[ia], x[ib], axis=1).pvalue)
         elif test == "wilcoxon":
             p = _wilcoxon(diffs)
         else:
@@ -122,6 +126,15 @@ def classical_test(
         asl=np.asarray(p, dtype=np.float64),
         alpha=alpha,
     )
+
+
+def _zero_sd_rule(diffs: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """t-test p-values with the s.d. = 0 rule of the other tests (:func:`~meta_eval.statistics.significance.pairs.
+    abs_studentised`): differences constant within rounding (a difference of 0.1 on every topic leaves an s.d. of
+    1e-17, and scipy a p-value of that noise) get p = 0, or 1 when they are all zero."""
+    scale = np.abs(diffs).max(axis=1, initial=0.0)
+    t = abs_studentised(diffs.mean(axis=1), diffs.var(axis=1, ddof=1), diffs.shape[1], scale)
+    return np.where(np.isinf(t), 0.0, np.where(t == 0, 1.0, p))
 
 
 def _wilcoxon(diffs: np.ndarray) -> np.ndarray:

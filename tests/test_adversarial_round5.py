@@ -1,7 +1,9 @@
-"""Round 5 of the adversarial audit: what one command did and another did not, mended where every command goes
-through — the terminal width, a measure's parameter given twice, memory exhausted past the memory check, a figure
-that cannot be written, the options of a study file given on the command line too, error bars of intervals that
-do not hold their mean. Each case asserts the exact result or one clear line, never a traceback."""
+"""Round 5 of the adversarial audit: what one command (or the API) did and another did not, mended where every
+command goes through — the terminal width, a measure's parameter given twice, memory exhausted past the memory
+check, a figure that cannot be written, the options of a study file given on the command line too, the study's
+selection of systems and topics, error bars of intervals that do not hold their mean, ids holding whitespace,
+correlations against a constant reference, effect sizes of rounding noise, findings that pick one of tied
+metrics. Each case asserts the exact result or one clear line, never a traceback."""
 
 from __future__ import annotations
 
@@ -165,3 +167,84 @@ def test_evaluate_in_trec_eval_layout_prints_all_trec_in_trec_evals_order(tmp_pa
     assert ours.exit_code == trec.exit_code == 0
     expected = [line for line in trec.output.splitlines() if not line.startswith("relstring")]
     assert ours.output.splitlines() == expected
+
+
+def test_a_study_studies_only_the_systems_and_topics_selected(tmp_path):
+    """``study --system ... --topic ...`` studied every system and topic, exit 0 (its findings equal the full
+    collection's): the selection is cut as every analysis command cuts it."""
+    import json
+
+    import pandas as pd
+
+    out = tmp_path / "study"
+    selection = ["--system", "sys03", "--system", "sys01", "--system", "sys02", *sum((["--topic", t] for t in
+                                                                                       ("405", "401", "403")), [])]
+    result = runner.invoke(app, ["study", "-o", str(out), *selection, "-B", "20", "--no-figures", "--no-progress",
+                                 *sum((["--skip", s] for s in ("informativeness", "incomplete-judgments",
+                                                               "reusability", "split-half", "intuitiveness")), [])])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["shape"]["systems"] == 3 and manifest["shape"]["topics"] == 3
+    scores = pd.read_csv(out / "scores.csv", dtype=str)
+    assert sorted(set(scores["run"])) == ["sys01", "sys02", "sys03"]
+    assert sorted(set(scores["topic"])) == ["401", "403", "405"]
+    assert "3 systems × 3 topics" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("where", ["docid", "topic", "qrels"])
+def test_an_id_holding_whitespace_is_refused_from_frames_and_dicts(where):
+    """A DataFrame's docid ``"a "`` never met its judgment (AP 0, exit 0); a topic ``"2 "`` was scored 0 and
+    averaged in. A TREC file cannot hold such an id (its fields are split at whitespace)."""
+    import pandas as pd
+
+    import meta_eval as me
+
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"c": 1}}
+    run = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    if where == "docid":
+        run.loc[0, "docno"] = "a "
+    elif where == "topic":
+        run.loc[2, "qid"] = "2\t"
+    else:
+        qrels = {"1": {"a": 1, "b\x0c": 0}, "2": {"c": 1}}
+    with pytest.raises(InputError, match="holds whitespace"):
+        me.load_collection(qrels, [run])
+
+
+def test_tau_ap_against_a_constant_reference_is_undefined():
+    """A reference that ranks nothing gave τ_AP = -1 ("reversed"), where τ_b, τ_AP-b and τ_AP-a give NaN."""
+    from meta_eval.statistics.correlation.rank import kendall_tau_b, tau_ap, tau_ap_a, tau_ap_b
+
+    flat, ranked_ = [0.5, 0.5, 0.5, 0.5], [0.4, 0.3, 0.2, 0.1]
+    for value in (tau_ap(flat, ranked_), tau_ap(ranked_, flat), tau_ap_b(flat, ranked_), tau_ap_a(flat, ranked_),
+                  kendall_tau_b(flat, ranked_)):
+        assert np.isnan(value)
+    assert tau_ap([3, 2, 1], [1, 3, 2]) == 0.0  # a ranked reference as before
+
+
+def test_a_constant_difference_has_no_effect_size_and_p_zero_within_rounding():
+    """0.1 on every topic left an s.d. of 1e-17: Cohen's d_z was 3e15 and scipy warned of cancellation."""
+    import warnings
+
+    import meta_eval as me
+
+    for x in (np.array([[0.1, 0.2, 0.3], [0.2, 0.3, 0.4]]), np.array([[0.25, 0.5, 0.75], [0.5, 0.75, 1.0]])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            row = me.compare({"AP": x}).table.iloc[0]
+        assert np.isnan(row["effect_size"]) and row["p_value"] == 0.0
+
+
+def test_findings_name_every_metric_tied_at_an_end():
+    """"Least alike under GAP (τ_b = 0.773)" while AP showed the same 0.773: the first of tied rows was named."""
+    import pandas as pd
+
+    from meta_eval.rendering.findings import Quoter, extremes
+    from meta_eval.rendering.paper_table import PaperTable
+
+    table = PaperTable(pd.DataFrame({"x": [0.773333, 0.9, 0.773333, 0.5, 0.5]},
+                                    index=["GAP", "nDCG", "AP", "Q", "ERR"]), decimals=3)
+    assert extremes(Quoter({"t": table}), "t", "x", ascending=True) == ("Q and ERR", "0.500", "nDCG", "0.900")
+    assert extremes(Quoter({"t": table}), "t", "x") == ("nDCG", "0.900", "Q and ERR", "0.500")
+    alike = PaperTable(pd.DataFrame({"x": [0.773333, 0.7734]}, index=["GAP", "AP"]), decimals=3)
+    assert extremes(Quoter({"t": alike}), "t", "x") == ("AP and GAP", "0.773", "AP and GAP", "0.773")  # as shown
