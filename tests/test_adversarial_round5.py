@@ -248,3 +248,80 @@ def test_findings_name_every_metric_tied_at_an_end():
     assert extremes(Quoter({"t": table}), "t", "x") == ("nDCG", "0.900", "Q and ERR", "0.500")
     alike = PaperTable(pd.DataFrame({"x": [0.773333, 0.7734]}, index=["GAP", "AP"]), decimals=3)
     assert extremes(Quoter({"t": alike}), "t", "x") == ("AP and GAP", "0.773", "AP and GAP", "0.773")  # as shown
+
+
+def test_the_api_takes_what_the_command_line_takes_and_refuses_what_it_refuses():
+    """against as one string (it was split into letters), names given twice, empty selections (0 topics: NaN
+    means, silently), numpy selections (numpy's 'truth value is ambiguous'), a nullable column with <NA>
+    (Arrow's traceback), confidence as text (a TypeError), a float32 alpha (0.0500000007 moved Δ required)."""
+    import pandas as pd
+
+    import meta_eval as me
+    from meta_eval.analyses import AnalysisData
+    from meta_eval.core.params import ANALYSIS_PARAMS
+
+    col = me.demo_collection()
+    assert AnalysisData.from_collection(col, ["AP"], against="GAP").against == ["GAP"]
+    x = np.random.default_rng(0).random((3, 4))
+    assert AnalysisData.from_scores({"AP": x, "B": x + 1}, ["a", "b", "c"], against="B").against == ["B"]
+    with pytest.raises(InputError, match="a is given twice"):
+        AnalysisData.from_scores({"AP": x}, ["a", "a", "c"])
+    data = AnalysisData.from_collection(col, ["AP"])
+    assert data.subset(topics=np.array(col.topics[:3])).topics == list(col.topics[:3])
+    for empty in ([], np.array([], dtype=str)):
+        with pytest.raises(InputError, match="an empty selection of topics"):
+            data.subset(topics=empty)
+        with pytest.raises(InputError, match="an empty selection of topics"):
+            col.subset(topics=empty)
+    assert col.subset(topics=[401, 402]).topics == ["401", "402"]  # ids as text, as AnalysisData.subset takes them
+    run = pd.DataFrame({"qid": pd.array([401, None], dtype="Int64"), "docno": ["a", "b"], "score": [2.0, 1.0]})
+    with pytest.raises(InputError, match="run1:2: topic id must be a non-empty string or an integer, got <NA>"):
+        me.load_collection({"401": {"a": 1}}, [run])
+    assert me.compare(col, "AP", confidence="0.9").confidence == 0.9
+    with pytest.raises(InputError, match="confidence=1.5 is out of range"):
+        me.compare(col, "AP", confidence=1.5)
+    assert ANALYSIS_PARAMS["alpha"].validate(np.float32(0.05), "x") == 0.05
+
+
+def test_a_measure_and_its_trec_eval_spelling_are_one_measure_in_an_analysis():
+    """``-m AP -m map`` analysed AP twice (an ANOVA finding named map and said nothing of AP's equal value)."""
+    for pair in (["AP", "map"], ["P@10", "P_10"], ["nDCG@10", "ndcg_cut_10"]):
+        result = runner.invoke(app, ["discpower", "-m", pair[0], "-m", pair[1], "-B", "10"])
+        assert result.exit_code == 2 and f"{pair[0]} and {pair[1]} name one measure" in result.output
+
+
+def test_an_analysis_keeps_its_own_option_named_like_a_reading_option(tmp_path):
+    """``meta-eval ltr --rel-level 2`` was taken as the collection's reading option and dropped: the numbers of
+    --rel-level 1, and the manifest said 1."""
+    import json
+
+    rng = np.random.default_rng(0)
+    lines = [f"{0 if q == 5 else rng.integers(0, 3)} qid:{q} " + " ".join(f"{k}:{rng.random():.3f}" for k in (1, 2, 3))
+             for q in range(1, 10) for _ in range(6)]
+    (tmp_path / "l.txt").write_text("\n".join(lines) + "\n")
+    values = {}
+    for level in (1, 2):
+        out = tmp_path / f"l{level}"
+        result = runner.invoke(app, ["ltr", "AP", "-d", str(tmp_path / "l.txt"), "--folds", "3", "--rel-level",
+                                     str(level), "--rounds", "5", "-j", "1", "-o", str(out), "--no-figures"])
+        assert result.exit_code == 0, result.output
+        assert json.loads((out / "manifest.json").read_text())["params"]["rel_level"] == level
+        values[level] = (out / "ltr.csv").read_text()
+    assert values[1] != values[2]
+
+
+def test_informativeness_refuses_a_relevance_level_it_would_ignore(tmp_path):
+    result = runner.invoke(app, ["informativeness", "-m", "AP", "-a", "none", "--lists", "4", "-l", "2",
+                                 "--no-cache", "--no-progress"])
+    assert result.exit_code == 2 and "--rel-level 2 does not apply" in result.output and "--threshold 2" in \
+        result.output
+
+
+def test_ltr_without_a_relevant_test_document_is_one_line(tmp_path):
+    """Labels all 0: -o ended in a KeyError traceback, without -o an empty table, exit 0."""
+    (tmp_path / "z.txt").write_text("".join(f"0 qid:{q} 1:{d / 10} 2:{q / 10}\n" for q in range(1, 7)
+                                            for d in range(4)))
+    result = runner.invoke(app, ["ltr", "AP", "-d", str(tmp_path / "z.txt"), "--folds", "3", "--rounds", "3",
+                                 "-j", "1", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "no test query has a relevant document" in result.output
+    assert not (tmp_path / "out").exists()

@@ -254,12 +254,14 @@ class AnalysisData:
         (:func:`meta_eval.measures.resolve`), each measure once. ``how``: ``jobs``, ``scheduler``, ``progress``."""
         import numpy as np
 
+        from meta_eval.measures.registry import Measure
         from meta_eval.measures.resolver import resolve
         from meta_eval.measures.scoring import per_topic
         from meta_eval.statistics.standardise import check_method
 
         check_method(standardise)
         specs = [measures] if isinstance(measures, str) else list(measures)
+        against = [against] if isinstance(against, (str, Measure)) else list(against)  # "GAP" was G, A, P
         resolved = resolve([*specs, *against])
         reference = [m.output_name for m in resolve(list(against))] if against else []
         raw = {m.output_name: np.asarray(per_topic(collection, m)) for m in resolved}
@@ -278,6 +280,7 @@ class AnalysisData:
         topic × run matrix, ``trec_eval -q`` output), which names its own."""
         import numpy as np
 
+        from meta_eval.core.params import unique
         from meta_eval.statistics.standardise import check_method
 
         check_method(standardise)
@@ -292,6 +295,9 @@ class AnalysisData:
             scores, systems, topics = scores.scores, scores.systems, scores.topics
         if systems is None:
             raise InputError("analysis data without a collection needs the system names")
+        systems = unique(map(str, systems), "systems", "names of")  # a name twice: one row silently kept by subset
+        topics = None if topics is None else unique(map(str, topics), "topics", "names of")
+        against = [against] if isinstance(against, str) else list(against)  # "nDCG" was n, D, C, G
         raw = {name: np.asarray(x, dtype=np.float64) for name, x in scores.items()}
         if not raw:
             raise InputError("analysis data needs at least one score array")
@@ -327,12 +333,13 @@ class AnalysisData:
 
         from meta_eval.core.params import unique
 
-        if not systems and not topics:
+        systems, topics = _selection(systems, "systems"), _selection(topics, "topics")
+        if systems is None and topics is None:
             return self
-        rows = np.sort(self._positions(unique(systems, "--system"), self.systems, "system")) if systems else \
-            np.arange(len(self.systems))
-        cols = np.sort(self._positions(unique(topics, "--topic"), self.topics, "topic")) if topics else \
-            np.arange(len(self.topics))
+        rows = np.sort(self._positions(unique(systems, "--system"), self.systems, "system")) \
+            if systems is not None else np.arange(len(self.systems))
+        cols = np.sort(self._positions(unique(topics, "--topic"), self.topics, "topic")) \
+            if topics is not None else np.arange(len(self.topics))
         collection = None if self.collection is None else self.collection.subset(
             systems=[self.systems[i] for i in rows], topics=[self.topics[j] for j in cols])
         raw = {name: x[np.ix_(rows, cols)] for name, x in self.raw.items()}
@@ -392,6 +399,17 @@ class AnalysisData:
             return ""
         how = "z-scores" if self.standardise == "z" else "normal-CDF standardised scores"
         return f" Computed on per-topic {how}."
+
+
+def _selection(names, what: str) -> list[str] | None:
+    """A selection of systems or topics as a list of names (any sequence, a numpy array too); None selects all. An
+    empty selection is refused: it selects nothing (a collection cut to it scored NaN means, silently)."""
+    if names is None:
+        return None
+    names = [str(n) for n in (names.tolist() if hasattr(names, "tolist") else names)]
+    if not names:
+        raise InputError(f"an empty selection of {what}: name at least one (None selects all)")
+    return names
 
 
 def _check_defined(name: str, scores: "np.ndarray", systems: Sequence[str], topics: Sequence[str] | None) -> None:

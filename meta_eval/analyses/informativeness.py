@@ -93,7 +93,9 @@ class Informativeness(Result):
 
 def informativeness_table(summary: pd.DataFrame, *, decimals: int = 3) -> PaperTable:
     """One row per metric; per relevance threshold t: mean RMS error of the inferred PR curves with its standard
-    error (``RMS, grade ≥ t``, ``s.e., grade ≥ t``); the number of lists compared, once. How each expected value
+    error (``RMS, grade ≥ t``, ``s.e., grade ≥ t``); the number of lists compared, once (``lists``), or per threshold
+    where they differ (``lists, grade ≥ t``: a list without a document at grade t has no curve there). How each
+    expected value
     was found and the failures are in the CSV (a metric with more than 10 % failed lists is marked †). Bold: the
     lowest error per threshold."""
     parts = []
@@ -105,7 +107,13 @@ def informativeness_table(summary: pd.DataFrame, *, decimals: int = 3) -> PaperT
         parts.append(pd.DataFrame(cols))
     values = pd.concat(parts, axis=1).reindex(list(dict.fromkeys(summary["metric"])))
     if "n_lists" in summary:
-        values["lists"] = summary.groupby("metric", sort=False)["n_lists"].min().reindex(values.index).astype(int)
+        per_level = {level: f.set_index("metric")["n_lists"].reindex(values.index)
+                     for level, f in summary.groupby("threshold", sort=True)}
+        if len({tuple(n.fillna(-1)) for n in per_level.values()}) == 1:
+            values["lists"] = next(iter(per_level.values())).astype(int)
+        else:  # the finding quotes its threshold's count (the least of them was quoted as every threshold's)
+            for level, n in per_level.items():
+                values[f"lists, grade ≥ {level}"] = n.astype(int)
     values.index.name = "metric"
     markers = None
     notes = ["Lower RMS error: the metric's value says more about the list's precision-recall curve."]
@@ -119,7 +127,8 @@ def informativeness_table(summary: pd.DataFrame, *, decimals: int = 3) -> PaperT
         notes.append("Sampled forms (approximate): " + ", ".join(
             dict.fromkeys(summary.loc[summary["method"] == "sampled", "metric"])) + ".")
     best = {c: "min" for c in values.columns if c.startswith("RMS")}
-    return PaperTable(values, decimals={"lists": 0, "*": decimals}, bold=best_mask(values, best, decimals),
+    counts = {c: 0 for c in values.columns if c.startswith("lists")}
+    return PaperTable(values, decimals={**counts, "*": decimals}, bold=best_mask(values, best, decimals),
                       markers=markers, note=" ".join(notes))
 
 
@@ -173,7 +182,8 @@ def informativeness_findings(tables: Mapping[str, PaperTable], name: str, target
         flagged = t.markers is not None and t.markers.loc[x].str.contains("†").any()
         clauses.append(f"{quoted(x)}" + (f": {verdict}" if verdict else "")
                        + (" (its solve failed on more than 10 % of the lists)" if flagged else ""))
-    n = q(name, rows[0], "lists") if "lists" in t.values.columns else "?"
+    lists = next((c for c in (f"lists, grade ≥ {threshold}", "lists") if c in t.values.columns), None)
+    n = q(name, rows[0], lists) if lists else "?"
     references_text = (" and ".join(quoted(r) for r in refs) + "; ") if refs else ""
     sentence = (f"Informativeness (mean RMS error ± s.e. of the precision-recall curves inferred from a metric's "
                 f"value over {n} lists, relevant: grade ≥ {q.param('threshold', threshold)}; lower is more "
@@ -311,6 +321,11 @@ def run(data: AnalysisData, *, lists: int, min_relevant: int, min_high: int, thr
     the lists where every metric converged; GAP over its threshold probabilities g (the GAP paper's Figure 2)."""
     from meta_eval.statistics import maxent as mem
 
+    level = (data.collection.options.get("rel_level", 1) if data.collection is not None else 1)
+    if level != 1:  # it was ignored: the solver's forms read grade >= 1, the table said nothing of -l
+        raise InputError(f"analysis informativeness: --rel-level {level} does not apply; each metric is solved as "
+                         "defined over the grades, and the PR curves are inferred at each relevance threshold: give "
+                         f"--threshold {level} (-t) for relevance at grade >= {level}")
     cache_dir = _open_cache({"cache": cache, "no_cache": no_cache})
     sample, n_qualifying = _sample(data, lists, min_relevant, min_high, seed)
     ready = data.prepared.pop("informativeness", None)

@@ -604,13 +604,14 @@ _REPEATABLE = {"measures": "-m", "against": "--against", "systems": "--system", 
 
 def _one_measure_each(specs: list[str], flag: str) -> None:
     """Refuse two specifications of one option that name one measure (``-m AP -m ap``, ``-m map -m MAP``: names are
-    case-insensitive, :func:`meta_eval.measures.resolver.resolve`); :func:`unique` refused the exact repeats."""
+    case-insensitive, :func:`meta_eval.measures.resolver.resolve`; ``-m AP -m map``: trec_eval's spelling of the same
+    measure, analysed twice); :func:`unique` refused the exact repeats."""
     from meta_eval.core.errors import InputError
     from meta_eval.measures.resolver import load_metric
 
     first: dict[str, str] = {}
     for spec in specs:
-        for name in {m.output_name.lower(): m.output_name for m in load_metric(spec)}.values():
+        for name in {m.name.lower(): m.name for m in load_metric(spec)}.values():
             if name.lower() in first and first[name.lower()] != spec:
                 raise InputError(f"option {flag}: {first[name.lower()]} and {spec} name one measure ({name}); "
                                  "give it once")

@@ -185,10 +185,10 @@ def make_command(decl) -> Any:
         from meta_eval.analyses import get_analysis
 
         current = get_analysis(decl.name)  # the registry's entry when the command runs, not when it was made
+        own_values = {k: given.pop(k) for k in list(given) if k in names}  # first: ltr's own --rel-level is its own
         how = writing_options(given)
         data = DataOptions.from_command(given, current.needs, current.measures)
-        run_analysis(current, given_values(current, {k: v for k, v in given.items() if k in names},
-                                        f"meta-eval {decl.name}"), data, **how)
+        run_analysis(current, given_values(current, own_values, f"meta-eval {decl.name}"), data, **how)
 
     first = [p for p in reading if p.name in ("runs", "measures_args")]
     rest = [p for p in reading if p not in first]

@@ -101,7 +101,7 @@ class Param:
         if self.parse is int and not isinstance(value, bool):
             return int(value)
         if self.parse is float:
-            return float(value)
+            return _as_float(value)
         return value
 
     def _problem(self, value: Any) -> "str | None":
@@ -214,6 +214,14 @@ def format_value(value: Any) -> str:
     if np is not None and isinstance(value, np.integer):
         return str(int(value))
     return str(value)
+
+
+def _as_float(value: Any) -> float:
+    """A float as written: a narrower numpy float by its shortest text (``np.float32(0.05)`` is 0.05, not
+    0.0500000007, which moved discpower's Δ required)."""
+    if type(value).__module__ == "numpy" and getattr(value, "itemsize", 8) < 8:
+        return float(str(value))
+    return float(value)
 
 
 def unique(values: Iterable[Any], option: str, kind: str = "option") -> tuple[Any, ...]:

@@ -134,12 +134,13 @@ def _ids(rows: _Rows, values, what: str) -> pa.Array:
         return fast
     series = _series(values)
     kind = pd.api.types.infer_dtype(series, skipna=False)
-    if kind == "integer" and not pd.api.types.is_bool_dtype(series.dtype):
+    missing = series.isna().to_numpy(dtype=bool)  # a nullable Int64 column with <NA> is still "integer"
+    if kind == "integer" and not pd.api.types.is_bool_dtype(series.dtype) and not missing.any():
         return pa.array(series.astype(str).tolist(), pa.string())
     if kind == "string":
         bad = (series.isna() | (series == "")).to_numpy(dtype=bool)
     else:  # mixed: find the offending value
-        bad = ~series.map(lambda v: (isinstance(v, str) and v != "") or (
+        bad = missing | ~series.map(lambda v: (isinstance(v, str) and v != "") or (
             isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))).to_numpy(dtype=bool)
     spaced = series.map(lambda v: isinstance(v, str) and _WHITESPACE.search(v) is not None).to_numpy(dtype=bool)
     if spaced.any() and not bad[:int(np.flatnonzero(spaced)[0])].any():

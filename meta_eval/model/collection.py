@@ -336,8 +336,12 @@ def check_input_kind(funcs: Sequence[Callable], kind: str) -> None:
 
 
 def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:
+    """Positions of the ``wanted`` names (ids as text: topic 401 is "401"); None: all; none is an error."""
     if wanted is None:
         return np.arange(len(names))
+    wanted = [str(w) for w in (wanted.tolist() if hasattr(wanted, "tolist") else wanted)]
+    if not wanted:
+        raise InputError(f"an empty selection of {kind}s: name at least one (None selects all)")
     lookup = {name: i for i, name in enumerate(names)}
     unknown = [w for w in wanted if w not in lookup]
     if unknown:

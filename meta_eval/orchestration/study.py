@@ -284,7 +284,7 @@ def run_study(source: Any, out: str | Path, options: StudyOptions | None = None,
     started = time.perf_counter()
     how = dict(jobs=jobs, scheduler=scheduler, progress=progress)
     start = time.perf_counter()
-    data = _data(source, options, how).subset(list(options.systems), list(options.topics))
+    data = _data(source, options, how).subset(list(options.systems) or None, list(options.topics) or None)
     result = StudyResult(Path(out), measures=list(data.raw))
     result.timings["scoring"] = round(time.perf_counter() - start, 3)
     plan, result.skipped = study_plan(data, options)

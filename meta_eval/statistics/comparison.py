@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from meta_eval.core.errors import InputError
+from meta_eval.core.params import ANALYSIS_PARAMS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -249,8 +250,7 @@ def compare(
     test = _check_choice(test, TESTS, "test")
     correction = _check_choice(correction, CORRECTIONS, "correction")
     alpha = check_alpha(alpha)
-    if not 0 < confidence < 1:
-        raise InputError(f"confidence must be in (0, 1); got {confidence!r}")
+    confidence = ANALYSIS_PARAMS["confidence"].validate(confidence, "compare")  # the analyses' one check ("0.9" too)
     scores, systems = _scores_from(data, measures, systems)
     checked = {}
     for name, value in scores.items():

@@ -105,6 +105,10 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
     folds = list(source) if source is not None else load_folds(data or demo_ltr_data(), k=k, seed=seed,
                                                                max_folds=max_folds)
     check_features(folds, algorithms, lambdamart)
+    scored_by_fold = [_scored_queries(fold, rel_level) for fold in folds]
+    if not any(scored.any() for scored in scored_by_fold):  # nothing to score: an empty table, or a traceback
+        raise InputError(f"no test query has a relevant document (label >= {rel_level}): every test metric is "
+                         "undefined; check the labels (or --rel-level)")
     max_label = max(f.max_label for f in folds)
     models = [(f, algorithm, o) for f in range(len(folds)) for algorithm in algorithms for o in range(len(objectives))]
     # the workers rebuild the objectives from their specifications (a measure object need not pickle)
@@ -112,7 +116,6 @@ def run_ltr(data: str | Path | Sequence[Fold] | None = None, train_for: Sequence
         folds=folds, train_for=list(train_for), seed=seed, rel_level=rel_level, max_label=max_label,
         lambdamart=lambdamart, softrank=softrank), jobs=jobs, scheduler=scheduler, desc="ltr: training",
         unit="model", progress=progress)
-    scored_by_fold = [_scored_queries(fold, rel_level) for fold in folds]
     records = []
     for (f, algorithm, o), scores in zip(models, predictions):
         fold, scored = folds[f], scored_by_fold[f]

@@ -43,7 +43,11 @@ def check_scores(
         raise InputError(f"need at least {min_topics} topics; got {n_top}")
     if not np.all(np.isfinite(x)):
         bad = np.argwhere(~np.isfinite(x))[0]
-        raise InputError(f"scores must be finite; got {x[tuple(bad)]} at system {bad[0]}, topic {bad[1]}")
+        who = repr(str(systems[bad[0]])) if systems is not None and len(systems) == n_sys else str(bad[0])
+        what = " (undefined: the measure has no value on that topic, e.g. no relevant document)" \
+            if np.isnan(x[tuple(bad)]) else ""
+        raise InputError(f"scores must be finite; got {x[tuple(bad)]} for system {who} on topic {bad[1] + 1} of "
+                         f"{n_top}{what}")
     at = out_of_scale(x)
     if at is not None:
         system, topic = divmod(at, n_top)
