@@ -325,3 +325,13 @@ def test_ltr_without_a_relevant_test_document_is_one_line(tmp_path):
                                  "-j", "1", "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and "no test query has a relevant document" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_slowly_saturating_bounded_metric_is_bounded():
+    """RBP(p=0.9999) = 1 - p^n still doubles at n = 4096: the growth probe called it unbounded (✗); the probe now
+    looks again up to 65,536 documents before it says so. DCG, which grows like log n, stays unbounded."""
+    from meta_eval.analyses import AnalysisData, get_analysis
+
+    result = get_analysis("properties")(AnalysisData.from_measures(["RBP(p=0.9999)", "DCG"])).result
+    assert result.status("RBP(p=0.9999)", "bounded") == "held"
+    assert result.status("DCG", "bounded") == "violated"

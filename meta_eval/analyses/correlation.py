@@ -79,12 +79,15 @@ class Correlation(Result):
         out = [FigureOutput("heatmap_agreement", "Kendall's τ_b (below the diagonal) and τ_AP-b (above) between "
                             "system rankings", lambda: correlation_heatmap(
                                 sysres.matrix("kendall_tau_b"), upper=sysres.matrix("tau_ap_sym"), fmt=".2f",
-                                vmin=min(0.5, float(sysres.table.value.min())))),
+                                vmin=min(0.5, float(sysres.table.value.min())),
+                                colorbar_label="rank correlation (τ_b below, τ_AP-b above)")),
                FigureOutput("heatmap_tau_ap", "Directed τ_AP(column | row): the row is the reference ranking",
-                            lambda: correlation_heatmap(sysres.matrix("tau_ap"), fmt=".2f"), in_report=False),
+                            lambda: correlation_heatmap(sysres.matrix("tau_ap"), fmt=".2f",
+                                                        colorbar_label="τ_AP(column | row)"), in_report=False),
                FigureOutput("heatmap_topics", f"{self.topics.method.title()} correlation of per-topic scores",
                             lambda: correlation_heatmap(self.topics.pooled, lower=True, fmt=".2f",
-                                                        title=f"per-topic scores, pooled {self.topics.method}"),
+                                                        title=f"per-topic scores, pooled {self.topics.method}",
+                                                        colorbar_label=f"{self.topics.method} correlation"),
                             in_report=False)]
         rows, columns = self._grid()
         if rows and columns:

@@ -158,6 +158,24 @@ def pairs(tests: PairTests, method: str) -> int:
     return found.pop()
 
 
+#: The suffixes of the corrected forms of the classical tests, in words.
+_CORRECTIONS = {"holm": "Holm's step-down", "bonferroni": "Bonferroni's", "bh": "Benjamini-Hochberg's"}
+
+
+def _multiplicity(methods) -> str:
+    """What each test does about the number of pairs: a reader must know whether "told apart" is per pair."""
+    parts = []
+    plain = [m for m in methods if m != "tukey" and m.rsplit("-", 1)[-1] not in _CORRECTIONS]
+    if plain:
+        parts.append(f"{', '.join(plain)}: uncorrected, each pair tested at α on its own, as discriminative power "
+                     "counts pairs (Sakai 2006)")
+    parts += [f"{m}: {_CORRECTIONS[m.rsplit('-', 1)[-1]]} correction over the pairs" for m in methods
+              if m.rsplit("-", 1)[-1] in _CORRECTIONS]
+    if "tukey" in methods:
+        parts.append("tukey: the family-wise error over all pairs is controlled by the test itself")
+    return "Multiple comparisons: " + "; ".join(parts) + "."
+
+
 def _n_systems(tests: PairTests) -> int:
     return len(next(iter(tests.tests.values())).systems)
 
@@ -225,8 +243,8 @@ def run(data: AnalysisData, *, methods: tuple[str, ...], n_resamples: int | None
             f"replicate matrix across pairs and metrics. A pair is told apart when its achieved significance level "
             f"(ASL) is below α = {alpha:g}; Δ required is the largest, over pairs, estimated difference in mean "
             f"{data.scale} needed for significance (Sakai 2006), in each metric's own units, and Δ/σ the same over "
-            f"the s.d. of the metric's per-topic {data.scale}s. Bold: the most pairs told apart, the smallest "
-            f"Δ/σ.{data.standardise_note()}")
+            f"the s.d. of the metric's per-topic {data.scale}s. {_multiplicity(methods)} Bold: the most pairs told "
+            f"apart, the smallest Δ/σ.{data.standardise_note()}")
     if best:
         text += (f"\n\nTop {top} systems: the {top} systems that rank best under every metric at once (the "
                  f"smallest depth d at which the top-d sets of all {len(data.scores)} metrics share at least {top} "

@@ -39,7 +39,7 @@ class IntuitivenessResult(Result):
 
     def findings(self):
         return intuitiveness_findings(self.compact, name="intuitiveness", gold=self.gold, targets=self.targets,
-                                      references=self.against)
+                                      references=self.against, counts=self.result.table)
 
 
 def _one_measure(spec: Any) -> str | None:
@@ -115,9 +115,13 @@ def intuitiveness_table(matrix: pd.DataFrame, gold: str, *, decimals: int = 3) -
 # The findings
 
 def intuitiveness_findings(tables: Mapping[str, PaperTable], *, name: str, gold: str, targets: Sequence[str],
-                           references: Sequence[str]) -> list[Finding]:
+                           references: Sequence[str], counts: pd.DataFrame | None = None,
+                           alpha: float = 0.05) -> list[Finding]:
     """Each metric under study against each reference: the share of their disagreements on which the gold
-    criterion sides with each (Sakai 2012)."""
+    criterion sides with each (Sakai 2012). With the ``counts`` (the engine's table), a metric is called more or
+    less intuitive only where an exact two-sided sign test over the disagreements the gold criterion decides
+    rejects equal shares at ``alpha`` (the pairs share topics and systems, so its p-value is optimistic: a
+    difference it does not find is not there); else "not distinguishable", with the counts."""
     q = Quoter(tables)
     t = tables[name]
     rows = [str(r) for r in t.values.index]
@@ -131,15 +135,42 @@ def intuitiveness_findings(tables: Mapping[str, PaperTable], *, name: str, gold:
             continue
         side = "more" if float(t.values.loc[x, y]) > float(t.values.loc[y, x]) else \
             "less" if float(t.values.loc[x, y]) < float(t.values.loc[y, x]) else "as"
-        by_metric.setdefault(x, {}).setdefault(side, []).append(f"{y} ({a} vs {b})")
+        said = f"{y} ({a} vs {b}"
+        decided = _decided(counts, x, y)
+        if decided is not None:
+            k_x, k_y, p = decided
+            said += (f"; {q.param(f'{x} > {y}', k_x)} vs {q.param(f'{y} > {x}', k_y)} of the disagreements "
+                     f"{gold} decides, sign test p = {q.param(f'p ({x}, {y})', f'{p:.2g}')}")
+            if side != "as" and p >= alpha:
+                side = "indistinct"
+        by_metric.setdefault(x, {}).setdefault(side, []).append(said + ")")
     if not by_metric:
         return []
     parts = []
     for x, sides in by_metric.items():
         said = [f"{word} intuitive than {' and '.join(sides[key])}" for key, word in
                 (("more", "more"), ("less", "less"), ("as", "as")) if key in sides]
+        if "indistinct" in sides:
+            said.append(f"not distinguishable from {' and '.join(sides['indistinct'])}")
         parts.append(f"{x} is " + "; ".join(said))
     sentence = (f"Intuitiveness against {q.param('gold', gold)} (Sakai's concordance test: in the system-topic pairs "
                 f"two metrics order oppositely, the share where {gold} sides with each; higher is more intuitive). "
                 + ". ".join(parts) + ".")
     return [q.finding(sentence)]
+
+
+def _decided(counts: pd.DataFrame | None, x: str, y: str) -> tuple[int, int, float] | None:
+    """(disagreements the gold criterion decides for x, for y, the exact two-sided sign test's p-value) of the
+    pair x, y in the engine's table; None without it."""
+    if counts is None:
+        return None
+    from scipy.stats import binomtest
+
+    row = counts[((counts["metric_x"] == x) & (counts["metric_y"] == y))
+                 | ((counts["metric_x"] == y) & (counts["metric_y"] == x))]
+    if row.empty:
+        return None
+    r = row.iloc[0]
+    k_x, k_y = (int(r["agree_x"]), int(r["agree_y"])) if r["metric_x"] == x else (int(r["agree_y"]),
+                                                                                 int(r["agree_x"]))
+    return k_x, k_y, float(binomtest(k_x, k_x + k_y, 0.5).pvalue) if k_x + k_y else 1.0

@@ -191,13 +191,19 @@ def _property_grid(res):
 
     from meta_eval.statistics.metric_properties.formal import MOFFAT
 
+    from matplotlib.patches import Patch
+
     levels = {"held": 0, "binary": 1, "violated": 2, "undefined": 3}
+    colours = ["#0072B2", "#56B4E9", "#D55E00", "#BBBBBB"]
     codes = np.array([[levels["binary"] if res.binary_only(m, p) else levels[res.status(m, p)]
                        for p in res.properties] for m in res.metrics])
-    fig = Figure(figsize=(7.0, 0.35 * len(res.metrics) + 1.9))
+    fig = Figure(figsize=(7.0, 0.35 * len(res.metrics) + 2.3))
     ax = fig.add_subplot()
-    ax.imshow(codes, cmap=ListedColormap(["#0072B2", "#56B4E9", "#D55E00", "#BBBBBB"]), vmin=0, vmax=3,
-              aspect="auto")
+    ax.imshow(codes, cmap=ListedColormap(colours), vmin=0, vmax=3, aspect="auto")
+    labels = ["holds", "holds for binary relevance only", "violated", "undefined"]
+    shown = sorted(set(codes.ravel().tolist()))  # a legend of the colours the grid uses
+    ax.legend(handles=[Patch(facecolor=colours[k], label=labels[k]) for k in shown], loc="lower center",
+              bbox_to_anchor=(0.5, 1.0), ncol=len(shown), frameon=False, fontsize="small")
     for i, m in enumerate(res.metrics):
         for j, p in enumerate(res.properties):
             ax.text(j, i, res.symbol(m, p), ha="center", va="center", fontsize=7,

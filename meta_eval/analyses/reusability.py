@@ -189,7 +189,8 @@ def reusability_figure(
     for ax in axes[len(metrics):]:
         ax.set_visible(False)
     axes[0].yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))  # 10 ticks crowd a 1.45-inch panel
-    axes[0].set_xlim(0, data["rank_full"].max() + 1)
+    axes[0].xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True, min_n_ticks=2))  # ranks: 1, 2, ..., not 2.5
+    axes[0].set_xlim(0.5, data["rank_full"].max() + 0.5)
     low, high = min(0, int(data["rank_change"].min())), max(1, int(data["rank_change"].max()))
     pad = 0.1 * (high - low)
     axes[0].set_ylim(low - pad, high + pad)

@@ -436,6 +436,8 @@ def _cross_tables(tmp: Path, specs: Sequence[CollectionSpec]) -> dict[str, pd.Da
         if "subset" in d:
             d = d[d.subset == "all"]
         tables["discpower_by_collection"] = _side_by_side(d, "metric", "proportion", order)
+        if "pairs" in d:  # what each percentage is of: collections differ in their systems
+            tables["discpower_pairs"] = d.groupby("collection", sort=False)["pairs"].max().reset_index()
     if stacked["system_correlation"]:
         c = pd.concat(stacked["system_correlation"], ignore_index=True)
         c = c[c.coefficient.isin(["kendall_tau_b", "tau_ap_sym"])]
@@ -450,6 +452,8 @@ def _cross_tables(tmp: Path, specs: Sequence[CollectionSpec]) -> dict[str, pd.Da
         if {"metric", "mean_rms", "threshold"} <= set(i.columns):
             i = i.assign(metric=i.metric + ", grade ≥ " + i.threshold.astype(str))
             tables["informativeness_by_collection"] = _side_by_side(i, "metric", "mean_rms", order)
+            if "n_lists" in i:  # the lists each mean is over (compared where every metric converged)
+                tables["informativeness_lists"] = i.groupby("collection", sort=False)["n_lists"].min().reset_index()
     return tables
 
 
@@ -484,7 +488,8 @@ def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> 
         t = tables["discpower_by_collection"]
         section = report.section("Discriminative power", f"Percentage of system pairs told apart (ASL < "
                                  f"{options.alpha:g}, Sakai's paired bootstrap, B = {options.n_resamples}) over all "
-                                 "systems of each collection (the CSV holds the proportions).")
+                                 f"systems of each collection ({_counts(tables.get('discpower_pairs'), 'pairs', '; ')}"
+                                 "the CSV holds the proportions).")
         # in percent, as each collection's own table (% discriminated); the CSV keeps the proportions
         report.table(section, "Discriminative power: percentage of system pairs told apart, per collection",
                      PaperTable(100 * t.set_index("metric"), decimals=1), "discpower_by_collection", full=t)
@@ -498,7 +503,9 @@ def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> 
                      full=t)
     if "informativeness_by_collection" in tables or "rms_vs_g_by_collection" in tables:
         section = report.section("Informativeness", "Mean RMS error of the precision-recall curves inferred by the "
-                                 "maximum-entropy method from each metric's value (lower is more informative).")
+                                 "maximum-entropy method from each metric's value (lower is more informative; lists "
+                                 f"compared, the fewest over the thresholds: "
+                                 f"{_counts(tables.get('informativeness_lists'), 'lists', ')') or '–)'}.")
         if "informativeness_by_collection" in tables:
             t = tables["informativeness_by_collection"]
             report.table(section, "Informativeness: mean RMS error per metric and relevance threshold, per "
@@ -510,7 +517,19 @@ def _write_report(tmp: Path, specs, done, result: MultiStudyResult, options) -> 
             report.figure(section, "Mean RMS error (±1 s.e.) over GAP's g, one panel per collection (GAP paper, "
                           "Figure 2); nDCG does not depend on g", figure2_by_collection(g, [s.name for s in specs]),
                           "rms_vs_g_by_collection")
+    binary = [spec.name for spec, (_, info) in zip(specs, done) if info["max_grade"] <= 1]
+    if binary:  # GAP's grades collapse: its column repeats AP's there
+        intro.text += (f" {', '.join(binary)} {'has' if len(binary) == 1 else 'have'} binary grades (0..1): there "
+                       "GAP equals AP and graded nDCG its binary form.")
     report.write()
+
+
+def _counts(counts, unit: str, end: str) -> str:
+    """``c1: 45 pairs, c2: 36 pairs`` and ``end`` from a frame of (collection, count): what each collection's numbers
+    are over; empty without counts."""
+    if counts is None or not len(counts):
+        return ""
+    return ", ".join(f"{name}: {int(n):,} {unit}" for name, n in counts.to_numpy()) + end
 
 
 def figure2_by_collection(table: pd.DataFrame, order: Sequence[str] | None = None):

@@ -50,6 +50,9 @@ SCORE_CELLS = 4_000_000
 MOFFAT = tuple(k for k, (src, _) in PROPERTIES.items() if src.startswith("Moffat"))
 CONSTRAINTS = tuple(k for k in PROPERTIES if k not in MOFFAT)
 
+#: The longest list the boundedness probe looks at again when it saw growth (growth_length's own maximum).
+LONGEST_GROWTH = 1 << 16
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -183,11 +186,26 @@ class Space:
                 outcomes[key] = self._compare(COMPARISONS[key], metric, scored)
             elif key == "realisable":
                 outcomes[key] = probes.realisable(scored, outcomes["bounded"].unbounded_above)
+            elif key == "bounded":
+                outcomes[key] = self._bounded(metric, scored)
             else:
                 outcomes[key] = func(scored)
         return [Verdict(metric.name, key, self.name, o.status, o.checked, o.skipped,
                         tuple(Case(cases.ranking(i), tuple(int(k) for k in cases.counts[i]), float(v))
                               for cases, i, v in o.evidence), o.claim) for key, o in outcomes.items()]
+
+    def _bounded(self, metric: Metric, scored: probes.Scored) -> probes.Outcome:
+        """Boundedness; growth seen up to ``growth_length`` is looked at again up to :data:`LONGEST_GROWTH`
+        documents before it is called unbounded: a bounded metric that saturates slowly (RBP with p = 0.9999,
+        1 - p^n, still doubling at n = 4096) grew like an unbounded one over the shorter probe."""
+        from dataclasses import replace
+
+        outcome = probes.bounded(scored)
+        if outcome.status != VIOLATED or not outcome.claim.startswith("unbounded") or \
+                self.sizes.growth_length >= LONGEST_GROWTH:
+            return outcome
+        longer, _ = growth_cases(self.c, LONGEST_GROWTH)
+        return probes.bounded(replace(scored, growth=longer, v_growth=metric.score(longer)))
 
     def _compare(self, comp: Comparison, metric: Metric, s: probes.Scored) -> probes.Outcome:
         exh_cut = _effective(metric.cutoff, self.length) if comp.uses_cutoff else None
