@@ -335,3 +335,37 @@ def test_a_slowly_saturating_bounded_metric_is_bounded():
     result = get_analysis("properties")(AnalysisData.from_measures(["RBP(p=0.9999)", "DCG"])).result
     assert result.status("RBP(p=0.9999)", "bounded") == "held"
     assert result.status("DCG", "bounded") == "violated"
+
+
+def test_err_stays_a_probability_sum_and_takes_no_ignored_gain(tmp_path):
+    """ERR(max_grade=2) on grades 0..4 gave 3.40625 (a stop probability of 3.75); ERR(gain=...) with stop=exp
+    printed a row of its own with plain ERR's value (the gain map was ignored)."""
+    import meta_eval as me
+
+    (tmp_path / "q").write_text("1 0 a 4\n1 0 b 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2 R\n1 Q0 b 2 1 R\n")
+    col = me.load_collection(tmp_path / "q", [tmp_path / "r"])
+    for spec, said in (("ERR(max_grade=2)", "below the qrels' highest grade 4"),
+                       ("ERR(stop=linear,max_grade=2)", "below the qrels' highest grade 4"),
+                       ("nERR(max_grade=3)", "below the qrels' highest grade 4"),
+                       ("ERR(gain=1:3,4:1)", "a gain map applies to stop=linear")):
+        with pytest.raises(InputError, match=said):
+            me.score(col, spec)
+    # R = (2^4 - 1) / 2^4 then (2^1 - 1) / 2^4: ERR = 15/16 + (1/16)(1/16)/2 (Chapelle et al. 2009)
+    assert me.score(col, "ERR(max_grade=4)")[0, 0] == pytest.approx(15 / 16 + (1 / 16) * (1 / 16) / 2)
+    # linear stop with a decreasing gain map: R = g / (max gain + 1) = 1/4 then 3/4 (NTCIREVAL's form)
+    assert me.score(col, "ERR(stop=linear,gain=1:3,4:1)")[0, 0] == pytest.approx(0.25 + 0.75 * 0.75 / 2)
+
+
+@pytest.mark.parametrize("test", ["bootstrap", "randomisation"])
+def test_systems_of_equal_means_get_asl_one_whatever_the_rounding(test):
+    """[0.3, 0.7] and [0.5, 0.5]: the mean difference is 0, floating-point sums leave -2.8e-17, and the bootstrap
+    gave ASL 0.545 (replicates fell at random either side of a rounding-level t)."""
+    from meta_eval.statistics.significance.bootstrap import paired_bootstrap
+    from meta_eval.statistics.significance.randomisation import randomisation_test
+
+    run = paired_bootstrap if test == "bootstrap" else randomisation_test
+    assert run(np.array([[0.3, 0.7], [0.5, 0.5]]), n_resamples=200).asl[0] == 1.0
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 11, 10) / 10
+    assert run(np.vstack([a, rng.permutation(a)]), n_resamples=300).asl[0] == 1.0  # the same scores, reordered

@@ -338,12 +338,21 @@ def q_measure(r: Rankings, beta: float = 1.0, gain="linear", k: int | None = Non
 
 
 def _err_stop_probability(r: Rankings, gain, stop: str, max_grade: int | None) -> np.ndarray:
+    """The stop probability R of each document, in [0, 1]. A ``max_grade`` below the qrels' highest grade is
+    refused (a grade above it made R > 1: ERR = 3.4), and so is a gain map with ``stop=exp`` (which reads the
+    grades themselves: the map was ignored, silently)."""
+    if max_grade is not None and max_grade < r.max_grade:
+        raise InputError(f"ERR: max_grade={max_grade} is below the qrels' highest grade {r.max_grade} (a stop "
+                         f"probability would exceed 1); give max_grade >= {r.max_grade}, or leave it out")
+    if stop == "exp" and not (isinstance(gain, str) and gain == "linear"):
+        raise InputError("ERR: a gain map applies to stop=linear; stop=exp's probability is (2^g - 1) / 2^gmax "
+                         "of the grade g itself")
     if stop == "exp":
         top = r.max_grade if max_grade is None else max_grade
         return r.gains(gain_table("exp", max(r.max_grade, top))) / 2.0**top
     table = gain_table(gain, r.max_grade)
-    top = table.max() if max_grade is None else gain_table(gain, max_grade)[max_grade]
-    return r.gains(table) / (top + 1.0)
+    top = table.max() if max_grade is None else gain_table(gain, max_grade)[: max_grade + 1].max()
+    return r.gains(table) / (top + 1.0)  # top: the highest gain of grades 0..gmax (any gain map)
 
 
 ERR_PARAMS = (

@@ -213,7 +213,8 @@ def curve_errors(lists: Lists, res: MEMResult, thresholds: Sequence[int], protoc
     out = {}
     for level in thresholds:
         if not 1 <= level < b.n_grades:
-            raise InputError(f"threshold must lie in 1..{b.n_grades - 1}; got {level}")
+            raise InputError(f"threshold (--threshold, -t) must lie in 1..{b.n_grades - 1}, the grades above 0 of "
+                             f"the lists; got {level}")
         S = res.survival(level)
         R = b.counts[:, level:].sum(1)
         out[level] = pr_error(S, b.grades >= level, b.lengths, R, protocol=protocol, align=align)

@@ -124,9 +124,13 @@ def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray
     (``|mean| <= ZERO_RTOL * scale``). ``scale`` is the magnitude of the data (max |z_t| of the pair), so the
     tolerances only absorb floating-point rounding of the vectorised sums.
 
-    Consequences: identical systems (z = 0 on every topic) get ASL = 1; a constant non-zero difference on every
-    topic gets ASL = 0; a replicate that happens to draw only tied topics with a non-zero shifted mean counts as
-    at least as extreme as the observation (conservative).
+    A mean within rounding of zero is zero whatever the variance (|t| = 0): two systems with the same mean, whose
+    difference floating-point sums leave at 1e-17, were otherwise at a random side of their replicates (ASL 0.55
+    where it is 1).
+
+    Consequences: identical systems (z = 0 on every topic), and systems of equal means, get ASL = 1; a constant
+    non-zero difference on every topic gets ASL = 0; a replicate that happens to draw only tied topics with a
+    non-zero shifted mean counts as at least as extreme as the observation (conservative).
     """
     mean = np.asarray(mean, dtype=np.float64)
     var = np.asarray(var, dtype=np.float64)
@@ -141,9 +145,9 @@ def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):
         np.divide(t, denom, out=t)
     if degenerate.any():
-        absmean = np.abs(np.broadcast_to(mean, shape)[degenerate])
-        zero = absmean <= ZERO_RTOL * np.broadcast_to(scale, shape)[degenerate]
-        t[degenerate] = np.where(zero, 0.0, np.inf)
+        t[degenerate] = np.inf  # a non-zero mean over no spread (a zero mean is 0 below)
+    zero = np.abs(np.broadcast_to(mean, shape)) <= ZERO_RTOL * np.broadcast_to(scale, shape)
+    t[zero] = 0.0
     return t
 
 
