@@ -369,3 +369,55 @@ def test_systems_of_equal_means_get_asl_one_whatever_the_rounding(test):
     rng = np.random.default_rng(1)
     a = rng.integers(0, 11, 10) / 10
     assert run(np.vstack([a, rng.permutation(a)]), n_resamples=300).asl[0] == 1.0  # the same scores, reordered
+
+
+def _tidy_table(tmp_path, measures=("AP", "GAP"), name="t.csv", rows=None):
+    rng = np.random.default_rng(7)
+    lines = rows or [f"s{s},{t},{m},{rng.random():.4f}" for m in measures for s in range(4) for t in range(1, 9)]
+    (tmp_path / name).write_text("run,topic,measure,value\n" + "\n".join(lines) + "\n")
+    return tmp_path / name
+
+
+def test_a_score_table_keeps_the_default_references_it_has(tmp_path):
+    """``discpower --scores t.csv -m AP`` analysed AP alone, where the runs' command compares AP with GAP and
+    nDCG: the table's GAP was dropped (the help says: the references the table has)."""
+    result = runner.invoke(app, ["discpower", "--scores", str(_tidy_table(tmp_path)), "-m", "AP", "-B", "20",
+                                 "-o", str(tmp_path / "out"), "--no-figures", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    assert set(pd.read_csv(tmp_path / "out" / "discpower_summary.csv")["metric"]) == {"AP", "GAP"}
+
+
+def test_a_score_table_holding_one_measure_under_two_names_is_refused(tmp_path):
+    """AP and map rows of different values: -m AP and -m map each picked one, and without -m the analyses
+    compared the measure with itself."""
+    result = runner.invoke(app, ["discpower", "--scores", str(_tidy_table(tmp_path, ("AP", "map"))), "-B", "20"])
+    assert result.exit_code == 2 and "one measure under two names, 'AP' and 'map'" in result.output
+
+
+def test_the_means_of_a_score_table_are_each_measures_own_summary(tmp_path):
+    """gm_map from a table was averaged arithmetically (equal to AP's mean): its geometric mean, as from runs."""
+    from meta_eval.analyses import AnalysisData, get_analysis
+    from meta_eval.inputs.score_tables import read_scores
+
+    table = read_scores(_tidy_table(tmp_path, ("gm_map", "AP")))
+    means = get_analysis("scores")(AnalysisData.from_scores(table)).means
+    x = table.scores["gm_map"]
+    np.testing.assert_allclose(means.loc[table.systems[0], "gm_map"],
+                               np.exp(np.mean(np.log(np.maximum(x[0], 1e-5)))), rtol=1e-12)
+    np.testing.assert_allclose(means.loc[table.systems[0], "AP"], table.scores["AP"][0].mean(), rtol=1e-12)
+
+
+def test_a_study_of_scores_and_collections_at_once_is_refused_and_unknown_measures_skip_properties(tmp_path):
+    """``--scores`` beside ``--collection`` was ignored, exit 0; a measure only the table's author can compute
+    failed the properties stage (exit 1)."""
+    qrels, runs = _runs(tmp_path)
+    table = _tidy_table(tmp_path, ("mine", "AP"))
+    result = runner.invoke(app, ["study", "--scores", str(table), "-c", f"x={qrels}:{runs}", "-o",
+                                 str(tmp_path / "s1")])
+    assert result.exit_code == 2 and "--scores" in result.output and not (tmp_path / "s1").exists()
+    result = runner.invoke(app, ["study", "--scores", str(table), "-m", "mine", "-a", "AP", "-o", str(tmp_path / "s2"),
+                                 "-B", "20", "--no-figures", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "meta-eval does not know mine" in (tmp_path / "s2" / "report.md").read_text()

@@ -119,7 +119,8 @@ def detail_table(c, decimals: int = 4) -> PaperTable:
                         "measure", choices=CORRECTIONS),
                   ANALYSIS_PARAMS["alpha"], ANALYSIS_PARAMS["confidence"],
                   Param("n_resamples", None, int, "replicates of the bootstrap and randomisation tests (default "
-                        "1000)", within="[1, 9007199254740992]", flags=("--resamples", "-B")),
+                        "1000 for the bootstrap, 10,000 for randomisation)", within="[1, 9007199254740992]",
+                        flags=("--resamples", "-B")),
                   ANALYSIS_PARAMS["seed"]),
           enabled=lambda params: params.get("baseline") is not None or bool(params.get("all_pairs")),
           standardised=True)

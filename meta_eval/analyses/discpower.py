@@ -24,7 +24,7 @@ from meta_eval.core.progress import CostModel
 from meta_eval.rendering.figure_style import FULL_WIDTH, colors_for, styled
 from meta_eval.rendering.findings import Finding, Quoter, joined, ranked, tied
 from meta_eval.rendering.paper_table import PaperTable, best_mask
-from meta_eval.statistics.significance.discriminative_power import METHODS, PairTests
+from meta_eval.statistics.significance.discriminative_power import DEFAULT_RESAMPLES, METHODS, PairTests
 
 #: The tests a user picks from (meta_eval.statistics.significance.discriminative_power.METHODS).
 TESTS = METHODS
@@ -72,7 +72,8 @@ class DiscriminativePower(Result):
     def tables(self) -> list[TableOutput]:
         top_text = (f" and over the top {self.k} ({pairs(self.top_systems, self.method):,} pairs)"
                     if self.top_systems is not None else "")
-        replicates = f", B = {self.n_resamples}" if self.n_resamples and "bootstrap" in self.method else ""
+        replicates = f", B = {_replicates(self.method, self.n_resamples)}" \
+            if self.method in DEFAULT_RESAMPLES else ""
         caption = (f"Discriminative power ({self.method}{replicates}): percentage of system pairs told apart "
                    f"(ASL < {self.alpha:g}) and the difference required (Δ, and Δ over the metric's s.d. of "
                    f"per-topic {self.scale}s), over all {_n_systems(self.all_systems)} systems "
@@ -127,7 +128,8 @@ class DiscriminativePower(Result):
             best, worst = order[0], order[-1]
             most, fewest = joined(tied(t, column, order)), joined(tied(t, column, order[::-1])[::-1])
             n_pairs = q.param(f"pairs ({label})", counts[label])
-            b = f", B = {q.param('B', self.n_resamples)}" if self.n_resamples and "bootstrap" in self.method else ""
+            b = f", B = {q.param('B', _replicates(self.method, self.n_resamples))}" \
+                if self.method in DEFAULT_RESAMPLES else ""
             lead = (f"Discriminative power ({self.method}{b}, α = {q.param('alpha', self.alpha)}, {n_pairs} system "
                     "pairs): " if label == "all" else f"Among the top {q.param('top', self.k)} systems ({n_pairs} "
                     "pairs), ")
@@ -156,6 +158,11 @@ def pairs(tests: PairTests, method: str) -> int:
     if len(found) != 1:
         raise InputError(f"the metrics were tested on different numbers of pairs ({sorted(found)})")
     return found.pop()
+
+
+def _replicates(method: str, n_resamples: int | None) -> int:
+    """The replicates a randomised test ran (its default when none was given): what a caption must state."""
+    return n_resamples or DEFAULT_RESAMPLES[method]
 
 
 #: The suffixes of the corrected forms of the classical tests, in words.
@@ -191,7 +198,6 @@ def _memory(data: AnalysisData, params) -> list[MemoryNeed]:
 def _work(data: AnalysisData, params: Mapping[str, Any]) -> float:
     """System pairs (all, and the top-k systems') × topics × metrics × replicates, summed over the tests (a test
     that does not resample counts one replicate)."""
-    from meta_eval.statistics.significance.discriminative_power import DEFAULT_RESAMPLES
 
     S, k = len(data.systems), params["top"]
     pairs = S * (S - 1) / 2 + (k * (k - 1) / 2 if 1 < k < S else 0)
@@ -238,7 +244,9 @@ def run(data: AnalysisData, *, methods: tuple[str, ...], n_resamples: int | None
         best = best_systems(data.scores, data.systems, top)
         top_result = discriminative_power(data.scores, data.systems, subset=best, **common)
     spread = {name: float(np.std(x)) for name, x in data.scores.items()}
-    b = f", B = {n_resamples or 'its default'}" if any("bootstrap" in m or m == "tukey" for m in methods) else ""
+    randomised = [m for m in methods if m in DEFAULT_RESAMPLES]
+    b = (", B = " + ", ".join(f"{_replicates(m, n_resamples)}" + (f" ({m})" if len(randomised) > 1 else "")
+                              for m in randomised)) if randomised else ""
     text = (f"{', '.join(methods)} test of every system pair{b}, seed {seed}; the randomised tests share one "
             f"replicate matrix across pairs and metrics. A pair is told apart when its achieved significance level "
             f"(ASL) is below α = {alpha:g}; Δ required is the largest, over pairs, estimated difference in mean "

@@ -51,11 +51,9 @@ COST = CostModel.fit("per-topic scores", _work, {"demo, quick": (3840, 0.05), "d
 def run(data: AnalysisData) -> Scores:
     """Mean of each measure over the topics per system (the measure's own aggregate: mean, geometric mean or sum),
     and every per-topic value."""
-    from meta_eval.measures.scoring import aggregate
-
     measure = {m.output_name: m for m in data.measures}
-    means = pd.DataFrame({name: aggregate(x, measure[name]) if name in measure else np.nanmean(x, axis=1)
-                          for name, x in data.raw.items()}, index=pd.Index(data.systems, name="system"))
+    means = pd.DataFrame({name: _summary(x, measure.get(name), name) for name, x in data.raw.items()},
+                         index=pd.Index(data.systems, name="system"))
     first = data.targets[0]
     means = means.sort_values(first, ascending=False, kind="stable")
     text = (f"Mean over {len(data.topics)} topics of each metric, systems sorted by {first}; the best value of "
@@ -64,6 +62,26 @@ def run(data: AnalysisData) -> Scores:
         text += (" The means are of the raw scores; standardisation.csv holds each topic's reference mean and s.d. "
                  "per metric, to standardise new runs against the same reference.")
     return Scores(means, _tidy(data), len(data.topics), text=text)
+
+
+def _summary(x: np.ndarray, measure, name: str) -> np.ndarray:
+    """Each system's summary over the topics as the measure declares it (a geometric mean for gm_map), also for a
+    score table's measures, found by name (names read from data never load code); a name meta-eval does not know,
+    or a summary that needs the collection, is the arithmetic mean. Added in topic order, as from the runs."""
+    from meta_eval.core.errors import InputError
+    from meta_eval.measures.resolver import resolve_read
+    from meta_eval.measures.scoring import aggregate, sequential_sum
+
+    if measure is None:
+        try:
+            found = resolve_read([name])
+        except InputError:
+            found = []
+        measure = found[0] if len(found) == 1 and not callable(found[0].family.aggregate) else None
+    if measure is not None:
+        return aggregate(x, measure)
+    with np.errstate(all="ignore"):
+        return sequential_sum(x) / np.sum(~np.isnan(x), axis=-1)
 
 
 def _tidy(data: AnalysisData) -> pd.DataFrame:

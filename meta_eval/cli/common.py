@@ -564,10 +564,13 @@ class DataOptions:
 
         if self._table is not None:
             return self._table
+        from meta_eval.analyses import DEFAULT_AGAINST
+
         keep = [*self.measures, *(a for a in self.against or () if a != "none")] if self.measures else None
         table = self._table = read_scores(list(self.scores), layout=self.scores_layout, measure=self.scores_measure,
                                           measures=keep, missing=_value(self.collection.missing) or "error",
-                                          canonical=_canonical_name)
+                                          canonical=_canonical_name,
+                                          optional=DEFAULT_AGAINST if self.against is None else ())
         if table.filled:
             print(f"meta-eval: {table.filled} missing cell(s) of the score table scored 0 (--missing zero)",
                   file=sys.stderr)

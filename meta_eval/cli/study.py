@@ -135,7 +135,8 @@ def study(**given) -> None:
         from meta_eval.orchestration.multi_collection_study import run_several
 
         result = run_several(collections, study_file, data.collection.load_options(), options, out,
-                             extra=data.collection.runs or data.collection.qrels, given=set_here, **how)
+                             extra=data.collection.runs or data.collection.qrels or data.scores, given=set_here,
+                             **how)
         failed = [f"{name}: {stage}" for name, errors in result.errors.items() for stage in errors]
     else:
         reading = time.perf_counter()

@@ -128,7 +128,7 @@ class ScoreTable:
 def read_scores(source: Any, *, layout: str | None = None, measure: str | None = None,
                 measures: Sequence[str] | None = None, missing: str = "error", name: str | None = None,
                 systems: Sequence[str] | None = None, topics: Sequence[str] | None = None,
-                canonical: Callable[[str], str] | None = None) -> ScoreTable:
+                canonical: Callable[[str], str] | None = None, optional: Sequence[str] = ()) -> ScoreTable:
     """Read per-topic scores (a tidy table, a topic × run matrix, ``trec_eval -q`` output, or arrays).
 
     Parameters
@@ -152,7 +152,11 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
         The names of the arrays' rows and columns (arrays only; topics default to 1..T).
     canonical : callable, optional
         A measure's name as the caller knows it (the command line passes the resolver's, so that ``-m map`` finds a
-        table's ``AP``: both are AP).
+        table's ``AP``: both are AP). Two of the table's measures with one canonical name are then an error: which
+        one ``-m AP`` meant could not be told.
+    optional : sequence of str
+        With ``measures``: more measures kept after them when the table has them (the default references), and
+        left out silently when it has not.
 
     Returns
     -------
@@ -195,6 +199,11 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
         cells = [part for path in paths for part in _file_cells(path, layout, measure, name if len(paths) == 1
                                                                     else None)]
     source_text = ", ".join(dict.fromkeys(part.source for part in cells))
+    if canonical is not None:
+        _one_name_each(cells, canonical, source_text)
+    if measures is not None and optional:
+        have = {m for p in cells for m in dict.fromkeys(p.measure)}
+        measures = [*measures, *(m for m in optional if m not in measures and _found(m, have, canonical))]
     table = _assemble(_keep_measures(cells, measures, source_text, canonical), missing, source_text)
     return _select(table, measures, canonical)  # in the order asked for
 
@@ -810,6 +819,23 @@ def _keep_measures(parts: list[_Cells], measures: Sequence[str] | None, source: 
         out.append(_Cells(p.run[rows], p.topic[rows], p.measure[rows], p.value[rows], p.source,
                           lambda i, p=p, rows=rows: p.line(int(rows[i])), p.keep_topic_order))
     return out
+
+
+def _one_name_each(parts: list[_Cells], canonical: Callable[[str], str], source: str) -> None:
+    """Refuse a table holding one measure under two names (``AP`` and ``map`` rows): ``-m AP`` would pick one of
+    them, and without ``-m`` the analyses would compare the measure with itself."""
+    names: dict[str, str] = {}
+    for name in dict.fromkeys(m for p in parts for m in dict.fromkeys(p.measure)):
+        first = names.setdefault(canonical(name), name)
+        if first != name:
+            raise InputError(f"the score table holds one measure under two names, {first!r} and {name!r} "
+                             f"({canonical(name)}): keep one of them", source)
+
+
+def _found(name: str, have: set[str], canonical=None) -> bool:
+    """Whether the table's measures ``have`` hold ``name`` (as :func:`_wanted` finds it)."""
+    known = canonical or (lambda n: n)
+    return name in have or name.lower() in {h.lower() for h in have} or known(name) in {known(h) for h in have}
 
 
 def _wanted(measures: Sequence[str] | str, have: list[str], source: str, canonical=None) -> dict[str, str]:

@@ -328,7 +328,7 @@ def run_several(collections: Sequence[str] | None, study_file: str | Path | None
 
     if extra:
         raise InputError("with --collection or --study-file, give the runs and qrels inside them (NAME=QRELS:RUNS), "
-                         "not as arguments or --qrels")
+                         "not as arguments, --qrels or --scores (a study of several collections reads runs)")
     specs = [parse_collection(text, **load) for text in collections or ()]
     if study_file is not None:
         from_file, settings = read_study_file(study_file)

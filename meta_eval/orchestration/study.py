@@ -201,9 +201,27 @@ def study_plan(data: AnalysisData, options: StudyOptions
         if decl.too_few(list(data.raw)):
             not_applicable[decl.name] = decl.too_few(list(data.raw))
             continue
+        unknown = _unknown_measures(data) if decl.needs == "measures" and has == "scores" else []
+        if unknown:  # a score table may hold a measure only its author can compute
+            not_applicable[decl.name] = (f"it studies the measures' definitions, and meta-eval does not know "
+                                         f"{', '.join(unknown)} (a score table's name)")
+            continue
         chosen.append((decl, params))
     params = {decl.name: p for decl, p in chosen}
     return [(decl, params[decl.name]) for decl in dependency_order(decl for decl, _ in chosen)], not_applicable
+
+
+def _unknown_measures(data: AnalysisData) -> list[str]:
+    """The score table's measure names meta-eval cannot resolve (read from data: never loading code)."""
+    from meta_eval.measures.resolver import resolve_read
+
+    unknown = []
+    for name in data.raw:
+        try:
+            resolve_read([name])
+        except InputError:
+            unknown.append(name)
+    return unknown
 
 
 def check_before(options: StudyOptions) -> None:
@@ -437,9 +455,13 @@ def _intro_text(data: AnalysisData, source: Any) -> str:
         shape = (f"{s} systems × {t} topics (depth up to {d}, grades 0..{col.max_grade}); "
                  f"ordering: {col.options.get('ties', 'trec_eval')}; missing topics: {col.missing}. ")
     else:
+        dropped, filled = getattr(source, "dropped", ()), getattr(source, "filled", 0)
         shape = (f"{len(data.systems)} systems × {len(data.topics)} topics of per-topic scores ({source.source}); "
-                 "the analyses that read rankings do not apply. ")
-    return (shape + f"Metrics under study: {', '.join(data.targets)}; compared against: {', '.join(data.against)}."
+                 + (f"topics left out for a missing cell (--missing skip): {', '.join(dropped)}; " if dropped else "")
+                 + (f"{filled} missing cells scored 0 (--missing zero); " if filled else "")
+                 + "the analyses that read rankings do not apply. ")
+    return (shape + f"Metrics under study: {', '.join(data.targets)}; compared against: "
+            f"{', '.join(data.against) or 'none'}."
             + (f"\n\n{describe(data.standardise)} Informativeness and intuitiveness use the metric values "
                "themselves." if data.standardise else ""))
 
