@@ -209,10 +209,14 @@ def test_compact_tables_of_the_analyses():
     summary = pd.DataFrame({"metric": ["A", "A", "B", "B"], "threshold": [1, 2, 1, 2], "mean_rms": [0.1, 0.2, 0.3, 0.1],
                             "sem_rms": [0.01] * 4, "n_lists": [30, 29, 30, 29], "n_failed": [0, 1, 0, 1]})
     i = informativeness_table(summary)
-    assert list(i.values.columns) == ["RMS, grade ≥ 1", "s.e., grade ≥ 1", "RMS, grade ≥ 2", "s.e., grade ≥ 2",
-                                      "lists"]  # compact: a paper's column, no solver internals
+    rms = ["RMS, grade ≥ 1", "s.e., grade ≥ 1", "RMS, grade ≥ 2", "s.e., grade ≥ 2"]
+    # compact: a paper's columns, no solver internals; the lists per threshold, as they differ (30 and 29)
+    assert list(i.values.columns) == [*rms, "lists, grade ≥ 1", "lists, grade ≥ 2"]
+    assert i.text("A", "lists, grade ≥ 1") == "30" and i.text("A", "lists, grade ≥ 2") == "29"
     assert i.bold.loc["A", "RMS, grade ≥ 1"] and i.bold.loc["B", "RMS, grade ≥ 2"]
     check_latex(i.to_latex())
+    same = informativeness_table(summary.assign(n_lists=30))  # one count: one column
+    assert list(same.values.columns) == [*rms, "lists"]
 
 
 # ------------------------------------------------------------------------------------------------ the study's tables

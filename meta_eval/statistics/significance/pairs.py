@@ -140,13 +140,13 @@ def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray
         return abs_studentised(mean.reshape(1), var.reshape(1), n, scale.reshape(1))[0]
     degenerate = np.broadcast_to(var <= VAR_RTOL * scale * scale, shape)
     t = np.abs(np.broadcast_to(mean, shape))
+    zero = t <= ZERO_RTOL * np.broadcast_to(scale, shape)  # |mean| itself, before t divides it (no copy of it)
     denom = np.broadcast_to(var / n, shape).copy()
     np.sqrt(denom, out=denom, where=~degenerate)
     with np.errstate(divide="ignore", invalid="ignore"):
         np.divide(t, denom, out=t)
     if degenerate.any():
         t[degenerate] = np.inf  # a non-zero mean over no spread (a zero mean is 0 below)
-    zero = np.abs(np.broadcast_to(mean, shape)) <= ZERO_RTOL * np.broadcast_to(scale, shape)
     t[zero] = 0.0
     return t
 
