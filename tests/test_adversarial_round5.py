@@ -421,3 +421,15 @@ def test_a_study_of_scores_and_collections_at_once_is_refused_and_unknown_measur
                                  "-B", "20", "--no-figures", "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "meta-eval does not know mine" in (tmp_path / "s2" / "report.md").read_text()
+
+
+def test_a_study_at_another_relevance_level_lists_informativeness_as_not_applicable():
+    """``study -l 2`` ran informativeness into its refusal: the study failed, exit 1, for a legitimate option."""
+    import meta_eval as me
+    from meta_eval.analyses import AnalysisData
+    from meta_eval.orchestration.study import StudyOptions, study_plan
+
+    data = AnalysisData.from_collection(me.demo_collection(rel_level=2), ["AP", "GAP"])
+    plan, not_applicable = study_plan(data, StudyOptions(metrics=("AP",), against=("GAP",)).check())
+    assert "informativeness" not in [decl.name for decl, _ in plan]
+    assert "--rel-level 2 does not apply" in not_applicable["informativeness"]

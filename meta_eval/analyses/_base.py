@@ -111,6 +111,9 @@ class Analysis:
     min_measures : int
         How many measures it compares at least (2 for a correlation): with fewer, a study lists it as not
         applicable and its command refuses before any work.
+    applies : callable or None
+        ``applies(data) -> str | None``: why it cannot run on this data (an option of the collection it would
+        ignore), or None; a study then lists it as not applicable, and running it is an error saying why.
     source : str
         A plug-in's file or module ("" for meta-eval's own analyses).
     cost : CostModel or None
@@ -140,6 +143,7 @@ class Analysis:
     min_measures: int = 1
     source: str = ""
     cost: CostModel | None = None
+    applies: Callable[[AnalysisData], str | None] | None = None
 
     def input_files(self, params: Mapping[str, Any]) -> list[str]:
         """The files the parameters name (of the ``files`` parameters, the values that are existing files)."""
@@ -153,6 +157,11 @@ class Analysis:
             if p.name == name:
                 return p
         raise InputError(unknown_parameter(self, name))
+
+    def not_applicable(self, data: AnalysisData) -> str | None:
+        """Why it cannot run on ``data``: too few measures (:meth:`too_few`), or its own :attr:`applies`."""
+        reason = self.too_few(list(data.raw) or [m.output_name for m in data.measures])
+        return reason or (self.applies(data) if self.applies is not None else None)
 
     def too_few(self, measures: Sequence[str]) -> str | None:
         """Why it cannot run on ``measures`` (fewer than :attr:`min_measures`), or None."""
@@ -185,7 +194,7 @@ class Analysis:
     def __call__(self, data: AnalysisData, **params: Any) -> Result:
         """Run the analysis on ``data`` with ``params`` (checked; undeclared ones take their defaults)."""
         bound = self.bind(params)
-        reason = self.too_few(list(data.raw) or [m.output_name for m in data.measures])
+        reason = self.not_applicable(data)
         if reason:
             raise InputError(reason)
         result = self.run(data, **bound)
@@ -333,7 +342,9 @@ class AnalysisData:
 
         from meta_eval.core.params import unique
 
-        systems, topics = _selection(systems, "systems"), _selection(topics, "topics")
+        from meta_eval.model.collection import selected_names
+
+        systems, topics = selected_names(systems, "system"), selected_names(topics, "topic")
         if systems is None and topics is None:
             return self
         rows = np.sort(self._positions(unique(systems, "--system"), self.systems, "system")) \
@@ -399,17 +410,6 @@ class AnalysisData:
             return ""
         how = "z-scores" if self.standardise == "z" else "normal-CDF standardised scores"
         return f" Computed on per-topic {how}."
-
-
-def _selection(names, what: str) -> list[str] | None:
-    """A selection of systems or topics as a list of names (any sequence, a numpy array too); None selects all. An
-    empty selection is refused: it selects nothing (a collection cut to it scored NaN means, silently)."""
-    if names is None:
-        return None
-    names = [str(n) for n in (names.tolist() if hasattr(names, "tolist") else names)]
-    if not names:
-        raise InputError(f"an empty selection of {what}: name at least one (None selects all)")
-    return names
 
 
 def _check_defined(name: str, scores: "np.ndarray", systems: Sequence[str], topics: Sequence[str] | None) -> None:

@@ -77,7 +77,8 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
              prepare: Callable[[], Any] | None = None, files: Sequence[str] = (), standardised: bool = False,
              parallel: bool = False, quick: Mapping[str, Any] | None = None,
              before: Callable[[Mapping[str, Any]], Any] | None = None, min_measures: int = 1,
-             cost: CostModel | None = None) -> Callable[[Callable[..., Result]], Analysis]:
+             cost: CostModel | None = None, applies: Callable[[AnalysisData], str | None] | None = None
+             ) -> Callable[[Callable[..., Result]], Analysis]:
     """Declare an analysis: decorate its ``run(data, **params) -> Result`` function.
 
     The decorated name becomes the :class:`Analysis` declaration (its fields are documented there). meta-eval's
@@ -114,7 +115,8 @@ def analysis(name: str, *, title: str, params: Sequence[Param] = (), requires: S
         decl = Analysis(name, title, run, declared, tuple(requires), tuple(after),
                         summary or (run.__doc__ or title).strip().split("\n")[0], needs, order,
                         tuple(measures) if measures is not None else None, enabled, memory, prepare, tuple(files),
-                        standardised, parallel, dict(quick or {}), before, min_measures, cost=cost)
+                        standardised, parallel, dict(quick or {}), before, min_measures, cost=cost,
+                        applies=applies)
         module = str(getattr(run, "__module__", ""))
         if module.startswith(f"{__package__}."):
             _register(decl, module)

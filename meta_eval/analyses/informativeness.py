@@ -281,6 +281,17 @@ COST = CostModel.fit("list ranks × metrics solved", _work,
                       "TREC-COVID, quick": (64550, 1.74), "TREC-COVID": (4.743e+06, 9.14)})
 
 
+def _applies(data: AnalysisData) -> str | None:
+    """A relevance level other than 1 is not for this analysis: it was ignored (the solver's forms read grade >=
+    1, the table said nothing of -l)."""
+    level = data.collection.options.get("rel_level", 1) if data.collection is not None else 1
+    if level == 1:
+        return None
+    return (f"analysis informativeness: --rel-level {level} does not apply; each metric is solved as defined over "
+            f"the grades, and the PR curves are inferred at each relevance threshold: give --threshold {level} (-t) "
+            f"for relevance at grade >= {level}")
+
+
 @analysis("informativeness", quick=dict(lists=8, g_grid=0.5, no_cache=True),
           summary="Informativeness by the maximum-entropy method.",
           title="Informativeness (maximum-entropy method)", order=80,
@@ -311,7 +322,7 @@ COST = CostModel.fit("list ranks × metrics solved", _work,
                   Param("no_cache", False, parse_bool, "solve everything anew, without the cache",
                         flags=("--no-cache",)),
                   ANALYSIS_PARAMS["seed"]),
-          prepare=_warm_solver, before=_open_cache, parallel=True, cost=COST)
+          prepare=_warm_solver, before=_open_cache, parallel=True, cost=COST, applies=_applies)
 def run(data: AnalysisData, *, lists: int, min_relevant: int, min_high: int, thresholds: tuple[int, ...] | None,
         protocol: str, align: str, counts: str, g_grid: float, predict: tuple[str, ...] | None, aslam: bool,
         cache: str, no_cache: bool, seed: int) -> Informativeness:
@@ -321,11 +332,6 @@ def run(data: AnalysisData, *, lists: int, min_relevant: int, min_high: int, thr
     the lists where every metric converged; GAP over its threshold probabilities g (the GAP paper's Figure 2)."""
     from meta_eval.statistics import maxent as mem
 
-    level = (data.collection.options.get("rel_level", 1) if data.collection is not None else 1)
-    if level != 1:  # it was ignored: the solver's forms read grade >= 1, the table said nothing of -l
-        raise InputError(f"analysis informativeness: --rel-level {level} does not apply; each metric is solved as "
-                         "defined over the grades, and the PR curves are inferred at each relevance threshold: give "
-                         f"--threshold {level} (-t) for relevance at grade >= {level}")
     cache_dir = _open_cache({"cache": cache, "no_cache": no_cache})
     sample, n_qualifying = _sample(data, lists, min_relevant, min_high, seed)
     ready = data.prepared.pop("informativeness", None)

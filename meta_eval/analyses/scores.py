@@ -68,20 +68,14 @@ def _summary(x: np.ndarray, measure, name: str) -> np.ndarray:
     """Each system's summary over the topics as the measure declares it (a geometric mean for gm_map), also for a
     score table's measures, found by name (names read from data never load code); a name meta-eval does not know,
     or a summary that needs the collection, is the arithmetic mean. Added in topic order, as from the runs."""
-    from meta_eval.core.errors import InputError
-    from meta_eval.measures.resolver import resolve_read
-    from meta_eval.measures.scoring import aggregate, sequential_sum
+    from meta_eval.measures.resolver import known_measure
+    from meta_eval.measures.scoring import aggregate, arithmetic_mean
 
     if measure is None:
-        try:
-            found = resolve_read([name])
-        except InputError:
-            found = []
-        measure = found[0] if len(found) == 1 and not callable(found[0].family.aggregate) else None
-    if measure is not None:
-        return aggregate(x, measure)
-    with np.errstate(all="ignore"):
-        return sequential_sum(x) / np.sum(~np.isnan(x), axis=-1)
+        measure = known_measure(name)
+        if measure is not None and callable(measure.family.aggregate):
+            measure = None
+    return aggregate(x, measure) if measure is not None else arithmetic_mean(x)
 
 
 def _tidy(data: AnalysisData) -> pd.DataFrame:

@@ -589,14 +589,10 @@ def _canonical_name(name: str) -> str:
     """A measure's canonical name (``map`` and ``ap`` -> ``AP``, ``ndcg_cut_10`` -> ``nDCG@10``), or the name itself
     when it names no measure meta-eval knows (a plug-in's name in a score table: names read from data never load
     code)."""
-    from meta_eval.core.errors import InputError
-    from meta_eval.measures.resolver import resolve_read
+    from meta_eval.measures.resolver import known_measure
 
-    try:
-        found = resolve_read([name])
-    except InputError:
-        return name
-    return found[0].name if len(found) == 1 else name
+    found = known_measure(name)
+    return found.name if found is not None else name
 
 
 _COLLECTION_NAMES = {p.name for p in COLLECTION_PARAMETERS}

@@ -201,9 +201,12 @@ def read_scores(source: Any, *, layout: str | None = None, measure: str | None =
     source_text = ", ".join(dict.fromkeys(part.source for part in cells))
     if canonical is not None:
         _one_name_each(cells, canonical, source_text)
-    if measures is not None and optional:
-        have = {m for p in cells for m in dict.fromkeys(p.measure)}
-        measures = [*measures, *(m for m in optional if m not in measures and _found(m, have, canonical))]
+    if measures is not None and optional:  # each a measure of the table no name asked for already
+        find = _lookup(list(dict.fromkeys(m for p in cells for m in dict.fromkeys(p.measure))), canonical)
+        used = {find(m) for m in measures}
+        for m in optional:
+            if find(m) is not None and find(m) not in used:
+                measures, used = [*measures, m], used | {find(m)}
     table = _assemble(_keep_measures(cells, measures, source_text, canonical), missing, source_text)
     return _select(table, measures, canonical)  # in the order asked for
 
@@ -832,22 +835,22 @@ def _one_name_each(parts: list[_Cells], canonical: Callable[[str], str], source:
                              f"({canonical(name)}): keep one of them", source)
 
 
-def _found(name: str, have: set[str], canonical=None) -> bool:
-    """Whether the table's measures ``have`` hold ``name`` (as :func:`_wanted` finds it)."""
-    known = canonical or (lambda n: n)
-    return name in have or name.lower() in {h.lower() for h in have} or known(name) in {known(h) for h in have}
-
-
-def _wanted(measures: Sequence[str] | str, have: list[str], source: str, canonical=None) -> dict[str, str]:
-    """Each name asked for -> the table's measure it names: the same name, else the same in any case, else the
-    same ``canonical`` name."""
-    from meta_eval.core.params import did_you_mean
-
-    wanted = [measures] if isinstance(measures, str) else list(measures)
+def _lookup(have: list[str], canonical=None) -> Callable[[str], str | None]:
+    """The table's measure (of ``have``) a name asked for names: the same name, else the same in any case, else
+    the same ``canonical`` name; None."""
     known = canonical or (lambda name: name)
     lower = {h.lower(): h for h in reversed(have)}
     same = {known(h): h for h in reversed(have)}
-    found = {m: m if m in have else lower.get(m.lower(), same.get(known(m))) for m in wanted}
+    return lambda m: m if m in have else lower.get(m.lower(), same.get(known(m)))
+
+
+def _wanted(measures: Sequence[str] | str, have: list[str], source: str, canonical=None) -> dict[str, str]:
+    """Each name asked for -> the table's measure it names (:func:`_lookup`)."""
+    from meta_eval.core.params import did_you_mean
+
+    wanted = [measures] if isinstance(measures, str) else list(measures)
+    find = _lookup(have, canonical)
+    found = {m: find(m) for m in wanted}
     unknown = [m for m, h in found.items() if h is None]
     if unknown:
         close = did_you_mean(unknown[0], have)

@@ -349,7 +349,7 @@ def _err_stop_probability(r: Rankings, gain, stop: str, max_grade: int | None) -
                          "of the grade g itself")
     if stop == "exp":
         top = r.max_grade if max_grade is None else max_grade
-        return r.gains(gain_table("exp", max(r.max_grade, top))) / 2.0**top
+        return r.gains(gain_table("exp", top)) / 2.0**top
     table = gain_table(gain, r.max_grade)
     top = table.max() if max_grade is None else gain_table(gain, max_grade)[: max_grade + 1].max()
     return r.gains(table) / (top + 1.0)  # top: the highest gain of grades 0..gmax (any gain map)

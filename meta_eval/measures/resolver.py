@@ -116,6 +116,16 @@ def resolve_read(names: Iterable[str]) -> list[Measure]:
     return resolve(names)
 
 
+def known_measure(name: str) -> Measure | None:
+    """The one measure a name read from data names (:func:`resolve_read`: never loading code), or None when it
+    names none meta-eval knows, or several (a score table's own measure)."""
+    try:
+        found = resolve_read([name])
+    except InputError:
+        return None
+    return found[0] if len(found) == 1 else None
+
+
 def resolve_one(spec: "str | Measure") -> Measure:
     """The single measure a specification names (InputError if it names several)."""
     found = resolve(spec)

@@ -75,11 +75,16 @@ def aggregate(values: np.ndarray, measure: Measure, collection: Collection | Non
         return how(values, measure, collection)
     if how == "sum":
         return sequential_sum(values)
+    if how == "gmean":
+        with np.errstate(all="ignore"):
+            return np.exp(arithmetic_mean(np.log(np.maximum(values, MIN_GEO_MEAN))))
+    return arithmetic_mean(values)
+
+
+def arithmetic_mean(values: np.ndarray) -> np.ndarray:
+    """Mean over the last axis, NaN left out, added in order (:func:`sequential_sum`)."""
     with np.errstate(all="ignore"):
-        n = np.sum(~np.isnan(values), axis=-1)
-        if how == "gmean":
-            return np.exp(sequential_sum(np.log(np.maximum(values, MIN_GEO_MEAN))) / n)
-        return sequential_sum(values) / n
+        return sequential_sum(values) / np.sum(~np.isnan(values), axis=-1)
 
 
 def sequential_sum(values: np.ndarray) -> np.ndarray:

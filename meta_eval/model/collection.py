@@ -335,13 +335,23 @@ def check_input_kind(funcs: Sequence[Callable], kind: str) -> None:
                              f"{_KIND_HINT[kind]}")
 
 
-def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:
-    """Positions of the ``wanted`` names (ids as text: topic 401 is "401"); None: all; none is an error."""
+def selected_names(wanted, kind: str) -> list[str] | None:
+    """A selection of systems or topics as a list of names (any sequence, a numpy array too; ids as text: topic
+    401 is "401"); None selects all. An empty selection is refused: it selects nothing (a collection cut to it
+    scored NaN means, silently)."""
     if wanted is None:
-        return np.arange(len(names))
+        return None
     wanted = [str(w) for w in (wanted.tolist() if hasattr(wanted, "tolist") else wanted)]
     if not wanted:
         raise InputError(f"an empty selection of {kind}s: name at least one (None selects all)")
+    return wanted
+
+
+def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:
+    """Positions of the ``wanted`` names (:func:`selected_names`)."""
+    wanted = selected_names(wanted, kind)
+    if wanted is None:
+        return np.arange(len(names))
     lookup = {name: i for i, name in enumerate(names)}
     unknown = [w for w in wanted if w not in lookup]
     if unknown:

@@ -198,8 +198,9 @@ def study_plan(data: AnalysisData, options: StudyOptions
         if NEEDS.index(decl.needs) > NEEDS.index(has):
             not_applicable[decl.name] = "it reads the rankings of the runs, and the study has per-topic scores only"
             continue
-        if decl.too_few(list(data.raw)):
-            not_applicable[decl.name] = decl.too_few(list(data.raw))
+        reason = decl.not_applicable(data)
+        if reason:
+            not_applicable[decl.name] = reason
             continue
         unknown = _unknown_measures(data) if decl.needs == "measures" and has == "scores" else []
         if unknown:  # a score table may hold a measure only its author can compute
@@ -213,15 +214,9 @@ def study_plan(data: AnalysisData, options: StudyOptions
 
 def _unknown_measures(data: AnalysisData) -> list[str]:
     """The score table's measure names meta-eval cannot resolve (read from data: never loading code)."""
-    from meta_eval.measures.resolver import resolve_read
+    from meta_eval.measures.resolver import known_measure
 
-    unknown = []
-    for name in data.raw:
-        try:
-            resolve_read([name])
-        except InputError:
-            unknown.append(name)
-    return unknown
+    return [name for name in data.raw if known_measure(name) is None]
 
 
 def check_before(options: StudyOptions) -> None:

@@ -160,19 +160,18 @@ def difference_interval(diffs: np.ndarray, confidence: float = 0.95) -> tuple[np
         d̄ ± t_{n-1, (1+c)/2} · s / √n,     d_z = d̄ / s        (s: the n-1 standard deviation of the differences)
 
     Rows with s = 0 get the interval [d̄, d̄] and d_z = NaN (undefined); s = 0 as the significance tests decide it,
-    within rounding (:data:`~meta_eval.statistics.significance.pairs.VAR_RTOL`: a constant difference of 0.1 leaves
+    within rounding (:func:`~meta_eval.statistics.significance.pairs.no_spread`: a constant difference of 0.1 leaves
     s ~ 1e-17, which made d_z ~ 3e15). The interval is ``scipy.stats.ttest_rel(a, b).confidence_interval(c)``
     (checked in the tests).
     """
     from scipy import stats
 
-    from meta_eval.statistics.significance.pairs import VAR_RTOL
+    from meta_eval.statistics.significance.pairs import no_spread
 
     n = diffs.shape[1]
     mean = diffs.mean(axis=1)
     sd = diffs.std(axis=1, ddof=1)
-    scale = np.abs(diffs).max(axis=1, initial=0.0)
-    sd = np.where(sd * sd <= VAR_RTOL * scale * scale, 0.0, sd)
+    sd = np.where(no_spread(sd * sd, np.abs(diffs).max(axis=1, initial=0.0)), 0.0, sd)
     half = stats.t.ppf((1 + confidence) / 2, n - 1) * sd / np.sqrt(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         effect = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), np.nan)

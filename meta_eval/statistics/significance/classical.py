@@ -131,7 +131,7 @@ def classical_test(
 def _zero_sd_rule(diffs: np.ndarray, p: np.ndarray) -> np.ndarray:
     """t-test p-values with the s.d. = 0 rule of the other tests (:func:`~meta_eval.statistics.significance.pairs.
     abs_studentised`): differences constant within rounding (a difference of 0.1 on every topic leaves an s.d. of
-    1e-17, and scipy a p-value of that noise) get p = 0, or 1 when they are all zero."""
+    1e-17, and scipy a p-value of that noise) get p = 0, and a mean within rounding of zero p = 1."""
     scale = np.abs(diffs).max(axis=1, initial=0.0)
     t = abs_studentised(diffs.mean(axis=1), diffs.var(axis=1, ddof=1), diffs.shape[1], scale)
     return np.where(np.isinf(t), 0.0, np.where(t == 0, 1.0, p))

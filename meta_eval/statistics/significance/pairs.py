@@ -116,6 +116,12 @@ def resolve_pairs(n_systems: int, pairs=None) -> tuple[np.ndarray, np.ndarray]:
     return a.astype(np.intp), b.astype(np.intp)
 
 
+def no_spread(var, scale):
+    """Whether a variance is zero within rounding of data of magnitude ``scale``: ``var <= VAR_RTOL * scale**2``
+    (:func:`abs_studentised`'s s.d. = 0 rule)."""
+    return var <= VAR_RTOL * scale * scale
+
+
 def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray) -> np.ndarray:
     """|t| = |mean| / sqrt(var / n), with the s.d. = 0 rule.
 
@@ -138,7 +144,7 @@ def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray
     shape = np.broadcast_shapes(mean.shape, var.shape, scale.shape)
     if shape == ():
         return abs_studentised(mean.reshape(1), var.reshape(1), n, scale.reshape(1))[0]
-    degenerate = np.broadcast_to(var <= VAR_RTOL * scale * scale, shape)
+    degenerate = np.broadcast_to(no_spread(var, scale), shape)
     t = np.abs(np.broadcast_to(mean, shape))
     zero = t <= ZERO_RTOL * np.broadcast_to(scale, shape)  # |mean| itself, before t divides it (no copy of it)
     denom = np.broadcast_to(var / n, shape).copy()
