@@ -433,3 +433,25 @@ def test_a_study_at_another_relevance_level_lists_informativeness_as_not_applica
     plan, not_applicable = study_plan(data, StudyOptions(metrics=("AP",), against=("GAP",)).check())
     assert "informativeness" not in [decl.name for decl, _ in plan]
     assert "--rel-level 2 does not apply" in not_applicable["informativeness"]
+
+
+def test_variants_of_round_5_through_other_entrances(tmp_path):
+    """Tukey HSD gave equal means ASL 0.885; Collection.subset kept the order named (the same seed, other p);
+    ``-m AP -a map`` compared AP with itself (τ = 1.000); ``ndcg.2=9,2=1`` took a gain trec_eval 10 does not."""
+    import meta_eval as me
+    from meta_eval.measures.resolver import resolve
+    from meta_eval.statistics.significance.tukey import tukey_hsd
+
+    same = np.array([[0.5, 0.4, 0, 0.4, 0.1, 0.3, 0], [0.5, 0, 0.1, 0, 0.4, 0.4, 0.3]])
+    assert tukey_hsd(same, n_resamples=200).asl[0] == 1.0
+    col = me.demo_collection()
+    topics = list(col.topics[:9])
+    forward, backward = col.subset(topics=topics), col.subset(topics=topics[::-1], systems=col.systems[::-1])
+    assert forward.topics == backward.topics == topics and backward.systems == col.systems
+    with pytest.raises(InputError, match="selection of topics: 401 is given twice"):
+        col.subset(topics=["401", "401"])
+    result = runner.invoke(app, ["correlation", "-m", "AP", "-a", "map", "-B", "0"])
+    assert result.exit_code == 2 and "AP and map name one measure (AP)" in result.output
+    for spec in ("ndcg.2=9,2=1", "ndcg.01=3,1=4", "rbp.p=0.5,p=0.6"):
+        with pytest.raises(InputError, match="given twice"):
+            resolve(spec)

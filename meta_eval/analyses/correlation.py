@@ -130,10 +130,13 @@ class Correlation(Result):
             return []
         found.sort(key=lambda p: -p[0])
 
+        def cell(at) -> str:  # the value, then its interval when there is one (none with B = 0)
+            interval = q.interval(name, *at)
+            return f"{q(name, *at)} {interval}" if interval else q(name, *at)
+
         def describe(p) -> str:
             _, x, y, below, above = p
-            return (f"{x} with {y} (τ_b = {q(name, *below)} {q.interval(name, *below)}, τ_AP-b = "
-                    f"{q(name, *above)} {q.interval(name, *above)})")
+            return f"{x} with {y} (τ_b = {cell(below)}, τ_AP-b = {cell(above)})"
 
         level = q.param("confidence", round(100 * self.systems.confidence))
         method = self.systems.ci_method

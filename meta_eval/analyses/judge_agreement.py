@@ -246,7 +246,8 @@ def _collections(collection, path: Path):
     common = [t for t in collection.topics if t in set(other.topics)]
     if len(common) < 1:
         raise InputError(f"analysis judge-agreement: {path} judges none of the collection's topics")
-    return collection.subset(topics=common), other.subset(topics=common)
+    # the other qrels judge the same runs, read again from their files: cut them as the collection was cut
+    return collection.subset(topics=common), other.subset(systems=collection.systems, topics=common)
 
 
 def _label_agreement(collection, labels, weights: str) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -526,6 +526,7 @@ class DataOptions:
         metrics, against = self._measures()
         _one_measure_each(metrics, "-m")
         _one_measure_each(against, "--against")
+        _one_measure_each([*metrics, *(a for a in against if a not in metrics)], "-m/--against")  # -m AP -a map
         measures = resolve([*metrics, *against])
         reason = decl.too_few([m.name for m in measures]) if decl is not None else None
         if reason:

@@ -342,8 +342,9 @@ def _err_stop_probability(r: Rankings, gain, stop: str, max_grade: int | None) -
     refused (a grade above it made R > 1: ERR = 3.4), and so is a gain map with ``stop=exp`` (which reads the
     grades themselves: the map was ignored, silently)."""
     if max_grade is not None and max_grade < r.max_grade:
-        raise InputError(f"ERR: max_grade={max_grade} is below the qrels' highest grade {r.max_grade} (a stop "
-                         f"probability would exceed 1); give max_grade >= {r.max_grade}, or leave it out")
+        raise InputError(f"ERR: max_grade={max_grade} is below the qrels' highest grade {r.max_grade} (the "
+                         f"properties analysis: its --grades; a stop probability would exceed 1); give max_grade >= "
+                         f"{r.max_grade}, or leave it out")
     if stop == "exp" and not (isinstance(gain, str) and gain == "linear"):
         raise InputError("ERR: a gain map applies to stop=linear; stop=exp's probability is (2^g - 1) / 2^gmax "
                          "of the grade g itself")

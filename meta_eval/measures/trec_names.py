@@ -73,7 +73,8 @@ _GRADE = re.compile(r"^[+-]?[0-9]+$")
 
 def _pairs(m: TrecMeasure, params: str | None) -> Measure:
     """``grade=gain`` pairs (a gain map; grades not listed keep their gain) and, for rbp and rbp_resid,
-    ``p=persistence``; printed as typed."""
+    ``p=persistence``; printed as typed. A name given twice is refused: trec_eval 10 reads a repeated grade as no
+    gain map (``ndcg.2=9,2=1`` prints a value neither 2=9 nor 2=1 gives), and meta-eval took the last value."""
     if params is None:
         return _bound(m, m.name)
     label = f"{m.name}_{params}"
@@ -84,6 +85,9 @@ def _pairs(m: TrecMeasure, params: str | None) -> Measure:
         if match is None:
             raise InputError(f"measure {label}: malformed pair parameters {params!r}; write name=value,...")
         key, value = match[1], c_atof(match[2])
+        if (int(key) in gains) if _GRADE.match(key) else (key in extra):
+            raise InputError(f"measure {label}: {'grade ' if _GRADE.match(key) else ''}{key} is given twice; give "
+                             "each once")
         if _GRADE.match(key):
             gains[int(key)] = value
         elif key == "p" and m.name in ("rbp", "rbp_resid"):

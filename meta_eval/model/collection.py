@@ -226,9 +226,11 @@ class Collection:
     # ------------------------------------------------------------------------------------------ derived collections
 
     def subset(self, systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> "Collection":
-        """A collection restricted to some systems and/or topics, in the order given (same options)."""
-        s_idx = _indices(self.systems, systems, "system")
-        t_idx = _indices(self.topics, topics, "topic")
+        """A collection restricted to some systems and/or topics (same options), in its own order whatever the
+        order they are named in: a seeded resampling of the topics then gives the same numbers for the same
+        selection."""
+        s_idx = np.sort(_indices(self.systems, systems, "system"))
+        t_idx = np.sort(_indices(self.topics, topics, "topic"))
         new_index = np.full(len(self.topics), -1, dtype=np.int64)
         new_index[t_idx] = np.arange(len(t_idx))
         blocks = []
@@ -348,10 +350,13 @@ def selected_names(wanted, kind: str) -> list[str] | None:
 
 
 def _indices(names: list[str], wanted: Sequence[str] | None, kind: str) -> np.ndarray:
-    """Positions of the ``wanted`` names (:func:`selected_names`)."""
+    """Positions of the ``wanted`` names (:func:`selected_names`), each named once."""
+    from meta_eval.core.params import unique
+
     wanted = selected_names(wanted, kind)
     if wanted is None:
         return np.arange(len(names))
+    unique(wanted, f"{kind}s", "selection of")
     lookup = {name: i for i, name in enumerate(names)}
     unknown = [w for w in wanted if w not in lookup]
     if unknown:

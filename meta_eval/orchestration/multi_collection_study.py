@@ -402,6 +402,8 @@ def _study_one(spec: CollectionSpec, *, options: StudyOptions) -> tuple[dict[str
         files = {str(p.relative_to(res.out)): p.read_bytes() for p in sorted(res.out.rglob("*")) if p.is_file()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if options.systems or options.topics:  # what the study studied (run_study cuts the same selection)
+        collection = collection.subset(list(options.systems) or None, list(options.topics) or None)
     s, t, d = collection.shape
     info = dict(timings=res.timings, errors=res.errors, systems=s, topics=t, depth=d, max_grade=collection.max_grade,
                 qrels=collection.options.get("qrels"), runs=collection.options.get("runs"))

@@ -8,6 +8,7 @@ import numpy as np
 
 from meta_eval.statistics.significance.pairs import (
     TIE_RTOL,
+    ZERO_RTOL,
     PairwiseTest,
     check_alpha,
     check_resamples,
@@ -106,7 +107,10 @@ def tukey_hsd(
     means = x.mean(axis=1)
     ia, ib = pair_indices(x.shape[0])
     diff = means[ia] - means[ib]
-    at_least = n_rep - np.searchsorted(ordered, np.abs(diff) * (1.0 - TIE_RTOL), side="left")
+    observed = np.abs(diff)
+    scale = np.abs(x).max(axis=1)
+    observed[observed <= ZERO_RTOL * np.maximum(scale[ia], scale[ib])] = 0.0  # equal means, rounding aside: ASL 1
+    at_least = n_rep - np.searchsorted(ordered, observed * (1.0 - TIE_RTOL), side="left")
     return PairwiseTest(
         method="tukey",
         systems=names,
