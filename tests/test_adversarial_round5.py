@@ -455,3 +455,29 @@ def test_variants_of_round_5_through_other_entrances(tmp_path):
     for spec in ("ndcg.2=9,2=1", "ndcg.01=3,1=4", "rbp.p=0.5,p=0.6"):
         with pytest.raises(InputError, match="given twice"):
             resolve(spec)
+
+
+def test_names_are_escaped_alike_in_every_markdown_and_latex_table():
+    """A run named ``a|b`c``: evaluate's Markdown made the backticks a code span that swallowed the cell border,
+    and ``<script>`` passed as HTML; its LaTeX printed ``|`` as an em dash (the reports' own escaping did not)."""
+    from meta_eval.cli.evaluate import _md_escape, _tex_escape
+    from meta_eval.rendering.paper_table import latex_escape, markdown_escape
+
+    name = "a|b`c <script> & x"
+    assert _md_escape(name) == markdown_escape(name) == r"a\|b\`c &lt;script&gt; &amp; x"
+    assert _tex_escape(name) == latex_escape(name) == r"a\textbar{}b\textasciigrave{}c \textless{}script\textgreater{} \& x"
+
+
+def test_parameters_from_toml_and_the_api_are_of_their_declared_kind():
+    """``group_by = 5`` in a study file passed the check and crashed the stage (TypeError); ``all_pairs=2`` was
+    taken as true; a measure's own parameters inside an analysis spec were split at their commas."""
+    from meta_eval.analyses import get_analysis, parse_analysis
+
+    with pytest.raises(InputError, match="group_by=5 is not text"):
+        get_analysis("reusability").bind({"group_by": 5})
+    for value in (2, 0.5, []):
+        with pytest.raises(InputError, match="is not true or false; allowed: true or false"):
+            get_analysis("compare").bind({"all_pairs": value})
+    assert get_analysis("compare").bind({"all_pairs": "yes"})["all_pairs"] is True
+    _, params = parse_analysis("informativeness(predict=nDCG(gain=1:3,2:9),lists=20,no_cache=true)")
+    assert params["predict"] == ("nDCG(gain=1:3,2:9)",) and params["lists"] == 20

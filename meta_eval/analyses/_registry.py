@@ -183,13 +183,15 @@ def parse_analysis(spec: "str | Analysis") -> tuple[Analysis, dict[str, Any]]:
 
 
 def _values(decl: Analysis, pairs: list[tuple[str, str]], text: str) -> dict[str, Any]:
+    from meta_eval.measures.registry import split_top_level
+
     where = f"analysis {text}"
     out: dict[str, Any] = {}
     for key, value in pairs:
         param = decl.param(key)
         if key in out:
             raise InputError(f"{where}: parameter {key} is given twice")
-        parts = [v.strip() for v in value.split(",")] if param.many else [value]
+        parts = [v.strip() for v in split_top_level(value)] if param.many else [value]
         parsed = tuple(parse_value(param, v, where) if param.parse is not str else v for v in parts)
         out[key] = param.validate(parsed if param.many else parsed[0], where)
     return out

@@ -219,15 +219,15 @@ def _markdown(table: _Table, digits: int) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|")
+    from meta_eval.rendering.paper_table import markdown_escape  # the reports' own escaping
 
-
-_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return markdown_escape(text)
 
 
 def _tex_escape(text: str) -> str:
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+    from meta_eval.rendering.paper_table import latex_escape  # the reports' own escaping (accents, Greek, |, <)
+
+    return latex_escape(str(text))
 
 
 def _latex(table: _Table, digits: int) -> str:

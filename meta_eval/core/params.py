@@ -70,7 +70,9 @@ class Param:
             return "each " + replace(self, many=False).domain_text
         if self.choices:
             return "one of " + ", ".join(self.choices)
-        kind = {int: "integer", float: "number"}.get(self.parse, "value")
+        if self.parse.__name__ == "parse_bool":
+            return "true or false (yes/no, 1/0)"
+        kind = {int: "integer", float: "number", str: "text"}.get(self.parse, "value")
         if self.within:
             return f"{kind} in {self.within}"
         return kind
@@ -111,6 +113,11 @@ class Param:
                 return "is not allowed" + (f" (did you mean {close}?)" if close else "")
             return None
         elements = value if isinstance(value, tuple) else (value,)
+        if self.parse is str and not all(isinstance(v, str) for v in elements):  # TOML's 5 for a folder's name
+            return "is not text"
+        if self.parse.__name__ == "parse_bool" and not all(isinstance(v, (bool, str)) or type(v).__name__ in ("bool", "bool_")
+                                                           for v in elements):
+            return "is not true or false"
         if self.parse in (int, float) or self.within:
             for v in elements:
                 if isinstance(v, bool) or not isinstance(v, numbers.Real):  # numpy's scalars are numbers.Real too

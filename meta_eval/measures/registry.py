@@ -430,9 +430,21 @@ def _unknown_parameter(fam: Family, key: str, spec: str) -> str:
     return f"measure {fam.name} has no parameter {key!r}{hint} in {spec!r}; parameters: {listed}{cut}"
 
 
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at its commas outside parentheses: ``predict=nDCG(gain=1:3,2:9),lists=20`` is two parts (a
+    measure's own parameters stay whole)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
 def _split_params(text: str, spec: str) -> list[tuple[str, str]]:
     items: list[list[str]] = []
-    for part in (p.strip() for p in text.split(",")) if text.strip() else []:
+    for part in (p.strip() for p in split_top_level(text)) if text.strip() else []:
         if "=" in part:
             key, value = part.split("=", 1)
             items.append([key.strip(), value.strip()])

@@ -41,7 +41,9 @@ _LATEX_CHARS = {
     "✓": r"\ensuremath{\surd}", "✗": r"\ensuremath{\times}",
 }
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "|": r"\textbar{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  # pdfLaTeX's default encoding prints these as other glyphs (< as ¡, ` as ‘)
+                  "<": r"\textless{}", ">": r"\textgreater{}", "`": r"\textasciigrave{}"}
 
 
 def format_number(value, decimals: int = 3) -> str:
@@ -62,6 +64,14 @@ def format_number(value, decimals: int = 3) -> str:
         text = f"{value:.{decimals}f}"
         return "0." + "0" * decimals if text == "-0." + "0" * decimals else text
     return str(value)
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` as a Markdown table cell: ``\\``, ``|`` and backticks escaped (a backtick pair was a code span that
+    swallowed the cell border), ``&``, ``<`` and ``>`` as HTML entities (a run named ``<script>`` stays text),
+    line ends as spaces."""
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\\", "\\\\")
+            .replace("|", "\\|").replace("`", "\\`").replace("\n", " "))
 
 
 def latex_escape(text: str) -> str:
@@ -249,9 +259,7 @@ class PaperTable:
     def to_markdown(self) -> str:
         """A GitHub-flavoured Markdown table (``|`` in cells escaped), with the note below it."""
 
-        def esc(s: str) -> str:
-            return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
+        esc = markdown_escape
         align = ["---", *("---:" if n else "---" for n in self._numeric_columns())]
         lines = ["| " + " | ".join(esc(h) for h in self.header) + " |", "| " + " | ".join(align) + " |"]
         for label, row in zip(self.row_labels, self.cells()):
@@ -328,7 +336,9 @@ class PaperTable:
 
         table = Table(title=escape(title if title is not None else self.caption), title_justify="left")
         for h, num in zip(self.header, [False, *self._numeric_columns()]):
-            table.add_column(escape(h), justify="right" if num else "left", no_wrap=not num)
+            # a long run name is cut with an ellipsis, never the numbers: they keep their header's width
+            table.add_column(escape(h), justify="right" if num else "left", no_wrap=True,
+                             min_width=len(h) if num else None, overflow="ellipsis")
         for label, row in zip(self.row_labels, self.cells()):
             cells = [escape(label)]
             for value, interval, marker, bold in row:
