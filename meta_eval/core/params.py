@@ -115,8 +115,8 @@ class Param:
         elements = value if isinstance(value, tuple) else (value,)
         if self.parse is str and not all(isinstance(v, str) for v in elements):  # TOML's 5 for a folder's name
             return "is not text"
-        if self.parse.__name__ == "parse_bool" and not all(isinstance(v, (bool, str)) or type(v).__name__ in ("bool", "bool_")
-                                                           for v in elements):
+        boolean = [isinstance(v, (bool, str)) or type(v).__name__ in ("bool", "bool_") for v in elements]
+        if self.parse.__name__ == "parse_bool" and not all(boolean):  # 2 or [] was taken as true
             return "is not true or false"
         if self.parse in (int, float) or self.within:
             for v in elements:
