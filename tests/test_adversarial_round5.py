@@ -466,7 +466,7 @@ def test_names_are_escaped_alike_in_every_markdown_and_latex_table():
     name = "a|b`c <script> & x"
     assert _md_escape(name) == markdown_escape(name) == r"a\|b\`c &lt;script&gt; &amp; x"
     assert _tex_escape(name) == latex_escape(name) == \
-        r"a\textbar{}b\textasciigrave{}c \textless{}script\textgreater{} \& x"
+        r"a\textbar{}b\textasciigrave{}c \ensuremath{<}script\ensuremath{>} \& x"
 
 
 def test_parameters_from_toml_and_the_api_are_of_their_declared_kind():

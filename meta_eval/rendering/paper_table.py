@@ -42,8 +42,8 @@ _LATEX_CHARS = {
 }
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "|": r"\textbar{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  # pdfLaTeX's default encoding prints these as other glyphs (< as ¡, ` as ‘)
-                  "<": r"\textless{}", ">": r"\textgreater{}", "`": r"\textasciigrave{}"}
+                  # pdfLaTeX's default encoding prints these as other glyphs (< as ¡, ` as ‘): "ASL < 0.05" in math
+                  "<": r"\ensuremath{<}", ">": r"\ensuremath{>}", "`": r"\textasciigrave{}"}
 
 
 def format_number(value, decimals: int = 3) -> str:
