@@ -70,7 +70,7 @@ class Param:
             return "each " + replace(self, many=False).domain_text
         if self.choices:
             return "one of " + ", ".join(self.choices)
-        if self.parse.__name__ == "parse_bool":
+        if self.parse is parse_bool:
             return "true or false (yes/no, 1/0)"
         kind = {int: "integer", float: "number", str: "text"}.get(self.parse, "value")
         if self.within:
@@ -115,8 +115,8 @@ class Param:
         elements = value if isinstance(value, tuple) else (value,)
         if self.parse is str and not all(isinstance(v, str) for v in elements):  # TOML's 5 for a folder's name
             return "is not text"
-        boolean = [isinstance(v, (bool, str)) or type(v).__name__ in ("bool", "bool_") for v in elements]
-        if self.parse.__name__ == "parse_bool" and not all(boolean):  # 2 or [] was taken as true
+        if self.parse is parse_bool and not all(isinstance(v, (bool, str)) or type(v).__name__ in ("bool", "bool_")
+                                                for v in elements):  # 2 or [] was taken as true
             return "is not true or false"
         if self.parse in (int, float) or self.within:
             for v in elements:

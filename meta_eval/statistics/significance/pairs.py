@@ -116,6 +116,12 @@ def resolve_pairs(n_systems: int, pairs=None) -> tuple[np.ndarray, np.ndarray]:
     return a.astype(np.intp), b.astype(np.intp)
 
 
+def zero_within_rounding(value, scale):
+    """Whether a mean (or mean difference) is zero within rounding of data of magnitude ``scale``: ``|value| <=
+    ZERO_RTOL * scale`` (two systems of equal means leave a difference of 1e-17)."""
+    return np.abs(value) <= ZERO_RTOL * scale
+
+
 def no_spread(var, scale):
     """Whether a variance is zero within rounding of data of magnitude ``scale``: ``var <= VAR_RTOL * scale**2``
     (:func:`abs_studentised`'s s.d. = 0 rule)."""
@@ -146,7 +152,7 @@ def abs_studentised(mean: np.ndarray, var: np.ndarray, n: int, scale: np.ndarray
         return abs_studentised(mean.reshape(1), var.reshape(1), n, scale.reshape(1))[0]
     degenerate = np.broadcast_to(no_spread(var, scale), shape)
     t = np.abs(np.broadcast_to(mean, shape))
-    zero = t <= ZERO_RTOL * np.broadcast_to(scale, shape)  # |mean| itself, before t divides it (no copy of it)
+    zero = zero_within_rounding(t, np.broadcast_to(scale, shape))  # on |mean| itself, before t divides it
     denom = np.broadcast_to(var / n, shape).copy()
     np.sqrt(denom, out=denom, where=~degenerate)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -14,13 +14,13 @@ import numpy as np
 
 from meta_eval.statistics.significance.pairs import (
     TIE_RTOL,
-    ZERO_RTOL,
     PairwiseTest,
     check_alpha,
     check_resamples,
     check_scores,
     pair_chunks,
     resolve_pairs,
+    zero_within_rounding,
 )
 from meta_eval.core.progress import progress as progress_bar
 from meta_eval.core.memory_budget import require
@@ -106,7 +106,7 @@ def randomisation_test(
     for sl in progress_bar(list(pair_chunks(ia.size, n_rep)), desc="randomisation", unit="chunk", enabled=progress):
         z = x[ia[sl]] - x[ib[sl]]
         observed = np.abs(z.mean(axis=1))
-        observed[observed <= ZERO_RTOL * np.abs(z).max(axis=1)] = 0.0  # equal means (rounding aside): ASL 1
+        observed[zero_within_rounding(observed, np.abs(z).max(axis=1))] = 0.0  # equal means: ASL 1
         resampled = np.abs(z @ signs) / n_top
         count[sl] = np.count_nonzero(resampled >= observed[:, None] * (1.0 - TIE_RTOL), axis=1)
     asl = count / n_rep if exact else (count + 1.0) / (n_rep + 1.0)

@@ -8,13 +8,13 @@ import numpy as np
 
 from meta_eval.statistics.significance.pairs import (
     TIE_RTOL,
-    ZERO_RTOL,
     PairwiseTest,
     check_alpha,
     check_resamples,
     check_scores,
     n_extreme,
     pair_indices,
+    zero_within_rounding,
 )
 from meta_eval.core.progress import progress as progress_bar
 from meta_eval.core.params import rng as rng_from_seed
@@ -109,7 +109,7 @@ def tukey_hsd(
     diff = means[ia] - means[ib]
     observed = np.abs(diff)
     scale = np.abs(x).max(axis=1)
-    observed[observed <= ZERO_RTOL * np.maximum(scale[ia], scale[ib])] = 0.0  # equal means, rounding aside: ASL 1
+    observed[zero_within_rounding(observed, np.maximum(scale[ia], scale[ib]))] = 0.0  # equal means: ASL 1
     at_least = n_rep - np.searchsorted(ordered, observed * (1.0 - TIE_RTOL), side="left")
     return PairwiseTest(
         method="tukey",
